@@ -1,0 +1,247 @@
+/*
+ * wsched — a work-stealing task scheduler for C.
+ *
+ * One public header. Every function returns 0 (or a count) on success and a
+ * negative WS_E* code on failure; ws_strerror() names every code. Handles are
+ * opaque; options live in a struct that ws_options_init() fills with defaults,
+ * where 0 in any field means "the default".
+ *
+ * Who may call what:
+ *   - "any thread": any thread of the process, including the pool's own workers.
+ *   - "outside the pool": a thread that is not a worker of that pool.
+ *   - "inside a task": code running in a task of that pool (ws_current_worker()
+ *     returns its index).
+ *
+ * A task is a function `int fn(void *arg)`: it returns 0 for success and any
+ * other value as its error code. A task's error never stops its worker: it is
+ * stored in the task's future (if it has one) and counted in the stats.
+ */
+#ifndef WSCHED_H
+#define WSCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(WS_STATIC_DEFINE)
+#define WS_EXTERN
+#elif defined(__GNUC__)
+#define WS_EXTERN __attribute__((visibility("default")))
+#else
+#define WS_EXTERN
+#endif
+
+#define WS_VERSION_MAJOR 0
+#define WS_VERSION_MINOR 1
+#define WS_VERSION_PATCH 0
+
+/* ------------------------------------------------------------------------ */
+/* Error codes. Every public function that can fail returns one of these.   */
+
+#define WS_OK 0
+#define WS_EINVAL (-1)    /* an argument or option is invalid (NULL function, ...) */
+#define WS_ENOMEM (-2)    /* out of memory; nothing was queued, the pool is still usable */
+#define WS_ESHUTDOWN (-3) /* the pool no longer accepts root submissions; the task never runs */
+#define WS_ETIMEDOUT (-4) /* the timeout expired before the awaited event */
+#define WS_ECANCELED (-5) /* the task was cancelled before it was claimed; it never ran */
+#define WS_EBUSY (-6)     /* the object is in a state that does not allow the call
+                             (cancel after the task was claimed; result before it finished) */
+#define WS_EDEADLK (-7)   /* the call would wait for itself (for example awaiting the
+                             pool's termination from one of its own tasks) */
+#define WS_ESYS (-8)      /* the operating system refused a resource (thread creation) */
+
+/* Returns a static, human-readable description of `code` (never NULL). */
+WS_EXTERN const char *ws_strerror(int code);
+
+/* Timeouts are in nanoseconds, relative to the call. 0 polls once. */
+#define WS_FOREVER ((int64_t)-1)
+
+/* ------------------------------------------------------------------------ */
+/* Options                                                                   */
+
+typedef enum ws_deque_kind {
+  WS_DEQUE_DEFAULT = 0,  /* the lock-free one */
+  WS_DEQUE_LOCKFREE = 1, /* Chase-Lev with the C11 orderings of Le et al. (PPoPP 2013) */
+  WS_DEQUE_LOCKED = 2    /* a mutex-protected array deque: the baseline and test oracle */
+} ws_deque_kind_t;
+
+typedef enum ws_steal_policy {
+  WS_STEAL_DEFAULT = 0, /* WS_STEAL_ONE */
+  WS_STEAL_ONE = 1,     /* a thief takes the oldest task of its victim */
+  WS_STEAL_HALF = 2     /* a thief takes half its victim's tasks, at most steal_batch */
+} ws_steal_policy_t;
+
+typedef struct ws_options {
+  /* Worker threads. 0: the WS_WORKERS environment variable if set, else the
+     CPUs in the process's affinity mask. At most WS_MAX_WORKERS. */
+  unsigned workers;
+  ws_deque_kind_t deque;
+  ws_steal_policy_t steal;
+  /* Upper bound on the tasks one WS_STEAL_HALF steal moves. 0: 32. At most 1024. */
+  unsigned steal_batch;
+  /* Full search rounds an idle worker makes before it parks. 0: 32.
+     WS_SPIN_NONE parks after the first failed round. At most 1000000. */
+  unsigned spin_rounds;
+  /* Seed of the workers' victim-selection generators. 0: a fixed default, so
+     two runs with the same options visit victims in the same order. */
+  uint64_t seed;
+  /* Stack size of each worker thread in bytes. 0: the system default. */
+  size_t stack_size;
+} ws_options_t;
+
+#define WS_MAX_WORKERS 1024u
+#define WS_SPIN_NONE 0xFFFFFFFFu
+
+/* Fills *opt with the defaults (all zero). Any thread. */
+WS_EXTERN void ws_options_init(ws_options_t *opt);
+
+/* ------------------------------------------------------------------------ */
+/* Pools                                                                     */
+
+typedef struct ws_pool ws_pool_t;
+typedef struct ws_future ws_future_t;
+
+typedef int (*ws_task_fn)(void *arg);
+
+typedef enum ws_pool_state {
+  WS_POOL_ACCEPTING = 0, /* root and child submissions are accepted */
+  WS_POOL_DRAINING = 1,  /* ws_shutdown() was called: only children of running tasks
+                            are accepted; the pool runs until nothing is outstanding */
+  WS_POOL_TERMINATED = 2 /* every accepted task has finished; workers exit */
+} ws_pool_state_t;
+
+/* Creates a pool and starts its workers. `opt` may be NULL for the defaults.
+   Returns 0, WS_EINVAL (bad options), WS_ENOMEM, or WS_ESYS (threads could
+   not be created; nothing is left running). Any thread. */
+WS_EXTERN int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt);
+
+/* Shuts the pool down gracefully if that has not happened yet, waits until
+   every accepted task has finished, joins the workers and frees the pool.
+   Outside the pool only (WS_EDEADLK from one of its tasks). No other call on
+   the pool may run concurrently with or after this one. Futures obtained from
+   the pool stay valid until released. */
+WS_EXTERN int ws_pool_destroy(ws_pool_t *pool);
+
+/* Submits fn(arg). From inside a task of `pool` the new task is a child: it
+   goes to the calling worker's own deque and is accepted even while the pool
+   drains. From any other thread it is a root submission: it goes to the
+   pool's global injection queue and is refused with WS_ESHUTDOWN once
+   ws_shutdown() has been called.
+   If `future` is not NULL, *future receives a handle that must be released
+   with ws_future_release(). On error nothing was queued and *future is NULL.
+   Returns 0, WS_EINVAL (NULL pool or fn), WS_ESHUTDOWN, or WS_ENOMEM. */
+WS_EXTERN int ws_submit(ws_pool_t *pool, ws_task_fn fn, void *arg,
+                        ws_future_t **future);
+
+/* Begins a graceful shutdown: ACCEPTING -> DRAINING, and -> TERMINATED once
+   nothing is outstanding. Idempotent; safe to call concurrently and from
+   inside tasks. Returns 0 or WS_EINVAL. */
+WS_EXTERN int ws_shutdown(ws_pool_t *pool);
+
+/* Waits until the pool is TERMINATED. Returns 0, WS_ETIMEDOUT, WS_EINVAL, or
+   WS_EDEADLK when called from one of the pool's tasks. A pool that was never
+   shut down only terminates after ws_shutdown(). */
+WS_EXTERN int ws_await_termination(ws_pool_t *pool, int64_t timeout_ns);
+
+/* Waits until no accepted task is outstanding (all submitted work, including
+   children, has finished) without shutting the pool down. Returns 0,
+   WS_ETIMEDOUT, WS_EINVAL, or WS_EDEADLK from one of the pool's tasks.
+   With concurrent submitters it reports a moment at which nothing was
+   outstanding. */
+WS_EXTERN int ws_pool_wait_idle(ws_pool_t *pool, int64_t timeout_ns);
+
+/* The pool's lifecycle state (a ws_pool_state_t), or WS_EINVAL. Any thread. */
+WS_EXTERN int ws_pool_state(const ws_pool_t *pool);
+
+/* Number of workers of the pool, or WS_EINVAL. Any thread. */
+WS_EXTERN int ws_pool_workers(const ws_pool_t *pool);
+
+/* Index of the calling worker in its pool (0..workers-1), or -1 when the
+   caller is not a worker thread of any pool. */
+WS_EXTERN int ws_current_worker(void);
+
+/* The pool the calling worker belongs to, or NULL outside every pool. */
+WS_EXTERN ws_pool_t *ws_current_pool(void);
+
+/* ------------------------------------------------------------------------ */
+/* Futures                                                                   */
+
+typedef enum ws_future_status {
+  WS_FUTURE_PENDING = 0,   /* queued, not claimed yet */
+  WS_FUTURE_RUNNING = 1,   /* claimed by a worker and running */
+  WS_FUTURE_DONE = 2,      /* the task returned 0 */
+  WS_FUTURE_FAILED = 3,    /* the task returned non-zero (see ws_future_result) */
+  WS_FUTURE_CANCELLED = 4  /* cancelled before it was claimed; it never ran */
+} ws_future_status_t;
+
+/* Waits until the future is DONE, FAILED or CANCELLED. Returns 0,
+   WS_ETIMEDOUT or WS_EINVAL. Any thread. Inside a task of the same pool the
+   waiting worker runs other queued tasks meanwhile, so a pool whose workers
+   all wait cannot deadlock on queued work (the timeout is then checked between
+   tasks). */
+WS_EXTERN int ws_future_wait(ws_future_t *f, int64_t timeout_ns);
+
+/* The current ws_future_status_t, or WS_EINVAL. Any thread. */
+WS_EXTERN int ws_future_status(const ws_future_t *f);
+
+/* When the task has finished, stores its return value in *task_rc and returns
+   0. Returns WS_ECANCELED if it was cancelled, WS_EBUSY if it has not
+   finished, WS_EINVAL on NULL arguments. Any thread. */
+WS_EXTERN int ws_future_result(const ws_future_t *f, int *task_rc);
+
+/* Cancels the task if no worker has claimed it yet; it will then never run
+   and waiters are released. Returns 0 on success, WS_EBUSY if it was already
+   claimed (running or finished), or WS_EINVAL. Any thread. */
+WS_EXTERN int ws_future_cancel(ws_future_t *f);
+
+/* Releases the caller's reference. The future must not be used afterwards.
+   Releasing does not cancel the task. NULL is ignored. Any thread. */
+WS_EXTERN void ws_future_release(ws_future_t *f);
+
+/* ------------------------------------------------------------------------ */
+/* Statistics                                                                */
+
+typedef struct ws_worker_stats {
+  uint64_t tasks_run;      /* task functions this worker executed */
+  uint64_t tasks_failed;   /* ... of which returned non-zero */
+  uint64_t tasks_cancelled;/* cancelled tasks this worker claimed and discarded */
+  uint64_t spawned;        /* child tasks submitted from this worker's tasks */
+  uint64_t steal_attempts; /* victims this worker probed */
+  uint64_t steals;         /* probes that took at least one task */
+  uint64_t tasks_stolen;   /* tasks taken by those steals */
+  uint64_t parks;          /* times this worker went to sleep */
+  uint64_t wakeups;        /* times it was woken from sleep */
+  uint64_t global_takes;   /* tasks it took from the global injection queue */
+} ws_worker_stats_t;
+
+typedef struct ws_stats {
+  unsigned workers;        /* number of workers */
+  unsigned parked;         /* workers asleep at the time of the snapshot */
+  unsigned spinning;       /* workers searching for work at that time */
+  int state;               /* ws_pool_state_t */
+  uint64_t outstanding;    /* accepted tasks not finished yet */
+  uint64_t global_queue;   /* tasks waiting in the global injection queue */
+  uint64_t submitted;      /* root submissions accepted from outside the pool */
+  uint64_t rejected;       /* root submissions refused with WS_ESHUTDOWN */
+  ws_worker_stats_t total; /* the sum over all workers */
+} ws_stats_t;
+
+/* Snapshot of the pool's counters. `per_worker` may be NULL; otherwise it
+   receives min(n, workers) entries. Each worker's counters are read as one
+   consistent snapshot; different workers are read one after another.
+   Returns the number of workers or WS_EINVAL. Any thread. */
+WS_EXTERN int ws_pool_stats(ws_pool_t *pool, ws_stats_t *stats,
+                            ws_worker_stats_t *per_worker, unsigned n);
+
+/* Writes a human-readable table of the stats to `out`. Returns 0 or WS_EINVAL. */
+WS_EXTERN int ws_pool_stats_print(ws_pool_t *pool, FILE *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WSCHED_H */

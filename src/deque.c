@@ -1,0 +1,304 @@
+/*
+ * Per-worker deques: Chase-Lev (lock-free) and a mutex-protected ring.
+ *
+ * Chase-Lev, as corrected and proven for C11 by Le et al. (PPoPP 2013).
+ * Indices are 64-bit and only ever compared through signed differences, so
+ * they cannot wrap in the life of a process. The orderings below are the
+ * paper's, with one deliberate strengthening: every store to `bottom` is a
+ * release store instead of "release fence; relaxed store". On x86-64 both
+ * compile to a plain mov; the release store makes every value of `bottom` a
+ * thief can read the head of its own release sequence, so a thief that reads
+ * any `bottom` synchronizes with every push before it without relying on
+ * fence semantics (which ThreadSanitizer does not model).
+ *
+ * Claims. An element is claimed exactly once:
+ *   - a thief claims index t by its successful CAS top: t -> t+1;
+ *   - the owner claims index b = bottom-1 by its store bottom = b when, after
+ *     the seq_cst fence, it reads top < b (no thief can reach b: every thief
+ *     that read top = b' <= b-1 and then bottom > b' will take b' < b); and
+ *     for the last element (top == b) by the same CAS top: b -> b+1 a thief
+ *     would use, so exactly one of them wins it.
+ * The seq_cst fences in pop and steal are the StoreLoad barrier of this
+ * Dekker-style handshake: either the thief sees the owner's decremented
+ * bottom, or the owner sees the thief's advanced top.
+ *
+ * Memory reclamation. When the owner grows the array, thieves may still be
+ * reading the old one (they loaded the pointer before the swap). The old array
+ * is linked into a retired list owned by the deque and freed only in
+ * ws__deque_destroy, when no thread can touch the deque. Capacities double,
+ * so the retired arrays together are smaller than the live one: the space is
+ * at most twice the peak, O(peak tasks), and no hazard pointers or epochs are
+ * needed on the steal path.
+ */
+#include "deque.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* --------------------------------------------------------------------- */
+/* Chase-Lev                                                              */
+
+static ws__cl_array *cl_array_new(int64_t capacity)
+{
+  ws__cl_array *a = ws__malloc(sizeof *a + (size_t)capacity * sizeof a->slot[0]);
+  if (a == NULL)
+    return NULL;
+  a->mask = capacity - 1;
+  a->prev = NULL;
+  for (int64_t i = 0; i < capacity; i++)
+    atomic_init(&a->slot[i], NULL);
+  return a;
+}
+
+/* Owner only: doubles the array holding [t, b). Returns the new array, or
+   NULL (and leaves the deque as it was) when memory is exhausted. */
+static ws__cl_array *cl_grow(ws__deque *q, ws__cl_array *a, int64_t t, int64_t b)
+{
+  ws__cl_array *n = cl_array_new(2 * (a->mask + 1));
+  if (n == NULL)
+    return NULL;
+  for (int64_t i = t; i < b; i++) {
+    ws__task *x = atomic_load_explicit(&a->slot[i & a->mask], memory_order_relaxed);
+    atomic_store_explicit(&n->slot[i & n->mask], x, memory_order_relaxed);
+  }
+  n->prev = a; /* retire a: freed in ws__deque_destroy */
+  /* Release: a thief that loads the new array (acquire) sees the copies. */
+  atomic_store_explicit(&q->array, n, memory_order_release);
+  return n;
+}
+
+static int cl_push(ws__deque *q, ws__task *x)
+{
+  int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed); /* own variable */
+  int64_t t = atomic_load_explicit(&q->top, memory_order_acquire);    /* pairs with thieves' CAS */
+  ws__cl_array *a = atomic_load_explicit(&q->array, memory_order_relaxed); /* own variable */
+  if (b - t > a->mask) {
+    a = cl_grow(q, a, t, b);
+    if (a == NULL)
+      return WS_ENOMEM;
+    /* Le et al.'s fix: use the array just installed, not the stale one. */
+  }
+  atomic_store_explicit(&a->slot[b & a->mask], x, memory_order_relaxed);
+  /* Release: publishes the slot and the task's fields to a thief that reads
+     this bottom with acquire (or any later one, see the header comment). */
+  atomic_store_explicit(&q->bottom, b + 1, memory_order_release);
+  return 0;
+}
+
+static ws__task *cl_pop(ws__deque *q)
+{
+  int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed) - 1; /* own variable */
+  ws__cl_array *a = atomic_load_explicit(&q->array, memory_order_relaxed); /* own variable */
+  atomic_store_explicit(&q->bottom, b, memory_order_release); /* reserve index b */
+  /* StoreLoad: pairs with the seq_cst fence in cl_steal. Either a thief sees
+     bottom = b, or we see its advanced top below. */
+  atomic_thread_fence(memory_order_seq_cst);
+  int64_t t = atomic_load_explicit(&q->top, memory_order_relaxed);
+  ws__task *x = NULL;
+  if (t <= b) {
+    x = atomic_load_explicit(&a->slot[b & a->mask], memory_order_relaxed);
+    if (t == b) {
+      /* The last element: race the thieves for it with their own CAS. */
+      if (!atomic_compare_exchange_strong_explicit(&q->top, &t, t + 1, memory_order_seq_cst,
+                                                   memory_order_relaxed))
+        x = NULL; /* a thief won it */
+      /* The published fix: restore bottom after the race, won or lost. */
+      atomic_store_explicit(&q->bottom, b + 1, memory_order_release);
+    }
+  } else {
+    /* Empty: undo the reservation. */
+    atomic_store_explicit(&q->bottom, b + 1, memory_order_release);
+  }
+  return x;
+}
+
+static int cl_steal(ws__deque *q, ws__task **out)
+{
+  int64_t t = atomic_load_explicit(&q->top, memory_order_acquire); /* pairs with other thieves' CAS */
+  /* StoreLoad/LoadLoad: pairs with the seq_cst fence in cl_pop. */
+  atomic_thread_fence(memory_order_seq_cst);
+  int64_t b = atomic_load_explicit(&q->bottom, memory_order_acquire); /* pairs with the owner's release stores */
+  if (t >= b)
+    return WS__STEAL_EMPTY;
+  /* Acquire (the paper's consume): after a grow, the owner stored the array
+     before the bottom we just read, so we see the new array or a newer one. */
+  ws__cl_array *a = atomic_load_explicit(&q->array, memory_order_acquire);
+  ws__task *x = atomic_load_explicit(&a->slot[t & a->mask], memory_order_relaxed);
+  /* The claim: the one CAS that moves top past t. */
+  if (!atomic_compare_exchange_strong_explicit(&q->top, &t, t + 1, memory_order_seq_cst,
+                                               memory_order_relaxed))
+    return WS__STEAL_LOST;
+  *out = x;
+  return WS__STEAL_OK;
+}
+
+static int64_t cl_size(ws__deque *q)
+{
+  int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed); /* a hint only */
+  int64_t t = atomic_load_explicit(&q->top, memory_order_relaxed);    /* a hint only */
+  return b - t > 0 ? b - t : 0;
+}
+
+/* --------------------------------------------------------------------- */
+/* Mutex-protected ring                                                   */
+
+static int lk_grow(ws__deque *q)
+{
+  int64_t cap = q->ring_mask + 1;
+  ws__task **n = ws__malloc((size_t)(2 * cap) * sizeof *n);
+  if (n == NULL)
+    return WS_ENOMEM;
+  for (int64_t i = q->head; i < q->tail; i++)
+    n[i & (2 * cap - 1)] = q->ring[i & q->ring_mask];
+  free(q->ring);
+  q->ring = n;
+  q->ring_mask = 2 * cap - 1;
+  return 0;
+}
+
+static void lk_publish_size(ws__deque *q)
+{
+  /* Written under the lock; read lock-free as a hint by ws__deque_size. */
+  atomic_store_explicit(&q->size_hint, q->tail - q->head, memory_order_relaxed);
+}
+
+static int lk_push(ws__deque *q, ws__task *x)
+{
+  int rc = 0;
+  pthread_mutex_lock(&q->lock);
+  if (q->tail - q->head > q->ring_mask)
+    rc = lk_grow(q);
+  if (rc == 0) {
+    q->ring[q->tail & q->ring_mask] = x;
+    q->tail++;
+    lk_publish_size(q);
+  }
+  pthread_mutex_unlock(&q->lock);
+  return rc;
+}
+
+static ws__task *lk_pop(ws__deque *q)
+{
+  ws__task *x = NULL;
+  pthread_mutex_lock(&q->lock);
+  if (q->tail > q->head) {
+    q->tail--;
+    x = q->ring[q->tail & q->ring_mask];
+    lk_publish_size(q);
+  }
+  pthread_mutex_unlock(&q->lock);
+  return x;
+}
+
+static unsigned lk_steal_batch(ws__deque *q, ws__task **out, unsigned max)
+{
+  unsigned n = 0;
+  pthread_mutex_lock(&q->lock);
+  int64_t size = q->tail - q->head;
+  if (size > 0) {
+    int64_t want = (size + 1) / 2;
+    if (want > (int64_t)max)
+      want = max;
+    for (; n < want; n++)
+      out[n] = q->ring[q->head++ & q->ring_mask];
+    lk_publish_size(q);
+  }
+  pthread_mutex_unlock(&q->lock);
+  return n;
+}
+
+/* --------------------------------------------------------------------- */
+/* Interface                                                              */
+
+int ws__deque_init(ws__deque *q, int kind, unsigned log_cap)
+{
+  int64_t cap = (int64_t)1 << log_cap;
+  memset(q, 0, sizeof *q);
+  q->kind = kind;
+  atomic_init(&q->top, 0);
+  atomic_init(&q->bottom, 0);
+  atomic_init(&q->size_hint, 0);
+  if (kind == WS_DEQUE_LOCKED) {
+    q->ring = ws__malloc((size_t)cap * sizeof *q->ring);
+    if (q->ring == NULL)
+      return WS_ENOMEM;
+    q->ring_mask = cap - 1;
+    if (pthread_mutex_init(&q->lock, NULL) != 0) {
+      free(q->ring);
+      return WS_ENOMEM;
+    }
+    atomic_init(&q->array, NULL);
+    return 0;
+  }
+  ws__cl_array *a = cl_array_new(cap);
+  if (a == NULL)
+    return WS_ENOMEM;
+  atomic_init(&q->array, a);
+  return 0;
+}
+
+void ws__deque_destroy(ws__deque *q)
+{
+  if (q->kind == WS_DEQUE_LOCKED) {
+    pthread_mutex_destroy(&q->lock);
+    free(q->ring);
+    q->ring = NULL;
+    return;
+  }
+  /* The safe point for the retired arrays: nobody can hold a pointer now. */
+  ws__cl_array *a = atomic_load_explicit(&q->array, memory_order_relaxed);
+  while (a != NULL) {
+    ws__cl_array *prev = a->prev;
+    free(a);
+    a = prev;
+  }
+  atomic_store_explicit(&q->array, NULL, memory_order_relaxed);
+}
+
+int ws__deque_push(ws__deque *q, ws__task *x)
+{
+  return q->kind == WS_DEQUE_LOCKED ? lk_push(q, x) : cl_push(q, x);
+}
+
+ws__task *ws__deque_pop(ws__deque *q)
+{
+  return q->kind == WS_DEQUE_LOCKED ? lk_pop(q) : cl_pop(q);
+}
+
+int ws__deque_steal(ws__deque *q, ws__task **out)
+{
+  if (q->kind == WS_DEQUE_LOCKED)
+    return lk_steal_batch(q, out, 1) ? WS__STEAL_OK : WS__STEAL_EMPTY;
+  return cl_steal(q, out);
+}
+
+unsigned ws__deque_steal_batch(ws__deque *q, ws__task **out, unsigned max)
+{
+  if (q->kind == WS_DEQUE_LOCKED)
+    return lk_steal_batch(q, out, max);
+  /* One linearizable claim per element: a single CAS moving top by k would
+     race with the owner's CAS-free pop of an element in [top, top+k). */
+  int64_t size = cl_size(q);
+  int64_t want = (size + 1) / 2;
+  if (want > (int64_t)max)
+    want = max;
+  if (want < 1)
+    want = 1;
+  unsigned n = 0;
+  while (n < want) {
+    int r = cl_steal(q, &out[n]);
+    if (r != WS__STEAL_OK)
+      break;
+    n++;
+  }
+  return n;
+}
+
+int64_t ws__deque_size(ws__deque *q)
+{
+  if (q->kind == WS_DEQUE_LOCKED) {
+    int64_t s = atomic_load_explicit(&q->size_hint, memory_order_relaxed); /* hint */
+    return s > 0 ? s : 0;
+  }
+  return cl_size(q);
+}

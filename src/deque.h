@@ -1,0 +1,86 @@
+/*
+ * The per-worker deque, in two kinds behind one interface:
+ *
+ *  - WS_DEQUE_LOCKFREE: the Chase-Lev deque with the C11 orderings of Le,
+ *    Pop, Cohen and Zappa Nardelli (PPoPP 2013), growable.
+ *  - WS_DEQUE_LOCKED: a ring buffer under a mutex; the baseline and the test
+ *    oracle. Same semantics, no cleverness.
+ *
+ * The owner pushes and pops at the bottom (LIFO); thieves steal at the top
+ * (FIFO). Elements are task pointers, never NULL.
+ *
+ * Who may call what: ws__deque_push/pop — the owner only. ws__deque_steal,
+ * ws__deque_steal_batch, ws__deque_size — any thread.
+ */
+#ifndef WS_DEQUE_H
+#define WS_DEQUE_H
+
+#include "platform.h"
+#include "task.h"
+
+#include <stdalign.h>
+
+/* A power-of-two array of slots. Written by the owner; read by thieves that
+   loaded its pointer. Retired arrays stay allocated until the deque is
+   destroyed (see ws__deque_destroy), so a thief never reads freed memory. */
+typedef struct ws__cl_array {
+  int64_t mask;              /* capacity - 1; written before publication */
+  struct ws__cl_array *prev; /* the array this one replaced (owner only) */
+  _Atomic(ws__task *) slot[];
+} ws__cl_array;
+
+typedef struct ws__deque {
+  /* Index of the oldest element. Thieves and the owner (for the last
+     element) advance it with a seq_cst CAS; everyone reads it. Alone on its
+     line: thieves hammer it, the owner rarely touches it. */
+  alignas(WS__CACHELINE) _Atomic int64_t top;
+
+  /* One past the newest element. Written only by the owner (always with
+     release, see deque.c); read by thieves with acquire. */
+  alignas(WS__CACHELINE) _Atomic int64_t bottom;
+  /* The current array: stored (release) by the owner when it grows; loaded
+     (acquire) by thieves after they read bottom. */
+  _Atomic(ws__cl_array *) array;
+  int kind; /* ws_deque_kind_t; written once at init */
+
+  /* --- WS_DEQUE_LOCKED: everything below `lock` is covered by it, except
+     `size_hint`, which is written under the lock and read without it. --- */
+  alignas(WS__CACHELINE) pthread_mutex_t lock;
+  ws__task **ring;
+  int64_t ring_mask, head, tail; /* head: oldest (thieves), tail: one past newest */
+  _Atomic int64_t size_hint;
+} ws__deque;
+
+/* Result of one steal attempt. */
+enum { WS__STEAL_EMPTY = 0, WS__STEAL_OK = 1, WS__STEAL_LOST = 2 };
+
+/* Initial capacity is 2^log_cap. Returns 0 or WS_ENOMEM. */
+int ws__deque_init(ws__deque *q, int kind, unsigned log_cap);
+
+/* Frees the deque and every retired array. No other thread may use it. */
+void ws__deque_destroy(ws__deque *q);
+
+/* Owner only. Returns 0, or WS_ENOMEM when the deque was full and could not
+   grow (x was not pushed; the caller keeps it). */
+int ws__deque_push(ws__deque *q, ws__task *x);
+
+/* Owner only. The newest element, or NULL if empty. */
+ws__task *ws__deque_pop(ws__deque *q);
+
+/* Any thread. Takes the oldest element into *out. Returns WS__STEAL_OK,
+   WS__STEAL_EMPTY, or WS__STEAL_LOST when it lost a race (the deque may still
+   hold elements; the caller may retry). */
+int ws__deque_steal(ws__deque *q, ws__task **out);
+
+/* Any thread. Takes up to `max` (>= 1) of the oldest elements, but no more
+   than half of what the deque held (at least one), oldest first, into
+   out[]. Returns the number taken (0 when empty or on a lost race). The
+   lock-free kind takes them one linearizable steal at a time (see
+   docs/DESIGN.md, "Why batch steals are not one CAS"). */
+unsigned ws__deque_steal_batch(ws__deque *q, ws__task **out, unsigned max);
+
+/* Any thread. A snapshot of the number of elements (may be stale; never
+   negative). */
+int64_t ws__deque_size(ws__deque *q);
+
+#endif /* WS_DEQUE_H */

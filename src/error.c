@@ -1,0 +1,18 @@
+/* ws_strerror: one table for every error code of include/wsched.h. */
+#include "wsched.h"
+
+const char *ws_strerror(int code)
+{
+  switch (code) {
+  case WS_OK: return "success";
+  case WS_EINVAL: return "invalid argument";
+  case WS_ENOMEM: return "out of memory";
+  case WS_ESHUTDOWN: return "pool is shut down and accepts no new root tasks";
+  case WS_ETIMEDOUT: return "timed out";
+  case WS_ECANCELED: return "task was cancelled";
+  case WS_EBUSY: return "not possible in the current state";
+  case WS_EDEADLK: return "the call would wait for itself";
+  case WS_ESYS: return "the system refused a resource";
+  default: return "unknown error";
+  }
+}

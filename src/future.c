@@ -1,0 +1,130 @@
+/*
+ * Futures: waiting, status, result, cancellation, release. A future is the
+ * task record itself (task.h); the state word carries the status and the
+ * waiter bits, so "finished" and "somebody must be woken" are decided by one
+ * CAS on one word.
+ */
+#include "internal.h"
+
+#include <limits.h>
+
+static bool future_final(void *arg)
+{
+  ws__task *t = arg;
+  /* Acquire: pairs with the runner's release CAS; a caller that sees the
+     final status sees rc and the task's effects. */
+  return ws__task_final(atomic_load_explicit(&t->state, memory_order_acquire));
+}
+
+/* Sets `bit` in the state unless the future is final. Returns false if it is. */
+static bool add_waiter_bit(ws__task *t, uint32_t bit, uint32_t *seen)
+{
+  uint32_t s = atomic_load_explicit(&t->state, memory_order_acquire); /* see future_final */
+  for (;;) {
+    if (ws__task_final(s)) {
+      *seen = s;
+      return false;
+    }
+    if (s & bit)
+      break;
+    /* Acquire on failure too: the value we retry with may be final (see
+       future_final). The runner's CAS on the same word reads our bit or fails. */
+    if (atomic_compare_exchange_weak_explicit(&t->state, &s, s | bit, memory_order_acquire,
+                                              memory_order_acquire)) {
+      s |= bit;
+      break;
+    }
+  }
+  *seen = s;
+  return true;
+}
+
+/* Blocks the calling thread on the state word. */
+static int wait_futex(ws__task *t, int64_t deadline)
+{
+  for (;;) {
+    uint32_t s;
+    if (!add_waiter_bit(t, WS__ST_WAIT_FUTEX, &s))
+      return 0;
+    if (!ws__futex_wait(&t->state, s, deadline))
+      return future_final(t) ? 0 : WS_ETIMEDOUT;
+  }
+}
+
+int ws_future_wait(ws_future_t *f, int64_t timeout_ns)
+{
+  ws__task *t = f;
+  if (t == NULL)
+    return WS_EINVAL;
+  if (future_final(t))
+    return 0;
+  if (timeout_ns == 0)
+    return WS_ETIMEDOUT;
+  int64_t deadline = ws__deadline(timeout_ns);
+  ws__worker *w = ws__self_in(t->pool);
+  if (w != NULL) {
+    /* Inside the pool: help. Parked helpers are woken by the runner through
+       WS__ST_WAIT_WORKER. */
+    uint32_t s;
+    if (!add_waiter_bit(t, WS__ST_WAIT_WORKER, &s))
+      return 0;
+    int rc = ws__help_until(w, future_final, t, deadline);
+    if (rc != WS_EBUSY)
+      return rc;
+    /* Nested too deeply to help safely: block on the future instead. */
+  }
+  return wait_futex(t, deadline);
+}
+
+int ws_future_status(const ws_future_t *f)
+{
+  if (f == NULL)
+    return WS_EINVAL;
+  /* Acquire: see future_final. */
+  return ws__task_status(atomic_load_explicit(&((ws__task *)f)->state, memory_order_acquire));
+}
+
+int ws_future_result(const ws_future_t *f, int *task_rc)
+{
+  if (f == NULL || task_rc == NULL)
+    return WS_EINVAL;
+  int s = ws_future_status(f); /* acquire: rc below is the runner's */
+  if (s == WS_FUTURE_CANCELLED)
+    return WS_ECANCELED;
+  if (s != WS_FUTURE_DONE && s != WS_FUTURE_FAILED)
+    return WS_EBUSY;
+  *task_rc = f->rc;
+  return 0;
+}
+
+int ws_future_cancel(ws_future_t *f)
+{
+  ws__task *t = f;
+  if (t == NULL)
+    return WS_EINVAL;
+  uint32_t s = atomic_load_explicit(&t->state, memory_order_relaxed);
+  for (;;) {
+    if (ws__task_status(s) != WS_FUTURE_PENDING)
+      return WS_EBUSY; /* claimed (running or finished) or already cancelled */
+    /* The run/cancel decision; pairs with the runner's claim CAS in ws__run.
+       Release: waiters that see CANCELLED need nothing else from us, but it
+       costs nothing and keeps every final status a release. */
+    if (atomic_compare_exchange_weak_explicit(&t->state, &s,
+                                              (s & ~WS__ST_STATUS) | WS_FUTURE_CANCELLED,
+                                              memory_order_release, memory_order_relaxed))
+      break;
+  }
+  /* The record stays queued (and counted outstanding) until a worker claims
+     and discards it; only the waiters are released now. */
+  if (s & WS__ST_WAIT_FUTEX)
+    ws__futex_wake(&t->state, INT32_MAX);
+  if (s & WS__ST_WAIT_WORKER)
+    ws__wake_all(t->pool);
+  return 0;
+}
+
+void ws_future_release(ws_future_t *f)
+{
+  if (f != NULL)
+    ws__task_unref(ws__self_in(f->pool), f);
+}

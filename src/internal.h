@@ -1,0 +1,241 @@
+/*
+ * The pool and worker structures shared by the scheduler's source files.
+ * Never installed: include/wsched.h is the only public header.
+ *
+ * Layout rule: fields that different threads write sit on different cache
+ * lines; each field says who writes it and who reads it.
+ */
+#ifndef WS_INTERNAL_H
+#define WS_INTERNAL_H
+
+#include "wsched.h"
+
+#include "deque.h"
+#include "inject.h"
+#include "platform.h"
+#include "task.h"
+
+#include <assert.h>
+#include <stdalign.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#ifndef WS_STATS
+#define WS_STATS 1
+#endif
+
+/* Broken internal invariant: print and abort (never exit()). */
+#define WS__CHECK(cond)                                                                  \
+  do {                                                                                   \
+    if (__builtin_expect(!(cond), 0))                                                    \
+      ws__panic(__FILE__, __LINE__, #cond);                                              \
+  } while (0)
+_Noreturn void ws__panic(const char *file, int line, const char *what);
+
+/* --------------------------------------------------------------------- */
+/* Stats                                                                  */
+
+/* Every per-worker counter, in the order of ws_worker_stats_t. */
+#define WS__STATS_LIST(X)                                                                \
+  X(tasks_run)                                                                           \
+  X(tasks_failed)                                                                        \
+  X(tasks_cancelled)                                                                     \
+  X(spawned)                                                                             \
+  X(steal_attempts)                                                                      \
+  X(steals)                                                                              \
+  X(tasks_stolen)                                                                        \
+  X(parks)                                                                               \
+  X(wakeups)                                                                             \
+  X(global_takes)
+
+enum {
+#define WS__STAT_ENUM(name) WS__S_##name,
+  WS__STATS_LIST(WS__STAT_ENUM)
+#undef WS__STAT_ENUM
+  WS__NSTATS
+};
+
+_Static_assert(sizeof(ws_worker_stats_t) == WS__NSTATS * sizeof(uint64_t),
+               "ws_worker_stats_t and WS__STATS_LIST must list the same counters");
+
+/* A worker's counters under a sequence lock: the owner makes `seq` odd,
+   updates, makes it even (release); a reader retries until it saw the same
+   even value before and after reading (stats.c). Only the owner writes. */
+typedef struct ws__stats {
+  alignas(WS__CACHELINE) _Atomic uint32_t seq;
+  _Atomic uint64_t c[WS__NSTATS];
+} ws__stats;
+
+/* --------------------------------------------------------------------- */
+/* Workers                                                                */
+
+/* Values of park_word. */
+enum {
+  WS__PARK_ASLEEP = 0,  /* on the idle list, or about to sleep */
+  WS__PARK_SPINNER = 1, /* woken by ws__wake_one: nspinning was raised for it */
+  WS__PARK_WOKEN = 2    /* woken by ws__wake_all (termination, a finished future) */
+};
+
+typedef struct ws__worker {
+  /* Thief-visible: the deque (its top and bottom sit on lines of their own). */
+  ws__deque deque;
+
+  /* Written by the owner, read by ws_pool_stats. */
+  ws__stats stats;
+
+  /* Parking. park_word is the futex word: the owner stores ASLEEP before it
+     joins the idle list; a waker stores SPINNER or WOKEN (release) while it
+     holds idle_lock and has just removed the worker from the list; the owner
+     reads it with acquire. idle_prev/idle_next/on_idle are covered by the
+     pool's idle_lock. */
+  alignas(WS__CACHELINE) _Atomic uint32_t park_word;
+  struct ws__worker *idle_prev, *idle_next;
+  bool on_idle;
+
+  /* Owner-private below: no other thread reads or writes these. */
+  alignas(WS__CACHELINE) ws_pool_t *pool;
+  unsigned index;
+  uint64_t rng;        /* xorshift64* state for victim selection */
+  uint32_t tick;       /* scheduling ticks, for the every-61st global check */
+  bool spinning;       /* counted in pool->nspinning */
+  unsigned help_depth; /* nested tasks run while waiting (ws_future_wait) */
+  ws__task *cache;     /* free task records */
+  unsigned ncache;
+  pthread_t thread;    /* written by the creator before the pool is used */
+} ws__worker;
+
+/* --------------------------------------------------------------------- */
+/* The pool                                                               */
+
+/* Pool lifecycle word: outstanding tasks in the high bits, state below. */
+#define WS__LIFE_STATE 0x3u
+#define WS__LIFE_ONE ((uint64_t)4)
+
+struct ws_pool {
+  /* Read-only after ws_pool_create returns. */
+  unsigned nworkers;
+  unsigned ncpus;        /* CPUs the process may use, for the spinning cap */
+  int deque_kind;
+  int steal_policy;
+  unsigned steal_batch;
+  unsigned spin_rounds;
+  unsigned *coprimes;    /* strides coprime with nworkers, for victim order */
+  unsigned ncoprimes;
+  ws__worker *workers;   /* array of nworkers, cache-line aligned */
+
+  /* Lifecycle: (outstanding << 2) | state. Every submission adds
+     WS__LIFE_ONE (root: seq_cst, and checks the state it returned); every
+     finished task subtracts it (seq_cst); ws_shutdown and the terminator CAS
+     the state bits. One word, so "count reached zero while DRAINING" is
+     decided by one atomic read-modify-write. */
+  alignas(WS__CACHELINE) _Atomic uint64_t life;
+
+  /* Futex words for ws_await_termination and ws_pool_wait_idle. term_word
+     goes 0 -> 1 once (release), after life became TERMINATED. idle_epoch is
+     bumped by whoever brings outstanding to zero while idle_waiters > 0. */
+  alignas(WS__CACHELINE) _Atomic uint32_t term_word;
+  _Atomic uint32_t idle_epoch;
+  _Atomic uint32_t idle_waiters;
+
+  /* Idle coordination, read by every publisher of work (ws__notify):
+     nidle: workers on the idle list; changed under idle_lock (seq_cst RMW).
+     nspinning: workers searching for work; RMW'd (seq_cst) by spinners and
+     by ws__wake_one when it hands the spinner role to a parked worker. */
+  alignas(WS__CACHELINE) _Atomic uint32_t nidle;
+  _Atomic uint32_t nspinning;
+
+  /* idle_lock covers idle_head and the idle links of every worker. */
+  alignas(WS__CACHELINE) pthread_mutex_t idle_lock;
+  ws__worker *idle_head;
+
+  ws__inject inject;
+
+  /* Counters of root submissions: RMW by submitting threads, read by stats. */
+  alignas(WS__CACHELINE) _Atomic uint64_t submitted;
+  _Atomic uint64_t rejected;
+};
+
+/* The worker the calling thread is, or NULL. */
+extern _Thread_local ws__worker *ws__tls_worker;
+
+/* The calling thread's worker if it belongs to `pool`, else NULL. */
+static inline ws__worker *ws__self_in(const ws_pool_t *pool)
+{
+  ws__worker *w = ws__tls_worker;
+  return (w != NULL && w->pool == pool) ? w : NULL;
+}
+
+static inline int ws__life_state(uint64_t life)
+{
+  return (int)(life & WS__LIFE_STATE);
+}
+
+static inline uint64_t ws__life_count(uint64_t life)
+{
+  return life >> 2;
+}
+
+/* pool.c: n accepted tasks have finished (or were discarded). */
+void ws__life_done(ws_pool_t *pool, uint64_t n);
+
+/* worker.c */
+void *ws__worker_main(void *arg);
+void ws__run(ws__worker *w, ws__task *t);
+ws__task *ws__find_work(ws__worker *w);
+/* Runs queued tasks until done(arg) is true or the deadline passes (then
+   returns WS_ETIMEDOUT); parks when there is nothing to run. Inside a task. */
+int ws__help_until(ws__worker *w, bool (*done)(void *), void *arg, int64_t deadline);
+
+/* park.c */
+void ws__notify(ws_pool_t *pool);
+void ws__wake_one(ws_pool_t *pool);
+void ws__wake_all(ws_pool_t *pool);
+/* Parks the calling worker. `stop(arg)` (may be NULL) is re-checked with the
+   queues after the worker has announced itself idle. Returns when woken, when
+   work or stop() was seen, or when the deadline passed. */
+void ws__park(ws__worker *w, bool (*stop)(void *), void *arg, int64_t deadline);
+/* Any queue of the pool non-empty, or the pool terminated. */
+bool ws__work_visible(ws_pool_t *pool);
+
+/* stats.c: owner-side updates. */
+#if WS_STATS
+static inline void ws__stats_begin(ws__worker *w)
+{
+  uint32_t s = atomic_load_explicit(&w->stats.seq, memory_order_relaxed); /* own variable */
+  atomic_store_explicit(&w->stats.seq, s + 1, memory_order_relaxed);
+  /* Orders the odd seq before the counter stores; pairs with the reader's
+     acquire fence before its second seq load. */
+  atomic_thread_fence(memory_order_release);
+}
+
+static inline void ws__stats_end(ws__worker *w)
+{
+  uint32_t s = atomic_load_explicit(&w->stats.seq, memory_order_relaxed); /* own variable */
+  /* Release: the counters before the even seq; pairs with the reader's
+     acquire load of seq. */
+  atomic_store_explicit(&w->stats.seq, s + 1, memory_order_release);
+}
+
+static inline void ws__stat_add(ws__worker *w, int i, uint64_t n)
+{
+  uint64_t v = atomic_load_explicit(&w->stats.c[i], memory_order_relaxed); /* own variable */
+  atomic_store_explicit(&w->stats.c[i], v + n, memory_order_relaxed);     /* seq orders it */
+}
+#else
+static inline void ws__stats_begin(ws__worker *w) { (void)w; }
+static inline void ws__stats_end(ws__worker *w) { (void)w; }
+static inline void ws__stat_add(ws__worker *w, int i, uint64_t n) { (void)w; (void)i; (void)n; }
+#endif
+
+/* One counter in its own seqlock section. */
+static inline void ws__stat1(ws__worker *w, int i, uint64_t n)
+{
+  ws__stats_begin(w);
+  ws__stat_add(w, i, n);
+  ws__stats_end(w);
+}
+
+/* cpu.c */
+unsigned ws__default_workers(void);
+
+#endif /* WS_INTERNAL_H */

@@ -1,0 +1,161 @@
+/*
+ * Parking and waking idle workers. The protocol is described in the essay at
+ * the top of worker.c ("Going to sleep without losing a wake-up"); this file
+ * implements its steps.
+ *
+ * The idle list is a doubly linked list of parked workers under
+ * pool->idle_lock. A waker removes a worker from the list and stores its
+ * park_word while holding the lock, so "am I still on the list?" answered
+ * under the lock tells a worker whether a wake-up is on its way to it.
+ */
+#include "internal.h"
+
+#include <limits.h>
+
+/* idle_lock held. */
+static void idle_push(ws_pool_t *p, ws__worker *w)
+{
+  w->idle_prev = NULL;
+  w->idle_next = p->idle_head;
+  if (p->idle_head != NULL)
+    p->idle_head->idle_prev = w;
+  p->idle_head = w;
+  w->on_idle = true;
+  /* seq_cst: ordered before this worker's nspinning decrement and its heavy
+     barrier; read by ws__notify. */
+  atomic_fetch_add_explicit(&p->nidle, 1, memory_order_seq_cst);
+}
+
+/* idle_lock held. */
+static void idle_unlink(ws_pool_t *p, ws__worker *w)
+{
+  if (w->idle_prev != NULL)
+    w->idle_prev->idle_next = w->idle_next;
+  else
+    p->idle_head = w->idle_next;
+  if (w->idle_next != NULL)
+    w->idle_next->idle_prev = w->idle_prev;
+  w->idle_prev = w->idle_next = NULL;
+  w->on_idle = false;
+  atomic_fetch_sub_explicit(&p->nidle, 1, memory_order_seq_cst); /* see idle_push */
+}
+
+/* Takes the calling worker off the idle list if nobody has done it yet.
+   Returns false when a waker got there first (its park_word is then set). */
+static bool idle_remove_self(ws_pool_t *p, ws__worker *w)
+{
+  bool was_on;
+  pthread_mutex_lock(&p->idle_lock);
+  was_on = w->on_idle;
+  if (was_on)
+    idle_unlink(p, w);
+  pthread_mutex_unlock(&p->idle_lock);
+  return was_on;
+}
+
+bool ws__work_visible(ws_pool_t *p)
+{
+  /* Relaxed loads: callers order them after their heavy barrier. */
+  if (ws__life_state(atomic_load_explicit(&p->life, memory_order_relaxed)) == WS_POOL_TERMINATED)
+    return true;
+  if (ws__inject_len(&p->inject) != 0)
+    return true;
+  for (unsigned i = 0; i < p->nworkers; i++)
+    if (ws__deque_size(&p->workers[i].deque) != 0)
+      return true;
+  return false;
+}
+
+/* Step P of the essay: called after work was made visible. */
+void ws__notify(ws_pool_t *p)
+{
+  ws__light_barrier(); /* StoreLoad: the work above, the idle counters below */
+  /* Acquire: if we see a spinner's decrement we also see its nidle increment. */
+  if (atomic_load_explicit(&p->nspinning, memory_order_acquire) != 0)
+    return; /* a searching worker will find the work, or re-check before it sleeps */
+  if (atomic_load_explicit(&p->nidle, memory_order_relaxed) == 0)
+    return; /* nobody is parked: every worker will look again */
+  ws__wake_one(p);
+}
+
+/* Hands the spinner role to one parked worker, unless somebody already
+   searches. The nspinning CAS happens under idle_lock after the list was seen
+   non-empty, so a raised nspinning always belongs to a real, woken worker. */
+void ws__wake_one(ws_pool_t *p)
+{
+  ws__worker *w = NULL;
+  pthread_mutex_lock(&p->idle_lock);
+  if (p->idle_head != NULL) {
+    uint32_t zero = 0;
+    /* seq_cst: pairs with the spinners' decrements and ws__notify's loads. */
+    if (atomic_compare_exchange_strong_explicit(&p->nspinning, &zero, 1, memory_order_seq_cst,
+                                                memory_order_relaxed)) {
+      w = p->idle_head;
+      idle_unlink(p, w);
+      /* Release: the woken worker acquires it; it now owns one nspinning. */
+      atomic_store_explicit(&w->park_word, WS__PARK_SPINNER, memory_order_release);
+    }
+  }
+  pthread_mutex_unlock(&p->idle_lock);
+  if (w != NULL)
+    ws__futex_wake(&w->park_word, 1);
+}
+
+/* Wakes every parked worker (termination; a future a parked helper waits on
+   has finished). Rare, so the system calls are made under the lock, which
+   keeps the list links stable while we walk them. */
+void ws__wake_all(ws_pool_t *p)
+{
+  pthread_mutex_lock(&p->idle_lock);
+  while (p->idle_head != NULL) {
+    ws__worker *w = p->idle_head;
+    idle_unlink(p, w);
+    /* Release: pairs with the parked worker's acquire load. */
+    atomic_store_explicit(&w->park_word, WS__PARK_WOKEN, memory_order_release);
+    ws__futex_wake(&w->park_word, 1);
+  }
+  pthread_mutex_unlock(&p->idle_lock);
+}
+
+/* Steps S1-S5 of the essay. */
+void ws__park(ws__worker *w, bool (*stop)(void *), void *arg, int64_t deadline)
+{
+  ws_pool_t *p = w->pool;
+  uint32_t v;
+
+  /* S1: announce. No waker can touch park_word before we are on the list. */
+  atomic_store_explicit(&w->park_word, WS__PARK_ASLEEP, memory_order_relaxed);
+  pthread_mutex_lock(&p->idle_lock);
+  idle_push(p, w);
+  pthread_mutex_unlock(&p->idle_lock);
+
+  /* S2: give up the spinner role after we are counted idle. */
+  if (w->spinning) {
+    w->spinning = false;
+    atomic_fetch_sub_explicit(&p->nspinning, 1, memory_order_seq_cst); /* read by ws__notify */
+  }
+
+  /* S3: StoreLoad against every publisher's light barrier. */
+  ws__heavy_barrier();
+
+  /* S4: look once more at every queue (and the caller's condition). */
+  if (ws__work_visible(p) || (stop != NULL && stop(arg))) {
+    if (idle_remove_self(p, w))
+      return;
+    /* A waker took us off the list first; its park_word is already stored. */
+  } else {
+    ws__stat1(w, WS__S_parks, 1);
+    /* S5: sleep until a waker stores a non-ASLEEP value (acquire pairs with
+       its release store) or the deadline passes. */
+    while (atomic_load_explicit(&w->park_word, memory_order_acquire) == WS__PARK_ASLEEP) {
+      if (!ws__futex_wait(&w->park_word, WS__PARK_ASLEEP, deadline)) {
+        if (idle_remove_self(p, w))
+          return; /* timed out, and nobody is waking us */
+      }
+    }
+    ws__stat1(w, WS__S_wakeups, 1);
+  }
+  v = atomic_load_explicit(&w->park_word, memory_order_acquire); /* pairs with the waker */
+  if (v == WS__PARK_SPINNER)
+    w->spinning = true; /* ws__wake_one counted us in nspinning */
+}

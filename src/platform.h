@@ -1,0 +1,88 @@
+/*
+ * The small portable layer under the scheduler: futex-style waiting, the
+ * asymmetric memory barriers of the parking protocol, a monotonic clock and
+ * thread creation. The Linux implementation lives in src/linux/platform.c;
+ * a port provides the same functions.
+ */
+#ifndef WS_PLATFORM_H
+#define WS_PLATFORM_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The line size the layout is padded to. 64 bytes on the x86-64 and most
+   ARMv8 parts we target; a wrong guess costs speed, never correctness. */
+#define WS__CACHELINE 64
+
+/* Absolute deadline meaning "never". */
+#define WS__NO_DEADLINE INT64_MAX
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+int64_t ws__now_ns(void);
+
+/* now + timeout_ns, WS__NO_DEADLINE for a negative timeout, saturating. */
+int64_t ws__deadline(int64_t timeout_ns);
+
+/* Sleeps while *addr == expected, until woken, until the absolute monotonic
+   deadline passes (returns false) or spuriously. Returns true unless the
+   deadline passed. Callers always re-check their condition in a loop. */
+bool ws__futex_wait(_Atomic uint32_t *addr, uint32_t expected, int64_t deadline_ns);
+
+/* Wakes up to n threads sleeping in ws__futex_wait on addr. */
+void ws__futex_wake(_Atomic uint32_t *addr, int n);
+
+/*
+ * The asymmetric barrier pair of the parking protocol (see the essay at the
+ * top of worker.c). A thread that publishes work executes the light barrier
+ * between its store of the work and its load of the idle counters; a thread
+ * that goes to sleep executes the heavy barrier between its store to the idle
+ * counters and its re-check of the queues. Together they order StoreLoad on
+ * both sides, as two seq_cst fences would.
+ *
+ * With Linux membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) available the light
+ * barrier is only a compiler barrier and the heavy one is the system call,
+ * which makes every running thread of the process execute a full barrier.
+ * Without it both are seq_cst fences. The choice is made once, in
+ * ws__platform_init(), before any pool exists.
+ */
+extern bool ws__membarrier_ok;
+
+void ws__platform_init(void);
+
+static inline void ws__light_barrier(void)
+{
+  if (__builtin_expect(ws__membarrier_ok, 1))
+    atomic_signal_fence(memory_order_seq_cst); /* compiler-only; the parker's membarrier supplies the CPU fence */
+  else
+    atomic_thread_fence(memory_order_seq_cst); /* pairs with the seq_cst fence in ws__heavy_barrier */
+}
+
+void ws__heavy_barrier(void);
+
+/* One iteration of a busy-wait loop. */
+static inline void ws__cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#else
+  atomic_signal_fence(memory_order_seq_cst);
+#endif
+}
+
+/* Gives up the CPU to another runnable thread (not a sleep). */
+void ws__yield(void);
+
+/* Starts a thread with every asynchronous signal blocked, so that signals go
+   to the application's own threads. stack_size 0 keeps the default.
+   Returns 0 or WS_ESYS. */
+int ws__thread_start(pthread_t *thread, size_t stack_size, void *(*fn)(void *), void *arg);
+
+/* CPUs in the calling thread's affinity mask (at least 1). */
+unsigned ws__affinity_cpus(void);
+
+#endif /* WS_PLATFORM_H */

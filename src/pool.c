@@ -1,0 +1,346 @@
+/*
+ * Pool lifecycle: creation, submission, the ACCEPTING -> DRAINING ->
+ * TERMINATED state machine, waiting for termination or idleness, destruction.
+ *
+ * The state and the count of outstanding tasks share one 64-bit word
+ * (pool->life = outstanding << 2 | state), so that:
+ *   - a root submission adds itself and learns the state in one fetch_add; if
+ *     the state is not ACCEPTING it takes itself back out and is refused.
+ *     Because the add comes first, a shutdown that reads the count after
+ *     switching to DRAINING either sees the submission (and waits for it) or
+ *     the submission sees DRAINING (and is refused). Nothing slips between.
+ *   - a child submission adds itself while its parent is still counted, so
+ *     the count cannot reach zero while work remains, and children are
+ *     accepted while DRAINING.
+ *   - the task whose completion brings the count to zero while DRAINING, or a
+ *     shutdown that finds it zero, CASes the state to TERMINATED, exactly once.
+ */
+#include "internal.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Initial deque capacity: 2^8 = 256 tasks, like Go's local run queue. */
+#define WS__DEQUE_LOG_CAP 8
+
+void ws_options_init(ws_options_t *opt)
+{
+  if (opt != NULL)
+    memset(opt, 0, sizeof *opt);
+}
+
+static unsigned gcd(unsigned a, unsigned b)
+{
+  while (b != 0) {
+    unsigned t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+static void try_terminate(ws_pool_t *p)
+{
+  uint64_t v = atomic_load_explicit(&p->life, memory_order_acquire); /* see the CAS */
+  while (ws__life_count(v) == 0 && ws__life_state(v) == WS_POOL_DRAINING) {
+    /* seq_cst: the one transition to TERMINATED; workers read it with acquire. */
+    if (atomic_compare_exchange_weak_explicit(&p->life, &v,
+                                              (v & ~(uint64_t)WS__LIFE_STATE) | WS_POOL_TERMINATED,
+                                              memory_order_seq_cst, memory_order_acquire)) {
+      atomic_store_explicit(&p->term_word, 1, memory_order_release); /* pairs with await */
+      ws__futex_wake(&p->term_word, INT32_MAX);
+      ws__wake_all(p); /* parked workers re-check and exit */
+      return;
+    }
+  }
+}
+
+void ws__life_done(ws_pool_t *p, uint64_t n)
+{
+  /* seq_cst: pairs with ws_shutdown's state CAS (who sees zero) and with the
+     idle waiters' increment of idle_waiters below. Release also publishes the
+     finished tasks' effects to whoever observes the zero. */
+  uint64_t old = atomic_fetch_sub_explicit(&p->life, n * WS__LIFE_ONE, memory_order_seq_cst);
+  WS__CHECK(ws__life_count(old) >= n);
+  if (ws__life_count(old) != n)
+    return;
+  if (ws__life_state(old) == WS_POOL_DRAINING)
+    try_terminate(p);
+  if (atomic_load_explicit(&p->idle_waiters, memory_order_seq_cst) != 0) {
+    atomic_fetch_add_explicit(&p->idle_epoch, 1, memory_order_release); /* pairs with wait_idle */
+    ws__futex_wake(&p->idle_epoch, INT32_MAX);
+  }
+}
+
+static void pool_free(ws_pool_t *p, unsigned ndeques)
+{
+  for (unsigned i = 0; i < ndeques; i++) {
+    ws__task_cache_drain(&p->workers[i]);
+    ws__deque_destroy(&p->workers[i].deque);
+  }
+  free(p->workers);
+  free(p->coprimes);
+  ws__inject_destroy(&p->inject);
+  pthread_mutex_destroy(&p->idle_lock);
+  free(p);
+}
+
+static int check_options(const ws_options_t *o)
+{
+  if (o->workers > WS_MAX_WORKERS)
+    return WS_EINVAL;
+  if (o->deque != WS_DEQUE_DEFAULT && o->deque != WS_DEQUE_LOCKFREE && o->deque != WS_DEQUE_LOCKED)
+    return WS_EINVAL;
+  if (o->steal != WS_STEAL_DEFAULT && o->steal != WS_STEAL_ONE && o->steal != WS_STEAL_HALF)
+    return WS_EINVAL;
+  if (o->steal_batch > 1024)
+    return WS_EINVAL;
+  if (o->spin_rounds > 1000000 && o->spin_rounds != WS_SPIN_NONE)
+    return WS_EINVAL;
+  return 0;
+}
+
+int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
+{
+  ws_options_t o;
+  ws_pool_t *p;
+  int rc;
+
+  if (pool == NULL)
+    return WS_EINVAL;
+  *pool = NULL;
+  ws_options_init(&o);
+  if (opt != NULL)
+    o = *opt;
+  if ((rc = check_options(&o)) != 0)
+    return rc;
+
+  ws__platform_init();
+
+  p = ws__aligned_alloc(WS__CACHELINE, sizeof *p);
+  if (p == NULL)
+    return WS_ENOMEM;
+  memset(p, 0, sizeof *p);
+  p->nworkers = o.workers != 0 ? o.workers : ws__default_workers();
+  p->ncpus = ws__affinity_cpus();
+  p->deque_kind = o.deque == WS_DEQUE_LOCKED ? WS_DEQUE_LOCKED : WS_DEQUE_LOCKFREE;
+  p->steal_policy = o.steal == WS_STEAL_HALF ? WS_STEAL_HALF : WS_STEAL_ONE;
+  p->steal_batch = o.steal_batch != 0 ? o.steal_batch : 32;
+  if (p->steal_batch > 256)
+    p->steal_batch = 256; /* WS__STEAL_MAX in worker.c */
+  p->spin_rounds = o.spin_rounds == 0 ? 32 : o.spin_rounds == WS_SPIN_NONE ? 0 : o.spin_rounds;
+  atomic_init(&p->life, 0);
+  atomic_init(&p->term_word, 0);
+  atomic_init(&p->idle_epoch, 0);
+  atomic_init(&p->idle_waiters, 0);
+  atomic_init(&p->nidle, 0);
+  atomic_init(&p->nspinning, 0);
+  atomic_init(&p->submitted, 0);
+  atomic_init(&p->rejected, 0);
+
+  if (pthread_mutex_init(&p->idle_lock, NULL) != 0) {
+    free(p);
+    return WS_ENOMEM;
+  }
+  if (ws__inject_init(&p->inject) != 0) {
+    pthread_mutex_destroy(&p->idle_lock);
+    free(p);
+    return WS_ENOMEM;
+  }
+
+  unsigned n = p->nworkers;
+  p->coprimes = ws__malloc(n * sizeof *p->coprimes);
+  p->workers = ws__aligned_alloc(WS__CACHELINE, n * sizeof *p->workers);
+  if (p->coprimes == NULL || p->workers == NULL) {
+    pool_free(p, 0);
+    return WS_ENOMEM;
+  }
+  for (unsigned s = 1; s <= n; s++)
+    if (gcd(s, n) == 1)
+      p->coprimes[p->ncoprimes++] = s;
+
+  memset(p->workers, 0, n * sizeof *p->workers);
+  uint64_t seed = o.seed != 0 ? o.seed : 0x5EED5EED12345ULL;
+  for (unsigned i = 0; i < n; i++) {
+    ws__worker *w = &p->workers[i];
+    if (ws__deque_init(&w->deque, p->deque_kind, WS__DEQUE_LOG_CAP) != 0) {
+      pool_free(p, i);
+      return WS_ENOMEM;
+    }
+    atomic_init(&w->stats.seq, 0);
+    for (int k = 0; k < WS__NSTATS; k++)
+      atomic_init(&w->stats.c[k], 0);
+    atomic_init(&w->park_word, WS__PARK_WOKEN);
+    w->pool = p;
+    w->index = i;
+    /* splitmix64 of (seed, index): distinct, non-zero xorshift states. */
+    uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (i + 1);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    w->rng = (z ^ (z >> 31)) | 1;
+  }
+
+  for (unsigned i = 0; i < n; i++) {
+    rc = ws__thread_start(&p->workers[i].thread, o.stack_size, ws__worker_main, &p->workers[i]);
+    if (rc != 0) {
+      /* Stop the ones already running: nothing was submitted, so shutting
+         down terminates at once and they exit. */
+      ws_shutdown(p);
+      for (unsigned k = 0; k < i; k++)
+        pthread_join(p->workers[k].thread, NULL);
+      pool_free(p, n);
+      return rc;
+    }
+  }
+  *pool = p;
+  return 0;
+}
+
+int ws_submit(ws_pool_t *p, ws_task_fn fn, void *arg, ws_future_t **future)
+{
+  if (future != NULL)
+    *future = NULL;
+  if (p == NULL || fn == NULL)
+    return WS_EINVAL;
+
+  ws__worker *w = ws__self_in(p);
+  ws__task *t = ws__task_alloc(w);
+  if (t == NULL)
+    return WS_ENOMEM;
+  t->fn = fn;
+  t->arg = arg;
+  t->next = NULL;
+  t->pool = p;
+  t->rc = 0;
+  t->flags = future != NULL ? WS__TASK_FUTURE : 0;
+  atomic_init(&t->state, WS_FUTURE_PENDING);
+  atomic_init(&t->refs, future != NULL ? 2 : 1);
+
+  if (w != NULL) {
+    /* A child: counted before its parent (running on this worker) finishes;
+       accepted in every state but TERMINATED, which cannot be reached while
+       the parent is outstanding. Relaxed: the parent's own later decrement on
+       the same word is ordered after this by coherence. */
+    atomic_fetch_add_explicit(&p->life, WS__LIFE_ONE, memory_order_relaxed);
+    ws__stat1(w, WS__S_spawned, 1);
+    if (ws__deque_push(&w->deque, t) != 0)
+      ws__inject_push(&p->inject, t, t, 1); /* the deque could not grow */
+  } else {
+    /* A root submission: count first, then look at the state (see above). */
+    uint64_t old = atomic_fetch_add_explicit(&p->life, WS__LIFE_ONE, memory_order_seq_cst);
+    if (ws__life_state(old) != WS_POOL_ACCEPTING) {
+      atomic_fetch_add_explicit(&p->rejected, 1, memory_order_relaxed); /* a statistic */
+      ws__task_free(NULL, t);
+      ws__life_done(p, 1);
+      return WS_ESHUTDOWN;
+    }
+    atomic_fetch_add_explicit(&p->submitted, 1, memory_order_relaxed); /* a statistic */
+    ws__inject_push(&p->inject, t, t, 1);
+  }
+  if (future != NULL)
+    *future = t;
+  ws__notify(p);
+  return 0;
+}
+
+int ws_shutdown(ws_pool_t *p)
+{
+  if (p == NULL)
+    return WS_EINVAL;
+  uint64_t v = atomic_load_explicit(&p->life, memory_order_relaxed);
+  while (ws__life_state(v) == WS_POOL_ACCEPTING) {
+    /* seq_cst: pairs with the root submitters' fetch_add (see above). */
+    if (atomic_compare_exchange_weak_explicit(&p->life, &v, v | WS_POOL_DRAINING,
+                                              memory_order_seq_cst, memory_order_relaxed))
+      break;
+  }
+  try_terminate(p); /* nothing outstanding: terminate now; otherwise the last task does */
+  return 0;
+}
+
+int ws_pool_state(const ws_pool_t *p)
+{
+  if (p == NULL)
+    return WS_EINVAL;
+  /* Acquire: a caller that sees TERMINATED sees every task's effects. */
+  return ws__life_state(atomic_load_explicit(&((ws_pool_t *)p)->life, memory_order_acquire));
+}
+
+int ws_pool_workers(const ws_pool_t *p)
+{
+  return p == NULL ? WS_EINVAL : (int)p->nworkers;
+}
+
+int ws_await_termination(ws_pool_t *p, int64_t timeout_ns)
+{
+  if (p == NULL)
+    return WS_EINVAL;
+  if (ws__self_in(p) != NULL)
+    return WS_EDEADLK; /* our own task is outstanding */
+  int64_t deadline = ws__deadline(timeout_ns);
+  /* Acquire: pairs with the terminator's release store. */
+  while (atomic_load_explicit(&p->term_word, memory_order_acquire) == 0) {
+    if (timeout_ns == 0 || !ws__futex_wait(&p->term_word, 0, deadline))
+      return atomic_load_explicit(&p->term_word, memory_order_acquire) ? 0 : WS_ETIMEDOUT;
+  }
+  return 0;
+}
+
+int ws_pool_wait_idle(ws_pool_t *p, int64_t timeout_ns)
+{
+  if (p == NULL)
+    return WS_EINVAL;
+  if (ws__self_in(p) != NULL)
+    return WS_EDEADLK;
+  int64_t deadline = ws__deadline(timeout_ns);
+  int rc = 0;
+  /* seq_cst: pairs with ws__life_done's load of idle_waiters after its
+     decrement: either it sees us, or we see its zero. */
+  atomic_fetch_add_explicit(&p->idle_waiters, 1, memory_order_seq_cst);
+  for (;;) {
+    uint32_t e = atomic_load_explicit(&p->idle_epoch, memory_order_acquire); /* before the check */
+    if (ws__life_count(atomic_load_explicit(&p->life, memory_order_seq_cst)) == 0)
+      break;
+    if (timeout_ns == 0 || !ws__futex_wait(&p->idle_epoch, e, deadline)) {
+      if (ws__life_count(atomic_load_explicit(&p->life, memory_order_seq_cst)) != 0)
+        rc = WS_ETIMEDOUT;
+      break;
+    }
+  }
+  atomic_fetch_sub_explicit(&p->idle_waiters, 1, memory_order_relaxed); /* a hint for wakers */
+  return rc;
+}
+
+int ws_pool_destroy(ws_pool_t *p)
+{
+  if (p == NULL)
+    return WS_EINVAL;
+  if (ws__self_in(p) != NULL)
+    return WS_EDEADLK;
+  ws_shutdown(p);
+  ws_await_termination(p, WS_FOREVER);
+  for (unsigned i = 0; i < p->nworkers; i++)
+    pthread_join(p->workers[i].thread, NULL);
+  pool_free(p, p->nworkers);
+  return 0;
+}
+
+int ws_current_worker(void)
+{
+  ws__worker *w = ws__tls_worker;
+  return w != NULL ? (int)w->index : -1;
+}
+
+ws_pool_t *ws_current_pool(void)
+{
+  ws__worker *w = ws__tls_worker;
+  return w != NULL ? w->pool : NULL;
+}
+
+_Noreturn void ws__panic(const char *file, int line, const char *what)
+{
+  fprintf(stderr, "wsched: internal invariant broken at %s:%d: %s\n", file, line, what);
+  fflush(stderr);
+  abort();
+}

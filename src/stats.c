@@ -1,0 +1,94 @@
+/*
+ * Reading the statistics. Each worker's counters are read under its sequence
+ * lock (internal.h): a consistent snapshot of one worker; workers are read
+ * one after another, so the totals are a sum of per-worker snapshots taken at
+ * slightly different moments.
+ */
+#include "internal.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+static void read_worker(ws__worker *w, uint64_t out[WS__NSTATS])
+{
+  for (;;) {
+    /* Acquire: pairs with the owner's release store in ws__stats_end. */
+    uint32_t s1 = atomic_load_explicit(&w->stats.seq, memory_order_acquire);
+    if (s1 & 1) {
+      ws__cpu_relax(); /* the owner is between begin and end */
+      continue;
+    }
+    for (int i = 0; i < WS__NSTATS; i++)
+      out[i] = atomic_load_explicit(&w->stats.c[i], memory_order_relaxed); /* seq validates */
+    /* Acquire fence: the counter loads above happen before the re-check;
+       pairs with the owner's release fence in ws__stats_begin. */
+    atomic_thread_fence(memory_order_acquire);
+    uint32_t s2 = atomic_load_explicit(&w->stats.seq, memory_order_relaxed);
+    if (s1 == s2)
+      return;
+  }
+}
+
+int ws_pool_stats(ws_pool_t *p, ws_stats_t *st, ws_worker_stats_t *per_worker, unsigned n)
+{
+  if (p == NULL || st == NULL)
+    return WS_EINVAL;
+  memset(st, 0, sizeof *st);
+  uint64_t *tot = (uint64_t *)&st->total;
+  for (unsigned i = 0; i < p->nworkers; i++) {
+    uint64_t c[WS__NSTATS];
+    read_worker(&p->workers[i], c);
+    for (int k = 0; k < WS__NSTATS; k++)
+      tot[k] += c[k];
+    if (per_worker != NULL && i < n)
+      memcpy(&per_worker[i], c, sizeof per_worker[i]);
+  }
+  /* Gauges, each read on its own (relaxed: a monitoring snapshot). */
+  uint64_t life = atomic_load_explicit(&p->life, memory_order_relaxed);
+  st->workers = p->nworkers;
+  st->parked = atomic_load_explicit(&p->nidle, memory_order_relaxed);
+  st->spinning = atomic_load_explicit(&p->nspinning, memory_order_relaxed);
+  st->state = ws__life_state(life);
+  st->outstanding = ws__life_count(life);
+  st->global_queue = ws__inject_len(&p->inject);
+  st->submitted = atomic_load_explicit(&p->submitted, memory_order_relaxed);
+  st->rejected = atomic_load_explicit(&p->rejected, memory_order_relaxed);
+  return (int)p->nworkers;
+}
+
+int ws_pool_stats_print(ws_pool_t *p, FILE *out)
+{
+  if (p == NULL || out == NULL)
+    return WS_EINVAL;
+  ws_worker_stats_t *pw = calloc(p->nworkers, sizeof *pw);
+  if (pw == NULL)
+    return WS_ENOMEM;
+  ws_stats_t st;
+  ws_pool_stats(p, &st, pw, p->nworkers);
+  static const char *const state_names[] = {"accepting", "draining", "terminated"};
+  fprintf(out,
+          "wsched pool: %u workers (%u parked, %u spinning), %s, %" PRIu64
+          " outstanding, %" PRIu64 " in the global queue, %" PRIu64 " submitted, %" PRIu64
+          " rejected\n",
+          st.workers, st.parked, st.spinning, state_names[st.state & 3], st.outstanding,
+          st.global_queue, st.submitted, st.rejected);
+  fprintf(out, "%6s %12s %10s %10s %12s %12s %10s %12s %9s %9s %12s\n", "worker", "run",
+          "failed", "cancelled", "spawned", "steal-tries", "steals", "stolen", "parks",
+          "wakeups", "global");
+  for (unsigned i = 0; i <= st.workers; i++) {
+    const ws_worker_stats_t *s = i < st.workers ? &pw[i] : &st.total;
+    char name[16];
+    if (i < st.workers)
+      snprintf(name, sizeof name, "%u", i);
+    else
+      snprintf(name, sizeof name, "total");
+    fprintf(out,
+            "%6s %12" PRIu64 " %10" PRIu64 " %10" PRIu64 " %12" PRIu64 " %12" PRIu64
+            " %10" PRIu64 " %12" PRIu64 " %9" PRIu64 " %9" PRIu64 " %12" PRIu64 "\n",
+            name, s->tasks_run, s->tasks_failed, s->tasks_cancelled, s->spawned,
+            s->steal_attempts, s->steals, s->tasks_stolen, s->parks, s->wakeups,
+            s->global_takes);
+  }
+  free(pw);
+  return 0;
+}

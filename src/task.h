@@ -1,0 +1,84 @@
+/*
+ * The task record: one heap block per ws_submit(). When the submitter asked
+ * for a future, the same block is the future (struct ws_future is the record),
+ * kept alive by a reference count shared by the runner and the handle.
+ */
+#ifndef WS_TASK_H
+#define WS_TASK_H
+
+#include "wsched.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+struct ws__worker;
+
+/* Low bits of `state`: the ws_future_status_t. */
+#define WS__ST_STATUS 0x7u
+/* A thread sleeps in ws__futex_wait on `state`: wake it on any final status. */
+#define WS__ST_WAIT_FUTEX 0x8u
+/* A worker helping in ws_future_wait may be parked on its pool's idle list:
+   wake the pool's idle workers on any final status. */
+#define WS__ST_WAIT_WORKER 0x10u
+
+/* flags */
+#define WS__TASK_FUTURE 0x1u /* a handle exists: claim with a CAS on state; refcounted */
+
+struct ws_future {
+  ws_task_fn fn;       /* set before publication, read-only after */
+  void *arg;           /* idem */
+  struct ws_future *next; /* injection-queue or free-list link: written only by
+                             the thread that currently holds the record */
+  ws_pool_t *pool;     /* set before publication, read-only after */
+  uint32_t flags;      /* set before publication, read-only after */
+  /* Status and waiter bits. The runner CASes PENDING -> RUNNING (the claim of
+     a task with a future) and then RUNNING -> DONE/FAILED with release;
+     ws_future_cancel CASes PENDING -> CANCELLED; waiters CAS in their bit and
+     read it with acquire. */
+  _Atomic uint32_t state;
+  /* References: the runner's and, with WS__TASK_FUTURE, the handle's. The last
+     fetch_sub (acq_rel) frees the record. */
+  _Atomic uint32_t refs;
+  /* The task's return value: written by the runner before the release CAS of
+     the final status, read after an acquire load that sees it. */
+  int rc;
+};
+
+typedef struct ws_future ws__task;
+
+static inline int ws__task_status(uint32_t state)
+{
+  return (int)(state & WS__ST_STATUS);
+}
+
+static inline int ws__task_final(uint32_t state)
+{
+  return (state & WS__ST_STATUS) >= WS_FUTURE_DONE;
+}
+
+/* Allocates a record. `w` is the calling worker (its cache is used) or NULL
+   from outside a pool. Returns NULL when memory (or the fault-injection hook)
+   says no. */
+ws__task *ws__task_alloc(struct ws__worker *w);
+
+/* Returns a record to `w`'s cache (or to malloc when w is NULL / full). */
+void ws__task_free(struct ws__worker *w, ws__task *t);
+
+/* Drops one reference; frees on the last one. */
+void ws__task_unref(struct ws__worker *w, ws__task *t);
+
+/* Frees every record in a worker's cache (pool destruction). */
+void ws__task_cache_drain(struct ws__worker *w);
+
+/*
+ * Fault injection for the tests: after ws__alloc_fault(first, every), the
+ * first-th following allocation made through ws__malloc/ws__aligned_alloc
+ * fails (1: the next one), and after it every every-th one (0: only that
+ * one). first = 0 disarms. Internal symbol; the tests link the static library.
+ */
+void ws__alloc_fault(long first, long every);
+
+void *ws__malloc(size_t size);
+void *ws__aligned_alloc(size_t align, size_t size);
+
+#endif /* WS_TASK_H */

@@ -1,0 +1,372 @@
+/*
+ * The worker loop: finding work, stealing, spinning, running tasks, helping.
+ *
+ * Concepts
+ * --------
+ * A pool has N workers. Each owns a deque (deque.c): it pushes and pops at
+ * the bottom, depth-first, so the task it touched last runs next while its
+ * data is warm; thieves take from the top, the oldest and usually largest
+ * piece of work. Tasks submitted from outside the pool wait in one global
+ * injection queue (inject.c), as Go's global run queue does.
+ *
+ * Finding work (ws__find_work), in this order:
+ *   1. every 61st scheduling tick, one task from the global queue first, so a
+ *      worker busy with its own deque cannot starve outside submitters (61,
+ *      like Go's schedule(): prime, so it does not beat with program loops);
+ *   2. the worker's own deque;
+ *   3. the global queue, taking its fair share (len / N + 1, bounded) in one
+ *      lock round-trip, the extras going into its own deque;
+ *   4. stealing: victims are visited in a pseudo-random permutation: a random
+ *      start and a random stride coprime with N, so every other worker is
+ *      visited exactly once per round and thieves do not herd on one victim.
+ *      WS_STEAL_ONE takes the oldest task; WS_STEAL_HALF takes half of the
+ *      victim's tasks up to steal_batch, runs the oldest and pushes the rest
+ *      into its own deque (where others may steal them again).
+ *
+ * Spinning, then parking. A worker that found nothing becomes a spinner if
+ * fewer than half of the busy (non-parked) workers already spin and fewer
+ * spin than there are CPUs; spinners repeat the search for spin_rounds rounds
+ * with exponential pause back-off. New work is picked up fast this way
+ * without a futex wake-up per task. A spinner that finds work stops spinning
+ * and, if it was the last spinner and someone is parked, wakes one worker to
+ * take over the search (work often comes in bursts). Publishers of work wake
+ * a parked worker only when nobody spins (ws__notify), and hand it the
+ * spinner role, so a burst of submissions wakes one worker, not N.
+ * Alternatives rejected: sleeping in a loop (burns CPU and adds latency);
+ * one condition variable for the pool (every publisher would take its mutex);
+ * waking on every push (a futex system call per spawn).
+ *
+ * Going to sleep without losing a wake-up
+ * ---------------------------------------
+ * The race: a worker checks every queue, finds them empty, and goes to sleep;
+ * meanwhile a publisher pushes a task, sees nobody parked yet, and wakes
+ * nobody. The task then waits with every other worker asleep. The protocol
+ * (park.c, ws__notify):
+ *
+ *   Publisher P                         Parking worker S
+ *   P1 make the task visible            S1 join the idle list (nidle += 1)
+ *      (deque push / global queue)      S2 if spinning: nspinning -= 1
+ *   P2 light barrier                    S3 heavy barrier
+ *   P3 load nspinning, nidle            S4 re-check every queue and the
+ *   P4 if nspinning == 0 and nidle > 0:    pool state; if anything is there,
+ *      wake one parked worker and          leave the idle list and go on
+ *      give it the spinner role         S5 futex-sleep until a waker stores
+ *                                          a non-ASLEEP value in park_word
+ *
+ * P2/S3 are a StoreLoad barrier pair: either P's load in P3 sees S's store in
+ * S1/S2, or S's load in S4 sees P's store in P1. So either S sees the task, or
+ * P sees S counted idle and (no spinner left) wakes a parked worker. If P sees
+ * a spinner instead, that spinner will either find the work or, being the
+ * last to give up, run S1-S4 itself with the task already visible to it. The
+ * waker removes a worker from the list and stores its park_word under
+ * idle_lock, so S5 cannot miss a wake-up and S4 knows whether one is coming.
+ *
+ * The barrier pair is asymmetric when Linux membarrier() is available: the
+ * publisher's side (every spawn) is a compiler barrier; the sleeper's side is
+ * membarrier(PRIVATE_EXPEDITED), which makes every running thread of the
+ * process execute a full fence. Parking is already a system call, spawning
+ * must stay cheap: the work-first principle puts the cost on the idle side.
+ * Without membarrier both sides are seq_cst fences (measured: 8.5 ns each on
+ * this machine's Xeon, docs/DESIGN.md).
+ *
+ * Running, and helping. A task with a future is claimed a second time by a
+ * CAS PENDING -> RUNNING on the future (ws_future_cancel CASes PENDING ->
+ * CANCELLED): the deque claim decides which worker holds the record, this
+ * CAS decides whether it runs. A worker that waits for a future inside a task
+ * keeps running other tasks meanwhile (ws__help_until), nested at most
+ * WS__HELP_MAX_DEPTH deep; beyond that it blocks on the future.
+ *
+ * Invariants
+ * ----------
+ *   1. A task record is in at most one queue, and is taken out of it by
+ *      exactly one successful pop, steal or global take.
+ *   2. A task runs only after that claim, and at most once (plus, with a
+ *      future, only after winning the PENDING -> RUNNING CAS).
+ *   3. life counts every accepted, unfinished task: a child is added before
+ *      its parent finishes, so the count cannot touch zero while work remains.
+ *   4. When nspinning > 0, some worker that is not asleep will run S1-S4 or
+ *      find work; when it is 0, publishers wake a parked worker themselves.
+ *   5. A worker exits only when the pool is TERMINATED, i.e. DRAINING with
+ *      nothing outstanding, which implies every queue is empty.
+ */
+#include "internal.h"
+
+_Thread_local ws__worker *ws__tls_worker;
+
+/* Deepest nesting of tasks run while waiting on a future. Each level costs a
+   few hundred bytes of worker stack plus the helped task's own frames. */
+#define WS__HELP_MAX_DEPTH 128
+
+/* Largest batch moved in one global-queue take. */
+#define WS__GLOBAL_BATCH 64
+
+/* Largest WS_STEAL_HALF batch (the option is clamped to it). */
+#define WS__STEAL_MAX 256
+
+static inline uint64_t rng_next(ws__worker *w)
+{
+  /* xorshift64*: fast, good enough for victim selection. */
+  uint64_t x = w->rng;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  w->rng = x;
+  return x * 0x2545F4914F6CDD1DULL;
+}
+
+static inline bool pool_terminated(ws_pool_t *p)
+{
+  /* Acquire: pairs with the terminator's CAS; nothing is left to run. */
+  return ws__life_state(atomic_load_explicit(&p->life, memory_order_acquire)) ==
+         WS_POOL_TERMINATED;
+}
+
+/* Pushes x into w's deque, or into the global queue when the deque cannot
+   grow: a child is never lost to an allocation failure. */
+static void push_or_inject(ws__worker *w, ws__task *x)
+{
+  if (ws__deque_push(&w->deque, x) != 0)
+    ws__inject_push(&w->pool->inject, x, x, 1);
+}
+
+static ws__task *take_global(ws__worker *w, unsigned max)
+{
+  ws_pool_t *p = w->pool;
+  ws__task *buf[WS__GLOBAL_BATCH];
+  unsigned n = ws__inject_take(&p->inject, buf, max, p->nworkers);
+  if (n == 0)
+    return NULL;
+  /* Run the oldest now; queue the rest newest-first so that our own pops
+     return them oldest-first. */
+  for (unsigned i = n - 1; i >= 1; i--)
+    push_or_inject(w, buf[i]);
+  ws__stat1(w, WS__S_global_takes, n);
+  if (n > 1)
+    ws__notify(p); /* the extras can be stolen */
+  return buf[0];
+}
+
+static ws__task *steal_work(ws__worker *w)
+{
+  ws_pool_t *p = w->pool;
+  unsigned n = p->nworkers;
+  if (n == 1)
+    return NULL; /* no victims */
+
+  uint64_t r = rng_next(w);
+  unsigned v = (unsigned)(r % n);
+  unsigned stride = p->coprimes[(unsigned)(r >> 32) % p->ncoprimes];
+  unsigned attempts = 0, taken = 0;
+  ws__task *got = NULL;
+
+  for (unsigned i = 0; i < n && got == NULL; i++, v = (v + stride) % n) {
+    if (v == w->index)
+      continue;
+    ws__deque *q = &p->workers[v].deque;
+    attempts++;
+    if (ws__deque_size(q) == 0)
+      continue;
+    if (p->steal_policy == WS_STEAL_HALF) {
+      ws__task *buf[WS__STEAL_MAX];
+      taken = ws__deque_steal_batch(q, buf, p->steal_batch);
+      if (taken == 0)
+        continue;
+      got = buf[0];
+      for (unsigned k = 1; k < taken; k++)
+        push_or_inject(w, buf[k]); /* keeps the victim's order: oldest at our top */
+    } else {
+      for (int tries = 0; tries < 3; tries++) {
+        int rc = ws__deque_steal(q, &got);
+        if (rc == WS__STEAL_OK) {
+          taken = 1;
+          break;
+        }
+        got = NULL;
+        if (rc == WS__STEAL_EMPTY)
+          break;
+      }
+    }
+  }
+
+  ws__stats_begin(w);
+  ws__stat_add(w, WS__S_steal_attempts, attempts);
+  if (got != NULL) {
+    ws__stat_add(w, WS__S_steals, 1);
+    ws__stat_add(w, WS__S_tasks_stolen, taken);
+  }
+  ws__stats_end(w);
+  if (taken > 1)
+    ws__notify(p); /* what we moved into our deque can be stolen in turn */
+  return got;
+}
+
+ws__task *ws__find_work(ws__worker *w)
+{
+  ws_pool_t *p = w->pool;
+  ws__task *t;
+  if (++w->tick % 61 == 0 && (t = take_global(w, 1)) != NULL)
+    return t;
+  if ((t = ws__deque_pop(&w->deque)) != NULL)
+    return t;
+  if ((t = take_global(w, WS__GLOBAL_BATCH)) != NULL)
+    return t;
+  (void)p;
+  return steal_work(w);
+}
+
+static void stop_spinning(ws__worker *w)
+{
+  ws_pool_t *p = w->pool;
+  w->spinning = false;
+  /* seq_cst RMW then load: if we were the last spinner, make sure somebody
+     keeps searching (the work we found may be the first of a burst). */
+  if (atomic_fetch_sub_explicit(&p->nspinning, 1, memory_order_seq_cst) == 1 &&
+      atomic_load_explicit(&p->nidle, memory_order_seq_cst) != 0)
+    ws__wake_one(p);
+}
+
+static void backoff(ws_pool_t *p, unsigned round)
+{
+  unsigned spins = 1u << (round < 6 ? round : 6);
+  for (unsigned i = 0; i < spins; i++)
+    ws__cpu_relax();
+  /* Oversubscribed: let a worker that has work have the CPU. */
+  if (p->nworkers > p->ncpus && (round & 3) == 3)
+    ws__yield();
+}
+
+/* Becomes a spinner if allowed and searches for spin_rounds rounds. Returns
+   a task, or NULL when the worker should park. */
+static ws__task *spin(ws__worker *w, bool (*stop)(void *), void *arg)
+{
+  ws_pool_t *p = w->pool;
+  if (!w->spinning) {
+    uint32_t ns = atomic_load_explicit(&p->nspinning, memory_order_relaxed); /* heuristic */
+    uint32_t ni = atomic_load_explicit(&p->nidle, memory_order_relaxed);     /* heuristic */
+    uint32_t busy = p->nworkers > ni ? p->nworkers - ni : 0;
+    if (2 * ns >= busy || ns >= p->ncpus)
+      return NULL; /* enough searchers already */
+    atomic_fetch_add_explicit(&p->nspinning, 1, memory_order_seq_cst); /* see stop_spinning */
+    w->spinning = true;
+  }
+  for (unsigned round = 0; round < p->spin_rounds; round++) {
+    backoff(p, round);
+    ws__task *t = ws__find_work(w);
+    if (t != NULL)
+      return t;
+    if (pool_terminated(p) || (stop != NULL && stop(arg)))
+      return NULL;
+  }
+  return NULL;
+}
+
+void ws__run(ws__worker *w, ws__task *t)
+{
+  ws_pool_t *p = w->pool;
+  if (t->flags & WS__TASK_FUTURE) {
+    uint32_t s = atomic_load_explicit(&t->state, memory_order_relaxed);
+    for (;;) {
+      if (ws__task_status(s) != WS_FUTURE_PENDING) {
+        /* Cancelled before we claimed it: it never runs. */
+        ws__stat1(w, WS__S_tasks_cancelled, 1);
+        ws__task_unref(w, t);
+        ws__life_done(p, 1);
+        return;
+      }
+      /* The run/cancel decision; pairs with ws_future_cancel's CAS. */
+      if (atomic_compare_exchange_weak_explicit(&t->state, &s,
+                                                (s & ~WS__ST_STATUS) | WS_FUTURE_RUNNING,
+                                                memory_order_acquire, memory_order_relaxed))
+        break;
+    }
+  }
+
+  int rc = t->fn(t->arg);
+
+  ws__stats_begin(w);
+  ws__stat_add(w, WS__S_tasks_run, 1);
+  if (rc != 0)
+    ws__stat_add(w, WS__S_tasks_failed, 1);
+  ws__stats_end(w);
+
+  if (t->flags & WS__TASK_FUTURE) {
+    t->rc = rc; /* published by the release CAS below */
+    uint32_t s = atomic_load_explicit(&t->state, memory_order_relaxed);
+    uint32_t fin = rc == 0 ? WS_FUTURE_DONE : WS_FUTURE_FAILED;
+    /* Release: waiters that see the final status also see rc and every
+       effect of the task. Keeps the waiter bits. */
+    while (!atomic_compare_exchange_weak_explicit(&t->state, &s, (s & ~WS__ST_STATUS) | fin,
+                                                  memory_order_release, memory_order_relaxed))
+      ;
+    if (s & WS__ST_WAIT_FUTEX)
+      ws__futex_wake(&t->state, INT32_MAX);
+    if (s & WS__ST_WAIT_WORKER)
+      ws__wake_all(p);
+    ws__task_unref(w, t);
+  } else {
+    ws__task_free(w, t); /* no other reference exists */
+  }
+  ws__life_done(p, 1);
+}
+
+void *ws__worker_main(void *arg)
+{
+  ws__worker *w = arg;
+  ws_pool_t *p = w->pool;
+  ws__tls_worker = w;
+
+  for (;;) {
+    ws__task *t = ws__find_work(w);
+    if (t == NULL && !pool_terminated(p))
+      t = spin(w, NULL, NULL);
+    if (t != NULL) {
+      if (w->spinning)
+        stop_spinning(w);
+      ws__run(w, t);
+      continue;
+    }
+    if (pool_terminated(p))
+      break;
+    ws__park(w, NULL, NULL, WS__NO_DEADLINE);
+  }
+  if (w->spinning) {
+    w->spinning = false;
+    atomic_fetch_sub_explicit(&p->nspinning, 1, memory_order_seq_cst); /* see stop_spinning */
+  }
+  ws__tls_worker = NULL;
+  return NULL;
+}
+
+int ws__help_until(ws__worker *w, bool (*done)(void *), void *arg, int64_t deadline)
+{
+  ws_pool_t *p = w->pool;
+  int rc = 0;
+  while (!done(arg)) {
+    if (deadline != WS__NO_DEADLINE && ws__now_ns() >= deadline) {
+      rc = WS_ETIMEDOUT;
+      break;
+    }
+    if (w->help_depth >= WS__HELP_MAX_DEPTH) {
+      rc = WS_EBUSY; /* too deep: the caller blocks instead */
+      break;
+    }
+    ws__task *t = ws__find_work(w);
+    if (t == NULL)
+      t = spin(w, done, arg);
+    if (t != NULL) {
+      if (w->spinning)
+        stop_spinning(w);
+      w->help_depth++;
+      ws__run(w, t);
+      w->help_depth--;
+      continue;
+    }
+    if (done(arg))
+      break;
+    ws__park(w, done, arg, deadline);
+  }
+  if (w->spinning)
+    stop_spinning(w);
+  (void)p;
+  return rc;
+}

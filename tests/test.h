@@ -1,0 +1,142 @@
+/*
+ * A tiny test harness: asserts that stay on in release builds and print both
+ * sides, a seeded generator, a latch, and the scale factor for sanitizer runs.
+ */
+#ifndef WS_TEST_H
+#define WS_TEST_H
+
+#include "wsched.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TEST_FAIL(...)                                                                   \
+  do {                                                                                   \
+    fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                      \
+    fprintf(stderr, __VA_ARGS__);                                                        \
+    fprintf(stderr, "\n");                                                               \
+    fflush(stderr);                                                                      \
+    abort();                                                                             \
+  } while (0)
+
+#define ASSERT(c)                                                                        \
+  do {                                                                                   \
+    if (!(c))                                                                            \
+      TEST_FAIL("assertion failed: %s", #c);                                             \
+  } while (0)
+
+#define ASSERT_CMP(a, op, b)                                                             \
+  do {                                                                                   \
+    int64_t a_ = (int64_t)(a), b_ = (int64_t)(b);                                        \
+    if (!(a_ op b_))                                                                     \
+      TEST_FAIL("%s %s %s: %" PRId64 " vs %" PRId64, #a, #op, #b, a_, b_);               \
+  } while (0)
+
+#define ASSERT_EQ(a, b) ASSERT_CMP(a, ==, b)
+#define ASSERT_NE(a, b) ASSERT_CMP(a, !=, b)
+#define ASSERT_GE(a, b) ASSERT_CMP(a, >=, b)
+#define ASSERT_GT(a, b) ASSERT_CMP(a, >, b)
+#define ASSERT_LE(a, b) ASSERT_CMP(a, <=, b)
+#define ASSERT_LT(a, b) ASSERT_CMP(a, <, b)
+
+/* A call that returns a ws error code must return 0. */
+#define ASSERT_OK(call)                                                                  \
+  do {                                                                                   \
+    int rc_ = (call);                                                                    \
+    if (rc_ != 0)                                                                        \
+      TEST_FAIL("%s returned %d (%s)", #call, rc_, ws_strerror(rc_));                    \
+  } while (0)
+
+/* 1 normally, 10 under the sanitizers (they are 5-20x slower). */
+#ifdef WS_TEST_SANITIZED
+#define TEST_SCALE_DIV 10
+#else
+#define TEST_SCALE_DIV 1
+#endif
+
+static inline uint64_t test_rng(uint64_t *s)
+{
+  uint64_t x = *s;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  *s = x;
+  return x * 0x2545F4914F6CDD1DULL;
+}
+
+/* The seed: WS_TEST_SEED from the environment, else a fixed default. Printed
+   so a failing run can be repeated. */
+static inline uint64_t test_seed(void)
+{
+  const char *s = getenv("WS_TEST_SEED");
+  uint64_t v = s != NULL ? strtoull(s, NULL, 0) : 0x1234567ULL;
+  if (v == 0)
+    v = 1;
+  fprintf(stderr, "seed: WS_TEST_SEED=%#" PRIx64 "\n", v);
+  return v;
+}
+
+/* A count-down latch (condition variable: waits here are for events, not time). */
+typedef struct test_latch {
+  pthread_mutex_t m;
+  pthread_cond_t c;
+  long count;
+} test_latch;
+
+static inline void latch_init(test_latch *l, long count)
+{
+  pthread_mutex_init(&l->m, NULL);
+  pthread_cond_init(&l->c, NULL);
+  l->count = count;
+}
+
+static inline void latch_destroy(test_latch *l)
+{
+  pthread_mutex_destroy(&l->m);
+  pthread_cond_destroy(&l->c);
+}
+
+static inline void latch_count_down(test_latch *l)
+{
+  pthread_mutex_lock(&l->m);
+  if (--l->count <= 0)
+    pthread_cond_broadcast(&l->c);
+  pthread_mutex_unlock(&l->m);
+}
+
+static inline void latch_wait(test_latch *l)
+{
+  pthread_mutex_lock(&l->m);
+  while (l->count > 0)
+    pthread_cond_wait(&l->c, &l->m);
+  pthread_mutex_unlock(&l->m);
+}
+
+static inline ws_pool_t *make_pool(unsigned workers, ws_deque_kind_t dq, ws_steal_policy_t st)
+{
+  ws_options_t o;
+  ws_pool_t *p;
+  ws_options_init(&o);
+  o.workers = workers;
+  o.deque = dq;
+  o.steal = st;
+  ASSERT_OK(ws_pool_create(&p, &o));
+  return p;
+}
+
+static inline const char *deque_name(ws_deque_kind_t k)
+{
+  return k == WS_DEQUE_LOCKED ? "locked" : "lockfree";
+}
+
+static inline const char *steal_name(ws_steal_policy_t s)
+{
+  return s == WS_STEAL_HALF ? "half" : "one";
+}
+
+#endif /* WS_TEST_H */

@@ -1,0 +1,178 @@
+/*
+ * Exactly-once execution under every configuration: every task marks its own
+ * slot, and every slot must end at exactly 1. Three shapes:
+ *   external  — 8 threads outside the pool submit their share at once;
+ *   tree      — a few roots spawn recursive binary trees of children;
+ *   mixed     — external submitters whose tasks also spawn children.
+ * Each runs for workers in {1 (no victims), 2, 3, 8, 64 (oversubscribed)},
+ * both deque kinds and both steal policies; with more than one worker, real
+ * steals must have happened and been counted in the stats.
+ *
+ * Usage: test_exactly_once [shape] [tasks]   (defaults: all shapes, 10^6
+ * tasks per run, 10^5 under the sanitizers).
+ */
+#include "test.h"
+
+static _Atomic unsigned char *slots;
+static long ntasks;
+static ws_pool_t *pool;
+
+static int mark(void *arg)
+{
+  long i = (long)(intptr_t)arg;
+  /* relaxed: the count is checked after ws_pool_wait_idle, which orders it */
+  unsigned char old = atomic_fetch_add_explicit(&slots[i], 1, memory_order_relaxed);
+  if (old != 0)
+    TEST_FAIL("task %ld ran twice", i);
+  return 0;
+}
+
+/* --- tree: a task for the range [lo, hi) marks lo and spawns the halves of
+   (lo, hi) as children. --- */
+static int tree(void *arg);
+
+static void spawn_range(long lo, long hi)
+{
+  if (lo >= hi)
+    return;
+  /* Encode the range in one pointer-sized integer: lo in the high half. */
+  intptr_t code = ((intptr_t)lo << 31) | (intptr_t)(hi - lo);
+  ASSERT_OK(ws_submit(pool, tree, (void *)code, NULL));
+}
+
+static int tree(void *arg)
+{
+  intptr_t code = (intptr_t)arg;
+  long lo = (long)(code >> 31), len = (long)(code & 0x7FFFFFFF), hi = lo + len;
+  mark((void *)(intptr_t)lo);
+  long mid = lo + 1 + (hi - lo - 1) / 2;
+  spawn_range(lo + 1, mid);
+  spawn_range(mid, hi);
+  return 0;
+}
+
+/* --- external submitters --- */
+struct submitter {
+  pthread_t th;
+  long lo, hi;
+  int with_children;
+  test_latch *start;
+};
+
+static void *submit_thread(void *a_)
+{
+  struct submitter *s = a_;
+  latch_count_down(s->start);
+  latch_wait(s->start); /* all submitters start together */
+  if (s->with_children) {
+    /* Every 64 slots become one tree root. */
+    for (long lo = s->lo; lo < s->hi; lo += 64) {
+      long hi = lo + 64 < s->hi ? lo + 64 : s->hi;
+      intptr_t code = ((intptr_t)lo << 31) | (intptr_t)(hi - lo);
+      ASSERT_OK(ws_submit(pool, tree, (void *)code, NULL));
+    }
+  } else {
+    for (long i = s->lo; i < s->hi; i++)
+      ASSERT_OK(ws_submit(pool, mark, (void *)(intptr_t)i, NULL));
+  }
+  return NULL;
+}
+
+static void run_external(int with_children)
+{
+  enum { NSUB = 8 };
+  struct submitter s[NSUB];
+  test_latch start;
+  latch_init(&start, NSUB);
+  for (int i = 0; i < NSUB; i++) {
+    s[i].lo = ntasks * i / NSUB;
+    s[i].hi = ntasks * (i + 1) / NSUB;
+    s[i].with_children = with_children;
+    s[i].start = &start;
+    pthread_create(&s[i].th, NULL, submit_thread, &s[i]);
+  }
+  for (int i = 0; i < NSUB; i++)
+    pthread_join(s[i].th, NULL);
+  latch_destroy(&start);
+}
+
+static void run_tree(void)
+{
+  /* Four roots so that the first steals happen early. */
+  for (int r = 0; r < 4; r++) {
+    long lo = ntasks * r / 4, hi = ntasks * (r + 1) / 4;
+    intptr_t code = ((intptr_t)lo << 31) | (intptr_t)(hi - lo);
+    ASSERT_OK(ws_submit(pool, tree, (void *)code, NULL));
+  }
+}
+
+static void check_all_once(void)
+{
+  for (long i = 0; i < ntasks; i++)
+    if (atomic_load_explicit(&slots[i], memory_order_relaxed) != 1)
+      TEST_FAIL("slot %ld ran %d times", i, slots[i]);
+}
+
+static void one_run(const char *shape, unsigned workers, ws_deque_kind_t dq, ws_steal_policy_t st)
+{
+  memset((void *)slots, 0, (size_t)ntasks);
+  pool = make_pool(workers, dq, st);
+  if (strcmp(shape, "external") == 0)
+    run_external(0);
+  else if (strcmp(shape, "tree") == 0)
+    run_tree();
+  else
+    run_external(1);
+  ASSERT_OK(ws_pool_wait_idle(pool, WS_FOREVER));
+  check_all_once();
+
+  ws_stats_t stats;
+  ASSERT_EQ(ws_pool_stats(pool, &stats, NULL, 0), (int)workers);
+  ASSERT_EQ(stats.total.tasks_run, ntasks);
+  ASSERT_EQ(stats.total.tasks_failed, 0);
+  ASSERT_EQ(stats.outstanding, 0);
+  if (strcmp(shape, "external") != 0)
+    ASSERT_EQ(stats.total.spawned + stats.submitted, ntasks);
+  else
+    ASSERT_EQ(stats.submitted, ntasks);
+  fprintf(stderr,
+          "  %-8s workers=%-2u deque=%-8s steal=%-4s run=%" PRIu64 " steals=%" PRIu64
+          " stolen=%" PRIu64 " global=%" PRIu64 " parks=%" PRIu64 "\n",
+          shape, workers, deque_name(dq), steal_name(st), stats.total.tasks_run,
+          stats.total.steals, stats.total.tasks_stolen, stats.total.global_takes,
+          stats.total.parks);
+  /* Trees can only spread by stealing: with two or more workers, steals
+     must have happened. */
+  if (workers > 1 && strcmp(shape, "tree") == 0)
+    ASSERT_GT(stats.total.steals, 0);
+  if (st == WS_STEAL_ONE)
+    ASSERT_EQ(stats.total.steals, stats.total.tasks_stolen);
+  else
+    ASSERT_GE(stats.total.tasks_stolen, stats.total.steals);
+  ASSERT_OK(ws_pool_destroy(pool));
+}
+
+int main(int argc, char **argv)
+{
+  const char *only = argc > 1 ? argv[1] : NULL;
+  ntasks = argc > 2 ? atol(argv[2]) : 1000000 / TEST_SCALE_DIV;
+  slots = calloc((size_t)ntasks, 1);
+  static const char *const shapes[] = {"external", "tree", "mixed"};
+  static const unsigned workers[] = {1, 2, 3, 8, 64};
+  static const ws_deque_kind_t dqs[] = {WS_DEQUE_LOCKFREE, WS_DEQUE_LOCKED};
+  static const ws_steal_policy_t sts[] = {WS_STEAL_ONE, WS_STEAL_HALF};
+  for (int s = 0; s < 3; s++) {
+    if (only != NULL && strcmp(only, shapes[s]) != 0)
+      continue;
+    for (int w = 0; w < 5; w++)
+      for (int d = 0; d < 2; d++)
+        for (int p = 0; p < 2; p++) {
+          if (workers[w] == 1 && p == 1)
+            continue; /* no victims: the policy is irrelevant */
+          one_run(shapes[s], workers[w], dqs[d], sts[p]);
+        }
+  }
+  free((void *)slots);
+  fprintf(stderr, "ok\n");
+  return 0;
+}
