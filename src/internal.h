@@ -99,6 +99,7 @@ typedef struct ws__worker {
   uint32_t tick;       /* scheduling ticks, for the every-61st global check */
   bool spinning;       /* counted in pool->nspinning */
   unsigned help_depth; /* nested tasks run while waiting (ws_future_wait) */
+  char *stack_limit;   /* helping stops when the stack pointer gets below this */
   ws__task *cache;     /* free task records */
   unsigned ncache;
   pthread_t thread;    /* written by the creator before the pool is used */

@@ -82,6 +82,10 @@ void ws__yield(void);
    Returns 0 or WS_ESYS. */
 int ws__thread_start(pthread_t *thread, size_t stack_size, void *(*fn)(void *), void *arg);
 
+/* Lowest usable address of the calling thread's stack and its size, or
+   {NULL, 0} when the platform cannot tell. */
+void ws__thread_stack(char **low, size_t *size);
+
 /* CPUs in the calling thread's affinity mask (at least 1). */
 unsigned ws__affinity_cpus(void);
 

@@ -73,8 +73,10 @@
  * CAS PENDING -> RUNNING on the future (ws_future_cancel CASes PENDING ->
  * CANCELLED): the deque claim decides which worker holds the record, this
  * CAS decides whether it runs. A worker that waits for a future inside a task
- * keeps running other tasks meanwhile (ws__help_until), nested at most
- * WS__HELP_MAX_DEPTH deep; beyond that it blocks on the future.
+ * keeps running other tasks meanwhile (ws__help_until). Each helped task nests
+ * on the waiter's stack, so helping stops while less than
+ * WS__HELP_STACK_RESERVE of the worker's stack is left (a quarter of a small
+ * stack); the waiter then blocks on the future instead.
  *
  * Invariants
  * ----------
@@ -93,9 +95,10 @@
 
 _Thread_local ws__worker *ws__tls_worker;
 
-/* Deepest nesting of tasks run while waiting on a future. Each level costs a
-   few hundred bytes of worker stack plus the helped task's own frames. */
-#define WS__HELP_MAX_DEPTH 128
+/* Stack a waiting worker keeps free for the task it helps with: helping
+   stops below it. Each nesting level costs about 300 bytes of our frames plus
+   the helped task's own. */
+#define WS__HELP_STACK_RESERVE ((size_t)256 * 1024)
 
 /* Largest batch moved in one global-queue take. */
 #define WS__GLOBAL_BATCH 64
@@ -315,6 +318,14 @@ void *ws__worker_main(void *arg)
   ws_pool_t *p = w->pool;
   ws__tls_worker = w;
 
+  char *low;
+  size_t size;
+  ws__thread_stack(&low, &size);
+  if (low != NULL) {
+    size_t reserve = WS__HELP_STACK_RESERVE < size / 4 ? WS__HELP_STACK_RESERVE : size / 4;
+    w->stack_limit = low + reserve;
+  }
+
   for (;;) {
     ws__task *t = ws__find_work(w);
     if (t == NULL && !pool_terminated(p))
@@ -346,7 +357,7 @@ int ws__help_until(ws__worker *w, bool (*done)(void *), void *arg, int64_t deadl
       rc = WS_ETIMEDOUT;
       break;
     }
-    if (w->help_depth >= WS__HELP_MAX_DEPTH) {
+    if ((char *)__builtin_frame_address(0) < w->stack_limit) {
       rc = WS_EBUSY; /* too deep: the caller blocks instead */
       break;
     }

@@ -121,6 +121,24 @@ int ws__thread_start(pthread_t *thread, size_t stack_size, void *(*fn)(void *), 
   return err == 0 ? 0 : WS_ESYS;
 }
 
+void ws__thread_stack(char **low, size_t *size)
+{
+  pthread_attr_t attr;
+  void *addr = NULL;
+  size_t sz = 0;
+  *low = NULL;
+  *size = 0;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0)
+    return;
+  if (pthread_attr_getstack(&attr, &addr, &sz) == 0) {
+    size_t guard = 0;
+    pthread_attr_getguardsize(&attr, &guard);
+    *low = (char *)addr + guard;
+    *size = sz > guard ? sz - guard : 0;
+  }
+  pthread_attr_destroy(&attr);
+}
+
 unsigned ws__affinity_cpus(void)
 {
   cpu_set_t set;

@@ -1,0 +1,209 @@
+/*
+ * The public API's edges: error codes and ws_strerror, option validation,
+ * NULL arguments, WS_WORKERS, ws_current_worker/ws_current_pool, calls that
+ * would wait for themselves (WS_EDEADLK), the stats report, and several
+ * pools side by side (a task of one pool submitting to another).
+ */
+#include "test.h"
+
+static void strerror_table(void)
+{
+  static const int codes[] = {WS_OK,       WS_EINVAL,   WS_ENOMEM, WS_ESHUTDOWN, WS_ETIMEDOUT,
+                              WS_ECANCELED, WS_EBUSY,   WS_EDEADLK, WS_ESYS};
+  const char *unknown = ws_strerror(12345);
+  ASSERT(unknown != NULL);
+  for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+    const char *m = ws_strerror(codes[i]);
+    ASSERT(m != NULL && *m != '\0');
+    ASSERT(strcmp(m, unknown) != 0);
+    for (size_t j = 0; j < i; j++)
+      ASSERT(strcmp(m, ws_strerror(codes[j])) != 0);
+  }
+}
+
+static void options(void)
+{
+  ws_options_t o;
+  ws_pool_t *p = (ws_pool_t *)&o;
+  memset(&o, 0xAB, sizeof o);
+  ws_options_init(&o);
+  ASSERT_EQ(o.workers, 0);
+  ASSERT_EQ(o.deque, WS_DEQUE_DEFAULT);
+  ASSERT_EQ(o.steal, WS_STEAL_DEFAULT);
+  ASSERT_EQ(o.spin_rounds, 0);
+  ASSERT_EQ(ws_pool_create(NULL, &o), WS_EINVAL);
+  o.workers = WS_MAX_WORKERS + 1;
+  ASSERT_EQ(ws_pool_create(&p, &o), WS_EINVAL);
+  ASSERT(p == NULL);
+  ws_options_init(&o);
+  o.deque = (ws_deque_kind_t)7;
+  ASSERT_EQ(ws_pool_create(&p, &o), WS_EINVAL);
+  ws_options_init(&o);
+  o.steal = (ws_steal_policy_t)9;
+  ASSERT_EQ(ws_pool_create(&p, &o), WS_EINVAL);
+  ws_options_init(&o);
+  o.steal_batch = 5000;
+  ASSERT_EQ(ws_pool_create(&p, &o), WS_EINVAL);
+  ws_options_init(&o);
+  o.spin_rounds = 2000000;
+  ASSERT_EQ(ws_pool_create(&p, &o), WS_EINVAL);
+  /* NULL options are the defaults; WS_SPIN_NONE is allowed. */
+  ASSERT_OK(ws_pool_create(&p, NULL));
+  ASSERT_GE(ws_pool_workers(p), 1);
+  ASSERT_OK(ws_pool_destroy(p));
+  ws_options_init(&o);
+  o.spin_rounds = WS_SPIN_NONE;
+  o.workers = 3;
+  o.stack_size = 256 * 1024;
+  ASSERT_OK(ws_pool_create(&p, &o));
+  ASSERT_EQ(ws_pool_workers(p), 3);
+  ASSERT_OK(ws_pool_destroy(p));
+}
+
+static void env_workers(void)
+{
+  ws_pool_t *p;
+  setenv("WS_WORKERS", "5", 1);
+  ASSERT_OK(ws_pool_create(&p, NULL));
+  ASSERT_EQ(ws_pool_workers(p), 5);
+  ASSERT_OK(ws_pool_destroy(p));
+  /* An explicit count wins over the environment. */
+  p = make_pool(2, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+  ASSERT_EQ(ws_pool_workers(p), 2);
+  ASSERT_OK(ws_pool_destroy(p));
+  /* Garbage in the variable is ignored. */
+  setenv("WS_WORKERS", "lots", 1);
+  ASSERT_OK(ws_pool_create(&p, NULL));
+  int n = ws_pool_workers(p);
+  ASSERT_OK(ws_pool_destroy(p));
+  setenv("WS_WORKERS", "0", 1);
+  ASSERT_OK(ws_pool_create(&p, NULL));
+  ASSERT_EQ(ws_pool_workers(p), n);
+  ASSERT_OK(ws_pool_destroy(p));
+  unsetenv("WS_WORKERS");
+}
+
+static int noop(void *arg)
+{
+  (void)arg;
+  return 0;
+}
+
+static void null_args(void)
+{
+  ws_pool_t *p = make_pool(2, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+  ws_future_t *f = (ws_future_t *)&f;
+  ASSERT_EQ(ws_submit(NULL, noop, NULL, &f), WS_EINVAL);
+  ASSERT(f == NULL);
+  f = (ws_future_t *)&f;
+  ASSERT_EQ(ws_submit(p, NULL, NULL, &f), WS_EINVAL);
+  ASSERT(f == NULL);
+  ASSERT_EQ(ws_shutdown(NULL), WS_EINVAL);
+  ASSERT_EQ(ws_await_termination(NULL, 0), WS_EINVAL);
+  ASSERT_EQ(ws_pool_wait_idle(NULL, 0), WS_EINVAL);
+  ASSERT_EQ(ws_pool_state(NULL), WS_EINVAL);
+  ASSERT_EQ(ws_pool_workers(NULL), WS_EINVAL);
+  ASSERT_EQ(ws_pool_destroy(NULL), WS_EINVAL);
+  ws_stats_t st;
+  ASSERT_EQ(ws_pool_stats(NULL, &st, NULL, 0), WS_EINVAL);
+  ASSERT_EQ(ws_pool_stats(p, NULL, NULL, 0), WS_EINVAL);
+  ASSERT_EQ(ws_pool_stats_print(NULL, stderr), WS_EINVAL);
+  ASSERT_EQ(ws_pool_stats_print(p, NULL), WS_EINVAL);
+  ASSERT_OK(ws_pool_destroy(p));
+}
+
+/* --- identity and self-waits, across two pools ------------------------------ */
+
+static ws_pool_t *pa, *pb;
+static _Atomic int b_ran;
+
+static int in_b(void *arg)
+{
+  (void)arg;
+  ASSERT(ws_current_pool() == pb);
+  atomic_store(&b_ran, 1);
+  return 0;
+}
+
+static int in_a(void *arg)
+{
+  (void)arg;
+  int w = ws_current_worker();
+  ASSERT_GE(w, 0);
+  ASSERT_LT(w, ws_pool_workers(pa));
+  ASSERT(ws_current_pool() == pa);
+  ASSERT_EQ(ws_await_termination(pa, 0), WS_EDEADLK);
+  ASSERT_EQ(ws_pool_wait_idle(pa, WS_FOREVER), WS_EDEADLK);
+  ASSERT_EQ(ws_pool_destroy(pa), WS_EDEADLK);
+  /* Another pool is "outside" for us: a root submission there, and waiting
+     for it blocks this worker without helping pool b. */
+  ws_future_t *f;
+  ASSERT_OK(ws_submit(pb, in_b, NULL, &f));
+  ASSERT_OK(ws_future_wait(f, WS_FOREVER));
+  ws_future_release(f);
+  ASSERT_OK(ws_pool_wait_idle(pb, WS_FOREVER));
+  return 0;
+}
+
+static void identity(void)
+{
+  ASSERT_EQ(ws_current_worker(), -1);
+  ASSERT(ws_current_pool() == NULL);
+  pa = make_pool(2, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+  pb = make_pool(3, WS_DEQUE_LOCKED, WS_STEAL_HALF);
+  ws_future_t *f;
+  ASSERT_OK(ws_submit(pa, in_a, NULL, &f));
+  ASSERT_OK(ws_future_wait(f, WS_FOREVER));
+  ASSERT_EQ(ws_future_status(f), WS_FUTURE_DONE);
+  ws_future_release(f);
+  ASSERT_EQ(atomic_load(&b_ran), 1);
+  ASSERT_OK(ws_pool_destroy(pa));
+  ASSERT_OK(ws_pool_destroy(pb));
+}
+
+static void stats_print(void)
+{
+  ws_pool_t *p = make_pool(3, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+  for (int i = 0; i < 100; i++)
+    ASSERT_OK(ws_submit(p, noop, NULL, NULL));
+  ASSERT_OK(ws_pool_wait_idle(p, WS_FOREVER));
+  FILE *f = tmpfile();
+  ASSERT(f != NULL);
+  ASSERT_OK(ws_pool_stats_print(p, f));
+  rewind(f);
+  char line[512];
+  int lines = 0, saw_total = 0;
+  while (fgets(line, sizeof line, f) != NULL) {
+    lines++;
+    if (strncmp(line, " total", 6) == 0) {
+      saw_total = 1;
+      ASSERT(strstr(line, " 100 ") != NULL); /* 100 tasks run */
+    }
+  }
+  fclose(f);
+  ASSERT_EQ(lines, 2 + 3 + 1); /* header, column names, 3 workers, total */
+  ASSERT(saw_total);
+  ws_worker_stats_t per[8];
+  ws_stats_t st;
+  ASSERT_EQ(ws_pool_stats(p, &st, per, 8), 3);
+  uint64_t sum = 0;
+  for (int i = 0; i < 3; i++)
+    sum += per[i].tasks_run;
+  ASSERT_EQ(sum, 100);
+  ASSERT_EQ(st.total.tasks_run, 100);
+  ASSERT_EQ(st.submitted, 100);
+  ASSERT_EQ(st.state, WS_POOL_ACCEPTING);
+  ASSERT_OK(ws_pool_destroy(p));
+}
+
+int main(void)
+{
+  strerror_table();
+  options();
+  env_workers();
+  null_args();
+  identity();
+  stats_print();
+  fprintf(stderr, "ok\n");
+  return 0;
+}

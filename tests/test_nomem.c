@@ -1,0 +1,182 @@
+/*
+ * Allocation failure, injected through the internal hook ws__alloc_fault:
+ *   submit — a refused allocation gives WS_ENOMEM, a NULL future, nothing
+ *            queued, and the pool stays usable.
+ *   storm  — every 7th allocation fails while 8 threads submit and tasks
+ *            spawn children, retrying on WS_ENOMEM: every accepted task runs
+ *            exactly once, every refused one never runs.
+ *   grow   — a task pushes thousands of children while every deque growth
+ *            fails: the children overflow into the global queue and all run.
+ *   create — ws_pool_create with the n-th allocation failing, for every n
+ *            until it succeeds: WS_ENOMEM and nothing leaked (ASan checks).
+ */
+#include "test.h"
+
+#include "../src/task.h"
+
+static _Atomic unsigned char *ran;
+static _Atomic long enomem_seen;
+static ws_pool_t *pool;
+
+static int mark(void *arg)
+{
+  long i = (long)(intptr_t)arg;
+  if (atomic_fetch_add_explicit(&ran[i], 1, memory_order_relaxed) != 0)
+    TEST_FAIL("task %ld ran twice", i);
+  return 0;
+}
+
+static void submit_retrying(long i, ws_task_fn fn)
+{
+  int rc;
+  while ((rc = ws_submit(pool, fn, (void *)(intptr_t)i, NULL)) == WS_ENOMEM)
+    atomic_fetch_add_explicit(&enomem_seen, 1, memory_order_relaxed);
+  ASSERT_OK(rc);
+}
+
+static void submit_once(void)
+{
+  pool = make_pool(2, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+  ws_future_t *f = (ws_future_t *)&f;
+  ws__alloc_fault(1, 0); /* the next allocation fails */
+  ASSERT_EQ(ws_submit(pool, mark, (void *)0, &f), WS_ENOMEM);
+  ws__alloc_fault(0, 0);
+  ASSERT(f == NULL);
+  ws_stats_t st;
+  ws_pool_stats(pool, &st, NULL, 0);
+  ASSERT_EQ(st.outstanding, 0);
+  ASSERT_EQ(st.submitted, 0);
+  /* Still usable. */
+  ASSERT_OK(ws_submit(pool, mark, (void *)0, &f));
+  ASSERT_OK(ws_future_wait(f, WS_FOREVER));
+  ASSERT_EQ(ws_future_status(f), WS_FUTURE_DONE);
+  ws_future_release(f);
+  ASSERT_EQ(ran[0], 1);
+  ASSERT_OK(ws_pool_destroy(pool));
+}
+
+/* Each tree task marks its slot and spawns one child for slot i + half. */
+static long nslots;
+
+static int spawner(void *arg)
+{
+  long i = (long)(intptr_t)arg;
+  mark(arg);
+  if (i < nslots / 2)
+    submit_retrying(i + nslots / 2, mark);
+  return 0;
+}
+
+struct sub {
+  pthread_t th;
+  long lo, hi;
+};
+
+static void *sub_thread(void *a_)
+{
+  struct sub *s = a_;
+  for (long i = s->lo; i < s->hi; i++)
+    submit_retrying(i, spawner);
+  return NULL;
+}
+
+static void storm(unsigned workers, ws_deque_kind_t dq)
+{
+  nslots = 200000 / TEST_SCALE_DIV;
+  memset((void *)ran, 0, (size_t)nslots);
+  atomic_store(&enomem_seen, 0);
+  pool = make_pool(workers, dq, WS_STEAL_HALF);
+  ws__alloc_fault(7, 7);
+  struct sub s[8];
+  for (int i = 0; i < 8; i++) {
+    s[i].lo = (nslots / 2) * i / 8;
+    s[i].hi = (nslots / 2) * (i + 1) / 8;
+    pthread_create(&s[i].th, NULL, sub_thread, &s[i]);
+  }
+  for (int i = 0; i < 8; i++)
+    pthread_join(s[i].th, NULL);
+  ASSERT_OK(ws_pool_wait_idle(pool, WS_FOREVER));
+  ws__alloc_fault(0, 0);
+  for (long i = 0; i < nslots; i++)
+    if (ran[i] != 1)
+      TEST_FAIL("slot %ld ran %d times", i, ran[i]);
+  ASSERT_GT(atomic_load(&enomem_seen), 0);
+  fprintf(stderr, "  storm workers=%u deque=%s: %ld ENOMEM, all %ld tasks ran once\n", workers,
+          deque_name(dq), atomic_load(&enomem_seen), nslots);
+  ASSERT_OK(ws_pool_destroy(pool));
+}
+
+/* --- growth failure ---------------------------------------------------------- */
+
+static int pusher(void *arg)
+{
+  long n = (long)(intptr_t)arg;
+  /* From here on every second allocation fails: deque growths fail, and
+     half of the task allocations are retried. */
+  ws__alloc_fault(1, 2);
+  for (long i = 1; i <= n; i++)
+    submit_retrying(i, mark);
+  ws__alloc_fault(0, 0);
+  return 0;
+}
+
+static void grow(ws_deque_kind_t dq)
+{
+  long n = 20000;
+  memset((void *)ran, 0, (size_t)n + 1);
+  /* One worker: the children stay in its deque (256 slots) or overflow. */
+  pool = make_pool(1, dq, WS_STEAL_ONE);
+  ASSERT_OK(ws_submit(pool, pusher, (void *)(intptr_t)n, NULL));
+  ASSERT_OK(ws_pool_wait_idle(pool, WS_FOREVER));
+  for (long i = 1; i <= n; i++)
+    ASSERT_EQ(ran[i], 1);
+  ws_stats_t st;
+  ws_pool_stats(pool, &st, NULL, 0);
+  ASSERT_EQ(st.total.tasks_run, n + 1);
+  ASSERT_GT(st.total.global_takes, 0); /* the overflow went through the global queue */
+  fprintf(stderr, "  grow deque=%s: %" PRIu64 " children came back through the global queue\n",
+          deque_name(dq), st.total.global_takes);
+  ASSERT_OK(ws_pool_destroy(pool));
+}
+
+/* --- pool creation ------------------------------------------------------------- */
+
+static void create(void)
+{
+  ws_options_t o;
+  ws_options_init(&o);
+  o.workers = 4;
+  int failures = 0;
+  for (long k = 1;; k++) {
+    ws_pool_t *p = (ws_pool_t *)&p;
+    ws__alloc_fault(k, 0);
+    int rc = ws_pool_create(&p, &o);
+    ws__alloc_fault(0, 0);
+    if (rc == 0) {
+      ASSERT_OK(ws_pool_destroy(p));
+      break;
+    }
+    ASSERT_EQ(rc, WS_ENOMEM);
+    ASSERT(p == NULL);
+    failures++;
+  }
+  ASSERT_GT(failures, 3);
+  fprintf(stderr, "  create: %d injected failures, all clean\n", failures);
+}
+
+int main(void)
+{
+  ran = calloc(200001, 1);
+  submit_once();
+  create();
+  grow(WS_DEQUE_LOCKFREE);
+  grow(WS_DEQUE_LOCKED);
+  static const unsigned counts[] = {1, 2, 8};
+  for (int i = 0; i < 3; i++) {
+    storm(counts[i], WS_DEQUE_LOCKFREE);
+    storm(counts[i], WS_DEQUE_LOCKED);
+  }
+  free((void *)ran);
+  fprintf(stderr, "ok\n");
+  return 0;
+}

@@ -1,0 +1,302 @@
+/*
+ * Graceful shutdown:
+ *   storm      — 8 threads submit without pause while the main thread shuts
+ *                the pool down: every accepted task runs exactly once, every
+ *                refused one got WS_ESHUTDOWN and never runs, and once a
+ *                submitter is refused it stays refused.
+ *   children   — shutdown while tasks keep spawning children: every child is
+ *                accepted (the pool is DRAINING) and runs.
+ *   repeated   — repeated and concurrent ws_shutdown calls, before and after
+ *                termination, all succeed; termination happens once.
+ *   await      — ws_await_termination with zero, short and infinite timeouts.
+ *   inside     — ws_shutdown from inside a task; outside submitters are then
+ *                refused while that task's children are still accepted.
+ *   destroy    — ws_pool_destroy without ws_shutdown runs everything queued.
+ * Each scenario runs over several worker counts and both deque kinds.
+ */
+#include "test.h"
+
+static const unsigned worker_counts[] = {1, 2, 8, 64};
+static const ws_deque_kind_t kinds[] = {WS_DEQUE_LOCKFREE, WS_DEQUE_LOCKED};
+
+/* --- storm ---------------------------------------------------------------- */
+
+#define NSUB 8
+static _Atomic unsigned char *ran;
+static unsigned char *accepted;
+
+static int mark(void *arg)
+{
+  long i = (long)(intptr_t)arg;
+  if (atomic_fetch_add_explicit(&ran[i], 1, memory_order_relaxed) != 0)
+    TEST_FAIL("task %ld ran twice", i);
+  return 0;
+}
+
+struct storm_sub {
+  pthread_t th;
+  ws_pool_t *pool;
+  long lo, hi;
+  _Atomic long *progress;
+  long nacc, nrej;
+};
+
+static void *storm_thread(void *a_)
+{
+  struct storm_sub *s = a_;
+  int refused = 0;
+  for (long i = s->lo; i < s->hi; i++) {
+    int rc = ws_submit(s->pool, mark, (void *)(intptr_t)i, NULL);
+    if (rc == 0) {
+      if (refused)
+        TEST_FAIL("submission accepted after a refusal");
+      accepted[i] = 1;
+      s->nacc++;
+      atomic_fetch_add_explicit(s->progress, 1, memory_order_relaxed);
+    } else {
+      ASSERT_EQ(rc, WS_ESHUTDOWN);
+      refused = 1;
+      s->nrej++;
+    }
+  }
+  return NULL;
+}
+
+static void storm(unsigned workers, ws_deque_kind_t dq, long n)
+{
+  ws_pool_t *p = make_pool(workers, dq, WS_STEAL_ONE);
+  _Atomic long progress = 0;
+  struct storm_sub s[NSUB];
+  memset((void *)ran, 0, (size_t)n);
+  memset(accepted, 0, (size_t)n);
+  for (int i = 0; i < NSUB; i++) {
+    s[i] = (struct storm_sub){.pool = p, .lo = n * i / NSUB, .hi = n * (i + 1) / NSUB,
+                              .progress = &progress};
+    pthread_create(&s[i].th, NULL, storm_thread, &s[i]);
+  }
+  /* Shut down once a fraction of the tasks are in: the rest race with it. */
+  while (atomic_load_explicit(&progress, memory_order_relaxed) < n / 4)
+    sched_yield();
+  ASSERT_OK(ws_shutdown(p));
+  for (int i = 0; i < NSUB; i++)
+    pthread_join(s[i].th, NULL);
+  ASSERT_OK(ws_await_termination(p, WS_FOREVER));
+  ASSERT_EQ(ws_pool_state(p), WS_POOL_TERMINATED);
+  long nacc = 0, nrej = 0;
+  for (int i = 0; i < NSUB; i++) {
+    nacc += s[i].nacc;
+    nrej += s[i].nrej;
+  }
+  for (long i = 0; i < n; i++)
+    if (ran[i] != accepted[i])
+      TEST_FAIL("task %ld: accepted=%d ran=%d", i, accepted[i], ran[i]);
+  ws_stats_t st;
+  ws_pool_stats(p, &st, NULL, 0);
+  ASSERT_EQ(st.submitted, nacc);
+  ASSERT_EQ(st.rejected, nrej);
+  ASSERT_EQ(st.total.tasks_run, nacc);
+  ASSERT_EQ(nacc + nrej, n);
+  fprintf(stderr, "  storm workers=%u deque=%s accepted=%ld refused=%ld\n", workers,
+          deque_name(dq), nacc, nrej);
+  /* Still refused after termination. */
+  ASSERT_EQ(ws_submit(p, mark, (void *)0, NULL), WS_ESHUTDOWN);
+  ASSERT_OK(ws_pool_destroy(p));
+}
+
+/* --- children while draining ---------------------------------------------- */
+
+static ws_pool_t *cpool;
+static test_latch go;
+static _Atomic long child_runs;
+static _Atomic long drained_seen;
+
+static int child(void *arg)
+{
+  long depth = (long)(intptr_t)arg;
+  atomic_fetch_add_explicit(&child_runs, 1, memory_order_relaxed);
+  if (ws_pool_state(cpool) == WS_POOL_DRAINING)
+    atomic_fetch_add_explicit(&drained_seen, 1, memory_order_relaxed);
+  if (depth > 0) {
+    ASSERT_OK(ws_submit(cpool, child, (void *)(intptr_t)(depth - 1), NULL));
+    ASSERT_OK(ws_submit(cpool, child, (void *)(intptr_t)(depth - 1), NULL));
+  }
+  return 0;
+}
+
+static int gated_root(void *arg)
+{
+  latch_wait(&go); /* released only after ws_shutdown returned */
+  return child(arg);
+}
+
+static void children(unsigned workers, ws_deque_kind_t dq, int depth)
+{
+  cpool = make_pool(workers, dq, WS_STEAL_ONE);
+  atomic_store(&child_runs, 0);
+  atomic_store(&drained_seen, 0);
+  latch_init(&go, 1);
+  ASSERT_OK(ws_submit(cpool, gated_root, (void *)(intptr_t)depth, NULL));
+  ASSERT_OK(ws_shutdown(cpool));
+  ASSERT_EQ(ws_pool_state(cpool), WS_POOL_DRAINING); /* the root is outstanding */
+  ASSERT_EQ(ws_await_termination(cpool, 0), WS_ETIMEDOUT);
+  latch_count_down(&go);
+  ASSERT_OK(ws_await_termination(cpool, WS_FOREVER));
+  long expect = (2L << depth) - 1;
+  ASSERT_EQ(atomic_load(&child_runs), expect);
+  ASSERT_EQ(atomic_load(&drained_seen), expect); /* all of them ran while DRAINING */
+  ASSERT_OK(ws_pool_destroy(cpool));
+  latch_destroy(&go);
+}
+
+/* --- repeated and concurrent shutdown calls -------------------------------- */
+
+static void *shutdown_many(void *p)
+{
+  for (int i = 0; i < 200; i++)
+    ASSERT_OK(ws_shutdown(p));
+  return NULL;
+}
+
+static int block_on_latch(void *arg)
+{
+  latch_wait(arg);
+  return 0;
+}
+
+static void repeated(unsigned workers)
+{
+  ws_pool_t *p = make_pool(workers, WS_DEQUE_LOCKFREE, WS_STEAL_ONE);
+  test_latch l;
+  latch_init(&l, 1);
+  ASSERT_OK(ws_submit(p, block_on_latch, &l, NULL));
+  pthread_t th[8];
+  for (int i = 0; i < 8; i++)
+    pthread_create(&th[i], NULL, shutdown_many, p);
+  for (int i = 0; i < 8; i++)
+    pthread_join(th[i], NULL);
+  ASSERT_EQ(ws_pool_state(p), WS_POOL_DRAINING);
+  latch_count_down(&l);
+  ASSERT_OK(ws_await_termination(p, WS_FOREVER));
+  for (int i = 0; i < 8; i++)
+    pthread_create(&th[i], NULL, shutdown_many, p);
+  for (int i = 0; i < 8; i++)
+    pthread_join(th[i], NULL);
+  ASSERT_EQ(ws_pool_state(p), WS_POOL_TERMINATED);
+  ASSERT_OK(ws_pool_destroy(p));
+  latch_destroy(&l);
+}
+
+/* --- await_termination timeouts --------------------------------------------- */
+
+static void await_timeouts(unsigned workers)
+{
+  ws_pool_t *p = make_pool(workers, WS_DEQUE_LOCKFREE, WS_STEAL_ONE);
+  /* Never shut down: a bounded wait times out. */
+  ASSERT_EQ(ws_await_termination(p, 0), WS_ETIMEDOUT);
+  ASSERT_EQ(ws_await_termination(p, 2000000), WS_ETIMEDOUT); /* 2 ms */
+  test_latch l;
+  latch_init(&l, 1);
+  ASSERT_OK(ws_submit(p, block_on_latch, &l, NULL));
+  ASSERT_OK(ws_shutdown(p));
+  ASSERT_EQ(ws_await_termination(p, 0), WS_ETIMEDOUT);
+  ASSERT_EQ(ws_await_termination(p, 1000000), WS_ETIMEDOUT); /* 1 ms */
+  latch_count_down(&l);
+  ASSERT_OK(ws_await_termination(p, WS_FOREVER));
+  ASSERT_OK(ws_await_termination(p, 0));
+  ASSERT_OK(ws_await_termination(p, 1000));
+  ASSERT_OK(ws_pool_destroy(p));
+  latch_destroy(&l);
+
+  /* An empty pool terminates at once. */
+  p = make_pool(workers, WS_DEQUE_LOCKED, WS_STEAL_ONE);
+  ASSERT_OK(ws_shutdown(p));
+  ASSERT_OK(ws_await_termination(p, WS_FOREVER));
+  ASSERT_OK(ws_pool_destroy(p));
+}
+
+/* --- shutdown from inside a task ------------------------------------------- */
+
+static ws_pool_t *ipool;
+static _Atomic long inside_children;
+
+static int inside_child(void *arg)
+{
+  (void)arg;
+  atomic_fetch_add(&inside_children, 1);
+  return 0;
+}
+
+static int inside_root(void *arg)
+{
+  test_latch *refused = arg;
+  ASSERT_OK(ws_shutdown(ipool));
+  ASSERT_EQ(ws_pool_state(ipool), WS_POOL_DRAINING);
+  latch_wait(refused); /* the main thread has seen its submission refused */
+  for (int i = 0; i < 100; i++)
+    ASSERT_OK(ws_submit(ipool, inside_child, NULL, NULL));
+  ASSERT_EQ(ws_await_termination(ipool, WS_FOREVER), WS_EDEADLK);
+  return 0;
+}
+
+static void inside(unsigned workers)
+{
+  ipool = make_pool(workers, WS_DEQUE_LOCKFREE, WS_STEAL_ONE);
+  atomic_store(&inside_children, 0);
+  test_latch refused;
+  latch_init(&refused, 1);
+  ASSERT_OK(ws_submit(ipool, inside_root, &refused, NULL));
+  while (ws_pool_state(ipool) == WS_POOL_ACCEPTING)
+    sched_yield();
+  ws_future_t *f = (ws_future_t *)&refused; /* must be reset to NULL */
+  ASSERT_EQ(ws_submit(ipool, inside_child, NULL, &f), WS_ESHUTDOWN);
+  ASSERT(f == NULL);
+  latch_count_down(&refused);
+  ASSERT_OK(ws_await_termination(ipool, WS_FOREVER));
+  ASSERT_EQ(atomic_load(&inside_children), 100);
+  ASSERT_OK(ws_pool_destroy(ipool));
+  latch_destroy(&refused);
+}
+
+/* --- destroy without shutdown ------------------------------------------------- */
+
+static void destroy_graceful(unsigned workers, ws_deque_kind_t dq, long n)
+{
+  ws_pool_t *p = make_pool(workers, dq, WS_STEAL_HALF);
+  memset((void *)ran, 0, (size_t)n);
+  for (long i = 0; i < n; i++)
+    ASSERT_OK(ws_submit(p, mark, (void *)(intptr_t)i, NULL));
+  ASSERT_OK(ws_pool_destroy(p)); /* shuts down gracefully first */
+  for (long i = 0; i < n; i++)
+    ASSERT_EQ(ran[i], 1);
+}
+
+int main(int argc, char **argv)
+{
+  const char *only = argc > 1 ? argv[1] : NULL;
+  long n = 400000 / TEST_SCALE_DIV;
+  ran = calloc((size_t)n, 1);
+  accepted = calloc((size_t)n, 1);
+  for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++) {
+    unsigned nw = worker_counts[w];
+    for (size_t d = 0; d < 2; d++) {
+      if (!only || !strcmp(only, "storm"))
+        for (int rep = 0; rep < 3; rep++)
+          storm(nw, kinds[d], n);
+      if (!only || !strcmp(only, "children"))
+        children(nw, kinds[d], 14);
+      if (!only || !strcmp(only, "destroy"))
+        destroy_graceful(nw, kinds[d], n / 4);
+    }
+    if (!only || !strcmp(only, "repeated"))
+      repeated(nw);
+    if (!only || !strcmp(only, "await"))
+      await_timeouts(nw);
+    if (!only || !strcmp(only, "inside"))
+      inside(nw);
+    fprintf(stderr, "workers=%u done\n", nw);
+  }
+  free((void *)ran);
+  free(accepted);
+  fprintf(stderr, "ok\n");
+  return 0;
+}
