@@ -99,6 +99,8 @@ typedef struct ws__worker {
   uint32_t tick;       /* scheduling ticks, for the every-61st global check */
   bool spinning;       /* counted in pool->nspinning */
   unsigned help_depth; /* nested tasks run while waiting (ws_future_wait) */
+  /* Finished tasks still counted in pool->life (see ws__life_credit_*). */
+  uint64_t life_credit;
   char *stack_limit;   /* helping stops when the stack pointer gets below this */
   ws__task *cache;     /* free task records */
   unsigned ncache;
@@ -178,6 +180,38 @@ static inline uint64_t ws__life_count(uint64_t life)
 
 /* pool.c: n accepted tasks have finished (or were discarded). */
 void ws__life_done(ws_pool_t *pool, uint64_t n);
+
+/*
+ * Outstanding-count credits. A worker does not subtract each finished task
+ * from pool->life at once: it keeps the count as a credit (life then
+ * over-counts by the credit, which is safe: the count can only reach zero
+ * later, never earlier). A child spawned on that worker takes over one credit
+ * instead of adding to life (+1 and -1 cancel). A worker with no credit left
+ * reserves WS__CREDIT_BATCH counts in one fetch_add, so spawning touches the
+ * shared line about once per batch (without it, two workers spawning fib
+ * ran no faster than one: every spawn was a contended RMW on life).
+ * The worker flushes its credit before it can go idle (spin, park, block) and
+ * whenever it reaches WS__CREDIT_MAX, so idleness and termination are only
+ * delayed while that worker is busy running tasks anyway.
+ */
+#define WS__CREDIT_MAX 256
+#define WS__CREDIT_BATCH 32
+
+static inline void ws__life_credit_flush(ws__worker *w)
+{
+  if (w->life_credit != 0) {
+    uint64_t n = w->life_credit;
+    w->life_credit = 0;
+    ws__life_done(w->pool, n);
+  }
+}
+
+/* A task counted in life finished on worker w. */
+static inline void ws__life_credit_add(ws__worker *w)
+{
+  if (++w->life_credit >= WS__CREDIT_MAX)
+    ws__life_credit_flush(w);
+}
 
 /* worker.c */
 void *ws__worker_main(void *arg);

@@ -220,9 +220,15 @@ int ws_submit(ws_pool_t *p, ws_task_fn fn, void *arg, ws_future_t **future)
   if (w != NULL) {
     /* A child: counted before its parent (running on this worker) finishes;
        accepted in every state but TERMINATED, which cannot be reached while
-       the parent is outstanding. Relaxed: the parent's own later decrement on
-       the same word is ordered after this by coherence. */
-    atomic_fetch_add_explicit(&p->life, WS__LIFE_ONE, memory_order_relaxed);
+       the parent is outstanding. It takes over a credit of this worker if
+       there is one (internal.h); otherwise it is added now. Relaxed: the
+       parent's own later decrement on the same word is ordered after this
+       by coherence. */
+    if (w->life_credit == 0) {
+      atomic_fetch_add_explicit(&p->life, WS__CREDIT_BATCH * WS__LIFE_ONE, memory_order_relaxed);
+      w->life_credit = WS__CREDIT_BATCH;
+    }
+    w->life_credit--;
     ws__stat1(w, WS__S_spawned, 1);
     if (ws__deque_push(&w->deque, t) != 0)
       ws__inject_push(&p->inject, t, t, 1); /* the deque could not grow */

@@ -273,7 +273,7 @@ void ws__run(ws__worker *w, ws__task *t)
         /* Cancelled before we claimed it: it never runs. */
         ws__stat1(w, WS__S_tasks_cancelled, 1);
         ws__task_unref(w, t);
-        ws__life_done(p, 1);
+        ws__life_credit_add(w);
         return;
       }
       /* The run/cancel decision; pairs with ws_future_cancel's CAS. */
@@ -309,7 +309,8 @@ void ws__run(ws__worker *w, ws__task *t)
   } else {
     ws__task_free(w, t); /* no other reference exists */
   }
-  ws__life_done(p, 1);
+  ws__life_credit_add(w);
+  (void)p;
 }
 
 void *ws__worker_main(void *arg)
@@ -328,8 +329,11 @@ void *ws__worker_main(void *arg)
 
   for (;;) {
     ws__task *t = ws__find_work(w);
-    if (t == NULL && !pool_terminated(p))
-      t = spin(w, NULL, NULL);
+    if (t == NULL) {
+      ws__life_credit_flush(w); /* we may go idle: finished tasks must not stay counted */
+      if (!pool_terminated(p))
+        t = spin(w, NULL, NULL);
+    }
     if (t != NULL) {
       if (w->spinning)
         stop_spinning(w);
@@ -362,8 +366,10 @@ int ws__help_until(ws__worker *w, bool (*done)(void *), void *arg, int64_t deadl
       break;
     }
     ws__task *t = ws__find_work(w);
-    if (t == NULL)
+    if (t == NULL) {
+      ws__life_credit_flush(w); /* see ws__worker_main */
       t = spin(w, done, arg);
+    }
     if (t != NULL) {
       if (w->spinning)
         stop_spinning(w);
@@ -378,6 +384,7 @@ int ws__help_until(ws__worker *w, bool (*done)(void *), void *arg, int64_t deadl
   }
   if (w->spinning)
     stop_spinning(w);
+  ws__life_credit_flush(w); /* the caller may block next */
   (void)p;
   return rc;
 }

@@ -1,0 +1,310 @@
+/*
+ * wsbench — runs the workload suite on wsched and reports.
+ *
+ *   wsbench [--workers N] [--deque lockfree|locked] [--steal one|half]
+ *           [--repeat R] [--json FILE] [--results] [--small] [--list]
+ *           [WORKLOAD [SIZE]]
+ *
+ * For every workload it runs, interleaved R times (so the ratios come from
+ * one run on a noisy machine): the serial twin, a 1-worker pool and an
+ * N-worker pool. It prints medians, the speedup of N workers over one, the
+ * ratio to serial, the efficiency, and the N-worker pool's steal and park
+ * counts per run. Every run checks its answer; any wrong answer makes the
+ * exit status 1. --results prints one machine-readable line per N-worker
+ * repetition instead (the format bench/compare uses).
+ */
+#define _GNU_SOURCE
+#include "wsbench.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const wb_workload *const workloads[] = {
+  &wb_fib_submit,
+  &wb_fanout,
+};
+#define NWORKLOADS (sizeof workloads / sizeof workloads[0])
+
+double wb_now_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+typedef struct row {
+  const wb_workload *w;
+  long size;
+  double serial, one, many; /* medians, ms */
+  double steals, parks;     /* N-worker pool, per run */
+  int ok;
+  char detail[96];
+} row;
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void usage(FILE *out)
+{
+  fprintf(out,
+          "usage: wsbench [--workers N] [--deque lockfree|locked] [--steal one|half]\n"
+          "               [--repeat R] [--json FILE] [--results] [--small] [--list]\n"
+          "               [WORKLOAD [SIZE]]\n"
+          "Runs every workload (or one) serially, on 1 worker and on N workers\n"
+          "(default: every CPU this process may use), R times interleaved (default 5),\n"
+          "and prints medians. Every run checks its answer; a wrong one exits 1.\n");
+}
+
+static long parse_long(const char *s, const char *what)
+{
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno != 0 || *end != '\0' || v < 0) {
+    fprintf(stderr, "wsbench: bad %s '%s'\n", what, s);
+    exit(2);
+  }
+  return v;
+}
+
+static const wb_workload *find_workload(const char *name)
+{
+  for (size_t i = 0; i < NWORKLOADS; i++)
+    if (strcmp(workloads[i]->name, name) == 0)
+      return workloads[i];
+  return NULL;
+}
+
+static int progress_tty;
+
+static void progress(const char *fmt, const char *name, long size, int rep, int reps)
+{
+  if (!progress_tty)
+    return;
+  fprintf(stderr, "\r\033[K");
+  fprintf(stderr, fmt, name, size, rep, reps);
+  fflush(stderr);
+}
+
+static int check(const wb_workload *w, const char *variant, int rc, const wb_result *r)
+{
+  if (rc != 0) {
+    fprintf(stderr, "\nwsbench: %s (%s) could not run (out of memory)\n", w->name, variant);
+    return 0;
+  }
+  if (!r->ok) {
+    fprintf(stderr, "\nwsbench: WRONG ANSWER: %s (%s): %s\n", w->name, variant, r->detail);
+    return 0;
+  }
+  return 1;
+}
+
+int main(int argc, char **argv)
+{
+  ws_options_t opt;
+  int reps = 5, results = 0, small = 0;
+  const char *json = NULL, *only = NULL;
+  long size_arg = -1;
+
+  ws_options_init(&opt);
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--workers") && i + 1 < argc)
+      opt.workers = (unsigned)parse_long(argv[++i], "worker count");
+    else if (!strcmp(a, "--deque") && i + 1 < argc) {
+      const char *v = argv[++i];
+      if (!strcmp(v, "lockfree"))
+        opt.deque = WS_DEQUE_LOCKFREE;
+      else if (!strcmp(v, "locked"))
+        opt.deque = WS_DEQUE_LOCKED;
+      else {
+        fprintf(stderr, "wsbench: --deque takes lockfree or locked\n");
+        return 2;
+      }
+    } else if (!strcmp(a, "--steal") && i + 1 < argc) {
+      const char *v = argv[++i];
+      if (!strcmp(v, "one"))
+        opt.steal = WS_STEAL_ONE;
+      else if (!strcmp(v, "half"))
+        opt.steal = WS_STEAL_HALF;
+      else {
+        fprintf(stderr, "wsbench: --steal takes one or half\n");
+        return 2;
+      }
+    } else if (!strcmp(a, "--repeat") && i + 1 < argc) {
+      reps = (int)parse_long(argv[++i], "repeat count");
+      if (reps < 1)
+        reps = 1;
+    } else if (!strcmp(a, "--json") && i + 1 < argc)
+      json = argv[++i];
+    else if (!strcmp(a, "--results"))
+      results = 1;
+    else if (!strcmp(a, "--small"))
+      small = 1;
+    else if (!strcmp(a, "--list")) {
+      for (size_t k = 0; k < NWORKLOADS; k++)
+        printf("%-12s default %-9ld small %-7ld %s\n", workloads[k]->name,
+               workloads[k]->default_size, workloads[k]->small_size, workloads[k]->about);
+      return 0;
+    } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage(stdout);
+      return 0;
+    } else if (a[0] == '-') {
+      usage(stderr);
+      return 2;
+    } else if (only == NULL)
+      only = a;
+    else if (size_arg < 0)
+      size_arg = parse_long(a, "size");
+    else {
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (only != NULL && find_workload(only) == NULL) {
+    fprintf(stderr, "wsbench: no workload '%s' (see --list)\n", only);
+    return 2;
+  }
+  progress_tty = isatty(2) && !results;
+
+  ws_pool_t *many, *one = NULL;
+  int rc = ws_pool_create(&many, &opt);
+  if (rc != 0) {
+    fprintf(stderr, "wsbench: cannot create the pool: %s\n", ws_strerror(rc));
+    return 2;
+  }
+  int nworkers = ws_pool_workers(many);
+  if (!results) {
+    ws_options_t o1 = opt;
+    o1.workers = 1;
+    if ((rc = ws_pool_create(&one, &o1)) != 0) {
+      fprintf(stderr, "wsbench: cannot create the pool: %s\n", ws_strerror(rc));
+      return 2;
+    }
+    printf("wsbench: %d workers (%s deque, steal %s), %d repetitions, medians in ms\n", nworkers,
+           opt.deque == WS_DEQUE_LOCKED ? "locked" : "lock-free",
+           opt.steal == WS_STEAL_HALF ? "half" : "one", reps);
+  }
+
+  row rows[NWORKLOADS];
+  int nrows = 0, all_ok = 1;
+  double *ts = calloc((size_t)reps, sizeof *ts), *t1 = calloc((size_t)reps, sizeof *t1),
+         *tn = calloc((size_t)reps, sizeof *tn);
+
+  for (size_t k = 0; k < NWORKLOADS; k++) {
+    const wb_workload *w = workloads[k];
+    if (only != NULL && strcmp(only, w->name) != 0)
+      continue;
+    long size = size_arg >= 0 ? size_arg : small ? w->small_size : w->default_size;
+    row *r = &rows[nrows++];
+    memset(r, 0, sizeof *r);
+    r->w = w;
+    r->size = size;
+    r->ok = 1;
+    ws_stats_t before, after;
+    ws_pool_stats(many, &before, NULL, 0);
+    for (int i = 0; i < reps; i++) {
+      wb_result res;
+      if (results) {
+        memset(&res, 0, sizeof res);
+        int ok = check(w, "parallel", w->parallel(many, size, &res), &res);
+        printf("RESULT impl=wsched workload=%s size=%ld workers=%d ms=%.3f answer=%llu ok=%d\n",
+               w->name, size, nworkers, res.ms, (unsigned long long)res.answer, ok);
+        fflush(stdout);
+        r->ok &= ok;
+        continue;
+      }
+      progress("%s %ld: serial, repetition %d/%d", w->name, size, i + 1, reps);
+      memset(&res, 0, sizeof res);
+      r->ok &= check(w, "serial", w->serial(size, &res), &res);
+      ts[i] = res.ms;
+      progress("%s %ld: 1 worker, repetition %d/%d", w->name, size, i + 1, reps);
+      memset(&res, 0, sizeof res);
+      r->ok &= check(w, "1 worker", w->parallel(one, size, &res), &res);
+      t1[i] = res.ms;
+      progress("%s %ld: N workers, repetition %d/%d", w->name, size, i + 1, reps);
+      memset(&res, 0, sizeof res);
+      r->ok &= check(w, "N workers", w->parallel(many, size, &res), &res);
+      tn[i] = res.ms;
+      snprintf(r->detail, sizeof r->detail, "%s", res.detail);
+    }
+    ws_pool_stats(many, &after, NULL, 0);
+    all_ok &= r->ok;
+    if (results)
+      continue;
+    r->serial = median(ts, reps);
+    r->one = median(t1, reps);
+    r->many = median(tn, reps);
+    r->steals = (double)(after.total.steals - before.total.steals) / reps;
+    r->parks = (double)(after.total.parks - before.total.parks) / reps;
+  }
+  if (progress_tty)
+    fprintf(stderr, "\r\033[K");
+
+  if (!results) {
+    printf("%-12s %9s %10s %10s %10s %8s %8s %6s %10s %9s  %s\n", "workload", "size",
+           "serial", "1 worker", "N workers", "speedup", "vs-ser", "eff", "steals/run",
+           "parks/run", "answer");
+    for (int i = 0; i < nrows; i++) {
+      row *r = &rows[i];
+      double sp = r->one / r->many, vs = r->serial / r->many;
+      printf("%-12s %9ld %10.2f %10.2f %10.2f %7.2fx %7.2fx %5.0f%% %10.0f %9.0f  %s%s\n",
+             r->w->name, r->size, r->serial, r->one, r->many, sp, vs, 100 * sp / nworkers,
+             r->steals, r->parks, r->ok ? "ok " : "WRONG ", r->detail);
+    }
+    printf("speedup = 1 worker / N workers; vs-ser = serial / N workers; eff = speedup / N\n");
+  }
+
+  if (json != NULL && !results) {
+    FILE *f = fopen(json, "w");
+    if (f == NULL) {
+      fprintf(stderr, "wsbench: cannot write %s: %s\n", json, strerror(errno));
+      all_ok = 0;
+    } else {
+      fprintf(f, "{\n  \"workers\": %d,\n  \"repeat\": %d,\n  \"deque\": \"%s\",\n"
+                 "  \"steal\": \"%s\",\n  \"workloads\": [\n",
+              nworkers, reps, opt.deque == WS_DEQUE_LOCKED ? "locked" : "lockfree",
+              opt.steal == WS_STEAL_HALF ? "half" : "one");
+      for (int i = 0; i < nrows; i++) {
+        row *r = &rows[i];
+        fprintf(f,
+                "    {\"name\": \"%s\", \"size\": %ld, \"serial_ms\": %.3f, \"one_worker_ms\": "
+                "%.3f, \"n_workers_ms\": %.3f, \"speedup\": %.3f, \"vs_serial\": %.3f, "
+                "\"steals_per_run\": %.1f, \"parks_per_run\": %.1f, \"ok\": %s, "
+                "\"answer\": \"%s\"}%s\n",
+                r->w->name, r->size, r->serial, r->one, r->many, r->one / r->many,
+                r->serial / r->many, r->steals, r->parks, r->ok ? "true" : "false", r->detail,
+                i + 1 < nrows ? "," : "");
+      }
+      fprintf(f, "  ]\n}\n");
+      fclose(f);
+    }
+  }
+
+  if (!results) {
+    printf("\nN-worker pool after the runs:\n");
+    ws_pool_stats_print(many, stdout);
+  }
+  free(ts);
+  free(t1);
+  free(tn);
+  if (one != NULL)
+    ws_pool_destroy(one);
+  ws_pool_destroy(many);
+  if (!all_ok)
+    fprintf(stderr, "wsbench: FAILED: at least one wrong answer\n");
+  return all_ok ? 0 : 1;
+}

@@ -1,0 +1,161 @@
+/*
+ * The two workloads of the core scheduler, through ws_submit only:
+ *   fib-submit N — recursive fib with no cutoff: every call submits its two
+ *                  children as fire-and-forget tasks; leaves add to a
+ *                  per-worker sum; the pool is waited for until idle.
+ *   fanout N     — the thread outside the pool submits N tiny tasks (task i
+ *                  writes slots[i] = i + 1), waits until the pool is idle and
+ *                  checks every slot.
+ */
+#include "wsbench.h"
+
+#include <stdalign.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static uint64_t fib_exact(long n)
+{
+  uint64_t a = 0, b = 1;
+  for (long i = 0; i < n; i++) {
+    uint64_t t = a + b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/* Serial twin: each call kept (an indirect call through a volatile pointer,
+   as the parallel version calls through the task function pointer), so the
+   compiler cannot fold the recursion into a loop. */
+static uint64_t fib_serial_rec(long n);
+static uint64_t (*volatile fib_serial_ptr)(long) = fib_serial_rec;
+static uint64_t fib_serial_rec(long n)
+{
+  if (n < 2)
+    return (uint64_t)n;
+  return fib_serial_ptr(n - 1) + fib_serial_ptr(n - 2);
+}
+
+static void fill(wb_result *r, uint64_t got, uint64_t want, const char *what)
+{
+  r->answer = got;
+  r->ok = got == want;
+  snprintf(r->detail, sizeof r->detail, "%s=%llu", what, (unsigned long long)got);
+}
+
+static int fib_serial(long n, wb_result *r)
+{
+  double t0 = wb_now_ms();
+  uint64_t v = fib_serial_ptr(n);
+  r->ms = wb_now_ms() - t0;
+  fill(r, v, fib_exact(n), "fib");
+  return 0;
+}
+
+/* Per-worker sums, one cache line each; index WS_MAX_WORKERS is unused. */
+static struct {
+  alignas(64) uint64_t v;
+} fib_sums[WS_MAX_WORKERS];
+static ws_pool_t *fib_pool;
+
+static int fib_task(void *arg)
+{
+  long n = (long)(intptr_t)arg;
+  if (n < 2) {
+    fib_sums[ws_current_worker()].v += (uint64_t)n; /* only this worker writes it */
+    return 0;
+  }
+  int rc = ws_submit(fib_pool, fib_task, (void *)(intptr_t)(n - 1), NULL);
+  if (rc == 0)
+    rc = ws_submit(fib_pool, fib_task, (void *)(intptr_t)(n - 2), NULL);
+  return rc; /* a failed submission shows as a failed task and a wrong sum */
+}
+
+static int fib_parallel(ws_pool_t *pool, long n, wb_result *r)
+{
+  int workers = ws_pool_workers(pool);
+  for (int i = 0; i < workers; i++)
+    fib_sums[i].v = 0;
+  fib_pool = pool;
+  double t0 = wb_now_ms();
+  if (ws_submit(pool, fib_task, (void *)(intptr_t)n, NULL) != 0)
+    return -1;
+  ws_pool_wait_idle(pool, WS_FOREVER);
+  r->ms = wb_now_ms() - t0;
+  uint64_t sum = 0;
+  for (int i = 0; i < workers; i++)
+    sum += fib_sums[i].v;
+  fill(r, sum, fib_exact(n), "fib");
+  return 0;
+}
+
+const wb_workload wb_fib_submit = {
+  .name = "fib-submit",
+  .about = "fib(n), no cutoff, every call submits its children (ws_submit)",
+  .default_size = 30,
+  .small_size = 18,
+  .serial = fib_serial,
+  .parallel = fib_parallel,
+};
+
+/* --- fan-out --- */
+
+static long *slots;
+
+static int fan_task(void *arg)
+{
+  long i = (long)(intptr_t)arg;
+  slots[i] = i + 1;
+  return 0;
+}
+
+static void fan_check(long n, wb_result *r)
+{
+  long bad = 0;
+  for (long i = 0; i < n; i++)
+    bad += slots[i] != i + 1;
+  r->answer = (uint64_t)(n - bad);
+  r->ok = bad == 0;
+  snprintf(r->detail, sizeof r->detail, "slots=%ld/%ld", n - bad, n);
+}
+
+static int fan_serial(long n, wb_result *r)
+{
+  slots = calloc((size_t)n, sizeof *slots);
+  if (slots == NULL)
+    return -1;
+  double t0 = wb_now_ms();
+  for (long i = 0; i < n; i++)
+    fan_task((void *)(intptr_t)i);
+  r->ms = wb_now_ms() - t0;
+  fan_check(n, r);
+  free(slots);
+  return 0;
+}
+
+static int fan_parallel(ws_pool_t *pool, long n, wb_result *r)
+{
+  slots = calloc((size_t)n, sizeof *slots);
+  if (slots == NULL)
+    return -1;
+  double t0 = wb_now_ms();
+  long submitted = 0;
+  for (long i = 0; i < n; i++)
+    submitted += ws_submit(pool, fan_task, (void *)(intptr_t)i, NULL) == 0;
+  ws_pool_wait_idle(pool, WS_FOREVER);
+  r->ms = wb_now_ms() - t0;
+  fan_check(n, r);
+  if (submitted != n)
+    r->ok = false;
+  free(slots);
+  return 0;
+}
+
+const wb_workload wb_fanout = {
+  .name = "fanout",
+  .about = "one outside thread submits n tiny tasks and waits for all",
+  .default_size = 1000000,
+  .small_size = 10000,
+  .serial = fan_serial,
+  .parallel = fan_parallel,
+};

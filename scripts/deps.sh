@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what building and testing wsched needs on Debian/Ubuntu, if it is
+# missing: a C compiler, CMake, make, pkg-config, python3 (trace checks),
+# OpenSSL's libcrypto (the UTS benchmark) and hwloc (topology; optional).
+# Runs apt-get as root, or through sudo when available; otherwise prints the
+# command to run.
+set -euo pipefail
+pkgs=(gcc make cmake pkg-config python3 libssl-dev libhwloc-dev binutils)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "wsched: please install: ${missing[*]}" >&2
+  exit 0
+fi
+if [ "$(id -u)" -eq 0 ]; then
+  sudo=""
+elif command -v sudo >/dev/null 2>&1; then
+  sudo="sudo"
+else
+  echo "wsched: missing packages; run as root: apt-get install ${missing[*]}" >&2
+  exit 1
+fi
+echo "wsched: installing ${missing[*]}" >&2
+$sudo apt-get update -q >&2
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >&2

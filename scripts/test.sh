@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Builds wsched three ways and runs the whole test suite in each:
+#   release — optimized (-O2), warnings as errors
+#   tsan    — ThreadSanitizer: any data race fails the build
+#   asan    — AddressSanitizer + UndefinedBehaviorSanitizer: any leak,
+#             invalid access or undefined behaviour fails the build
+# Usage: scripts/test.sh [release|tsan|asan ...]   (default: all three)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+configs=("$@")
+[ ${#configs[@]} -eq 0 ] && configs=(release tsan asan)
+jobs=$(nproc)
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+for c in "${configs[@]}"; do
+  case $c in
+    release) flags=(-DCMAKE_BUILD_TYPE=Release) ;;
+    tsan) flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DWSCHED_SANITIZE=thread) ;;
+    asan) flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DWSCHED_SANITIZE=address,undefined) ;;
+    *) echo "unknown configuration '$c' (release, tsan, asan)" >&2; exit 2 ;;
+  esac
+  echo "=== $c: build"
+  start=$(date +%s)
+  cmake -S . -B "build/$c" -DWSCHED_WERROR=ON "${flags[@]}" > /dev/null
+  cmake --build "build/$c" -j"$jobs" > "build/$c.build.log" 2>&1 || { cat "build/$c.build.log"; exit 1; }
+  echo "=== $c: test"
+  (cd "build/$c" && ctest -j"$jobs" --timeout 900 --output-on-failure)
+  echo "=== $c: passed in $(( $(date +%s) - start )) s"
+done
+echo "=== all passed: ${configs[*]}"
