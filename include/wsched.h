@@ -203,6 +203,69 @@ WS_EXTERN int ws_future_cancel(ws_future_t *f);
 WS_EXTERN void ws_future_release(ws_future_t *f);
 
 /* ------------------------------------------------------------------------ */
+/* Fork/join                                                                 */
+
+/*
+ * A task group, Cilk spawn/sync style, living on the caller's stack:
+ *
+ *     ws_group_t g;
+ *     ws_group_init(&g, NULL);        // NULL: the calling worker's pool
+ *     ws_group_spawn(&g, child, a);   // offered to thieves
+ *     ws_group_spawn(&g, child, b);
+ *     int err = ws_group_wait(&g);    // runs what was not stolen, helps otherwise
+ *
+ * Inside a task, spawning costs no heap allocation and no atomic
+ * read-modify-write: the child's frame comes from a per-worker stack and is
+ * pushed on the worker's deque. ws_group_wait first runs the children nobody
+ * stole, then, while stolen ones are unfinished, steals from the thief first
+ * and then from anyone; it sleeps only when there is nothing to run. Only the
+ * task that initialised a group may spawn into it and wait on it, and it must
+ * wait before it returns; after ws_group_wait the group may be initialised
+ * again.
+ *
+ * Outside the pool (any thread that is not one of its workers) a group works
+ * too: each spawn becomes a root task (refused with WS_ESHUTDOWN once the
+ * pool shuts down) and ws_group_wait blocks until they are done.
+ */
+typedef struct ws_group {
+  uint64_t ws__opaque[8]; /* private */
+} ws_group_t;
+
+/* Initialises g for `pool` (NULL: the calling worker's pool). Returns 0, or
+   WS_EINVAL when pool is NULL outside every pool. */
+WS_EXTERN int ws_group_init(ws_group_t *g, ws_pool_t *pool);
+
+/* Spawns fn(arg) into the group. Returns 0; outside the pool also
+   WS_ESHUTDOWN or WS_ENOMEM (the task was not spawned). Inside a task, if no
+   frame or deque space can be allocated, fn runs at once on the caller and
+   counts as a child like any other: nothing is lost. */
+WS_EXTERN int ws_group_spawn(ws_group_t *g, ws_task_fn fn, void *arg);
+
+/* Waits for every task spawned into g; returns the first non-zero return
+   value among them (in completion order), or 0. All of them run to the end
+   whatever their results. WS_EINVAL if called from another thread than the
+   one that initialised g. */
+WS_EXTERN int ws_group_wait(ws_group_t *g);
+
+/* Runs fa(a) and fb(b), possibly in parallel, Rayon style: b is offered to
+   thieves, a runs now, then b runs here unless it was stolen. Returns fa's
+   error if non-zero, else fb's. Outside the pool (pool must then not be
+   NULL) the join is submitted as one root task and the caller waits for it. */
+WS_EXTERN int ws_join(ws_pool_t *pool, ws_task_fn fa, void *a, ws_task_fn fb, void *b);
+
+/* A loop body: processes [begin, end), returns 0 or an error code. */
+typedef int (*ws_range_fn)(void *ctx, int64_t begin, int64_t end);
+
+/* Calls body on sub-ranges that exactly cover [begin, end), in parallel, by
+   recursive halving down to `grain` iterations (0: about 8 pieces per
+   worker). Returns the first non-zero body result (the other pieces still
+   run), 0, WS_EINVAL (NULL body, begin > end, or pool NULL outside every
+   pool), or, outside the pool, WS_ESHUTDOWN / WS_ENOMEM. Outside the pool the
+   loop is submitted as one root task and the caller waits for it. */
+WS_EXTERN int ws_parallel_for(ws_pool_t *pool, int64_t begin, int64_t end, int64_t grain,
+                              ws_range_fn body, void *ctx);
+
+/* ------------------------------------------------------------------------ */
 /* Statistics                                                                */
 
 typedef struct ws_worker_stats {

@@ -22,6 +22,21 @@
  * Dekker-style handshake: either the thief sees the owner's decremented
  * bottom, or the owner sees the thief's advanced top.
  *
+ * Asymmetric fences. The owner's fence is on the fork/join fast path (every
+ * sync pops); the thief's is on the steal path. When Linux membarrier is
+ * available (platform.h) the pair is made asymmetric, as in the parking
+ * protocol: the owner executes only a compiler barrier between its store of
+ * bottom and its load of top, and the thief calls membarrier() between its
+ * load of top and its load of bottom, which makes every running thread of
+ * the process — the owner included — execute a full fence. If the owner's
+ * fence point falls after its store of bottom, the store is visible before
+ * the thief reads bottom; if it falls before the store, the owner's load of
+ * top comes after the thief's load of top and sees that value or a later one.
+ * Either way the two cannot both take the same element, which is exactly
+ * what the symmetric fences guarantee. A steal then costs a system call
+ * (about 1 us, docs/DESIGN.md) and an owner's pop costs no fence at all.
+ * WS_NO_MEMBARRIER=1 selects the symmetric fences of the paper.
+ *
  * Memory reclamation. When the owner grows the array, thieves may still be
  * reading the old one (they loaded the pointer before the swap). The old array
  * is linked into a retired list owned by the deque and freed only in
@@ -50,9 +65,8 @@ static ws__cl_array *cl_array_new(int64_t capacity)
   return a;
 }
 
-/* Owner only: doubles the array holding [t, b). Returns the new array, or
-   NULL (and leaves the deque as it was) when memory is exhausted. */
-static ws__cl_array *cl_grow(ws__deque *q, ws__cl_array *a, int64_t t, int64_t b)
+/* Owner only: doubles the array holding [t, b) (see deque.h). */
+ws__cl_array *ws__cl_grow(ws__deque *q, ws__cl_array *a, int64_t t, int64_t b)
 {
   ws__cl_array *n = cl_array_new(2 * (a->mask + 1));
   if (n == NULL)
@@ -67,56 +81,12 @@ static ws__cl_array *cl_grow(ws__deque *q, ws__cl_array *a, int64_t t, int64_t b
   return n;
 }
 
-static int cl_push(ws__deque *q, ws__task *x)
-{
-  int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed); /* own variable */
-  int64_t t = atomic_load_explicit(&q->top, memory_order_acquire);    /* pairs with thieves' CAS */
-  ws__cl_array *a = atomic_load_explicit(&q->array, memory_order_relaxed); /* own variable */
-  if (b - t > a->mask) {
-    a = cl_grow(q, a, t, b);
-    if (a == NULL)
-      return WS_ENOMEM;
-    /* Le et al.'s fix: use the array just installed, not the stale one. */
-  }
-  atomic_store_explicit(&a->slot[b & a->mask], x, memory_order_relaxed);
-  /* Release: publishes the slot and the task's fields to a thief that reads
-     this bottom with acquire (or any later one, see the header comment). */
-  atomic_store_explicit(&q->bottom, b + 1, memory_order_release);
-  return 0;
-}
-
-static ws__task *cl_pop(ws__deque *q)
-{
-  int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed) - 1; /* own variable */
-  ws__cl_array *a = atomic_load_explicit(&q->array, memory_order_relaxed); /* own variable */
-  atomic_store_explicit(&q->bottom, b, memory_order_release); /* reserve index b */
-  /* StoreLoad: pairs with the seq_cst fence in cl_steal. Either a thief sees
-     bottom = b, or we see its advanced top below. */
-  atomic_thread_fence(memory_order_seq_cst);
-  int64_t t = atomic_load_explicit(&q->top, memory_order_relaxed);
-  ws__task *x = NULL;
-  if (t <= b) {
-    x = atomic_load_explicit(&a->slot[b & a->mask], memory_order_relaxed);
-    if (t == b) {
-      /* The last element: race the thieves for it with their own CAS. */
-      if (!atomic_compare_exchange_strong_explicit(&q->top, &t, t + 1, memory_order_seq_cst,
-                                                   memory_order_relaxed))
-        x = NULL; /* a thief won it */
-      /* The published fix: restore bottom after the race, won or lost. */
-      atomic_store_explicit(&q->bottom, b + 1, memory_order_release);
-    }
-  } else {
-    /* Empty: undo the reservation. */
-    atomic_store_explicit(&q->bottom, b + 1, memory_order_release);
-  }
-  return x;
-}
-
 static int cl_steal(ws__deque *q, ws__task **out)
 {
   int64_t t = atomic_load_explicit(&q->top, memory_order_acquire); /* pairs with other thieves' CAS */
-  /* StoreLoad/LoadLoad: pairs with the seq_cst fence in cl_pop. */
-  atomic_thread_fence(memory_order_seq_cst);
+  /* Pairs with the barrier in ws__cl_pop: Le et al.'s seq_cst fence, or with
+     membarrier the system call that makes the owner execute a full fence. */
+  ws__heavy_barrier();
   int64_t b = atomic_load_explicit(&q->bottom, memory_order_acquire); /* pairs with the owner's release stores */
   if (t >= b)
     return WS__STEAL_EMPTY;
@@ -162,7 +132,7 @@ static void lk_publish_size(ws__deque *q)
   atomic_store_explicit(&q->size_hint, q->tail - q->head, memory_order_relaxed);
 }
 
-static int lk_push(ws__deque *q, ws__task *x)
+int ws__lk_push(ws__deque *q, ws__task *x)
 {
   int rc = 0;
   pthread_mutex_lock(&q->lock);
@@ -177,7 +147,7 @@ static int lk_push(ws__deque *q, ws__task *x)
   return rc;
 }
 
-static ws__task *lk_pop(ws__deque *q)
+ws__task *ws__lk_pop(ws__deque *q)
 {
   ws__task *x = NULL;
   pthread_mutex_lock(&q->lock);
@@ -253,16 +223,6 @@ void ws__deque_destroy(ws__deque *q)
     a = prev;
   }
   atomic_store_explicit(&q->array, NULL, memory_order_relaxed);
-}
-
-int ws__deque_push(ws__deque *q, ws__task *x)
-{
-  return q->kind == WS_DEQUE_LOCKED ? lk_push(q, x) : cl_push(q, x);
-}
-
-ws__task *ws__deque_pop(ws__deque *q)
-{
-  return q->kind == WS_DEQUE_LOCKED ? lk_pop(q) : cl_pop(q);
 }
 
 int ws__deque_steal(ws__deque *q, ws__task **out)

@@ -60,12 +60,76 @@ int ws__deque_init(ws__deque *q, int kind, unsigned log_cap);
 /* Frees the deque and every retired array. No other thread may use it. */
 void ws__deque_destroy(ws__deque *q);
 
+/* Owner only: doubles the array holding [t, b), installs it (release) and
+   retires the old one. Returns the new array, or NULL (and leaves the deque
+   as it was) when memory is exhausted. */
+ws__cl_array *ws__cl_grow(ws__deque *q, ws__cl_array *a, int64_t t, int64_t b);
+
+/* The locked kind's owner operations (deque.c). */
+int ws__lk_push(ws__deque *q, ws__task *x);
+ws__task *ws__lk_pop(ws__deque *q);
+
+/* The lock-free kind's owner operations are inline: they are the fork/join
+   fast path. The orderings are explained at the top of deque.c. */
+static inline int ws__cl_push(ws__deque *q, ws__task *x)
+{
+  int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed); /* own variable */
+  int64_t t = atomic_load_explicit(&q->top, memory_order_acquire);    /* pairs with thieves' CAS */
+  ws__cl_array *a = atomic_load_explicit(&q->array, memory_order_relaxed); /* own variable */
+  if (__builtin_expect(b - t > a->mask, 0)) {
+    a = ws__cl_grow(q, a, t, b);
+    if (a == NULL)
+      return WS_ENOMEM;
+    /* Le et al.'s fix: use the array just installed, not the stale one. */
+  }
+  atomic_store_explicit(&a->slot[b & a->mask], x, memory_order_relaxed);
+  /* Release: publishes the slot and the task's fields to a thief that reads
+     this bottom with acquire (or any later one, see the header comment). */
+  atomic_store_explicit(&q->bottom, b + 1, memory_order_release);
+  return 0;
+}
+
+static inline ws__task *ws__cl_pop(ws__deque *q)
+{
+  int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed) - 1; /* own variable */
+  ws__cl_array *a = atomic_load_explicit(&q->array, memory_order_relaxed); /* own variable */
+  atomic_store_explicit(&q->bottom, b, memory_order_release); /* reserve index b */
+  /* StoreLoad: pairs with the barrier in cl_steal (deque.c). Either a thief sees
+     bottom = b, or we see its advanced top below. Le et al.'s seq_cst fence,
+     or with membarrier a compiler barrier (see the top of this file). */
+  ws__light_barrier();
+  int64_t t = atomic_load_explicit(&q->top, memory_order_relaxed);
+  ws__task *x = NULL;
+  if (t <= b) {
+    x = atomic_load_explicit(&a->slot[b & a->mask], memory_order_relaxed);
+    if (t == b) {
+      /* The last element: race the thieves for it with their own CAS. */
+      if (!atomic_compare_exchange_strong_explicit(&q->top, &t, t + 1, memory_order_seq_cst,
+                                                   memory_order_relaxed))
+        x = NULL; /* a thief won it */
+      /* The published fix: restore bottom after the race, won or lost. */
+      atomic_store_explicit(&q->bottom, b + 1, memory_order_release);
+    }
+  } else {
+    /* Empty: undo the reservation. */
+    atomic_store_explicit(&q->bottom, b + 1, memory_order_release);
+  }
+  return x;
+}
+
 /* Owner only. Returns 0, or WS_ENOMEM when the deque was full and could not
    grow (x was not pushed; the caller keeps it). */
-int ws__deque_push(ws__deque *q, ws__task *x);
+static inline int ws__deque_push(ws__deque *q, ws__task *x)
+{
+  return __builtin_expect(q->kind == WS_DEQUE_LOCKED, 0) ? ws__lk_push(q, x) : ws__cl_push(q, x);
+}
 
 /* Owner only. The newest element, or NULL if empty. */
-ws__task *ws__deque_pop(ws__deque *q);
+static inline ws__task *ws__deque_pop(ws__deque *q)
+{
+  return __builtin_expect(q->kind == WS_DEQUE_LOCKED, 0) ? ws__lk_pop(q) : ws__cl_pop(q);
+}
+
 
 /* Any thread. Takes the oldest element into *out. Returns WS__STEAL_OK,
    WS__STEAL_EMPTY, or WS__STEAL_LOST when it lost a race (the deque may still

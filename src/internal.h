@@ -101,9 +101,17 @@ typedef struct ws__worker {
   unsigned help_depth; /* nested tasks run while waiting (ws_future_wait) */
   /* Finished tasks still counted in pool->life (see ws__life_credit_*). */
   uint64_t life_credit;
+  /* Fork/join events not yet folded into `stats` (ws__stats_fold): counting
+     them privately keeps the spawn/sync path free of seqlock sections. */
+  uint32_t fj_spawned, fj_run, fj_failed;
   char *stack_limit;   /* helping stops when the stack pointer gets below this */
   ws__task *cache;     /* free task records */
   unsigned ncache;
+  /* The frame stack for group children: chunks of WS__FRAME_CHUNK frames that
+     never move (thieves hold pointers into them), used LIFO. frame_top is the
+     next free index; groups record it at init and restore it after waiting. */
+  ws__task **frame_chunks;
+  uint32_t frame_nchunks, frame_cap, frame_top;
   pthread_t thread;    /* written by the creator before the pool is used */
 } ws__worker;
 
@@ -158,8 +166,42 @@ struct ws_pool {
   _Atomic uint64_t rejected;
 };
 
-/* The worker the calling thread is, or NULL. */
-extern _Thread_local ws__worker *ws__tls_worker;
+/* A task group (the storage of ws_group_t). Owner-private fields are used
+   only by the task that initialised it, on its worker. */
+typedef struct ws__group {
+  ws_pool_t *pool;
+  ws__worker *owner;      /* the spawning worker, NULL for a group used outside */
+  uint32_t spawned;       /* owner-private: children spawned (mod 2^32) */
+  uint32_t done_local;    /* owner-private: children that finished on the owner */
+  /* Children that finished elsewhere, times 2, plus WS__GROUP_WAITER when the
+     waiter may sleep: added (release) by other workers after the child's
+     effects and error; read (acquire) by the waiter. It is also the futex
+     word of an outside waiter. Counts are compared modulo 2^31, which is safe
+     while fewer than 2^30 children are pending. */
+  _Atomic uint32_t remote;
+  _Atomic int error;      /* first non-zero result: CAS 0 -> rc by whoever ran it */
+  _Atomic int last_thief; /* worker that last stole a child: written by thieves,
+                             read by the waiter to steal back (leapfrogging) */
+  uint32_t mark;          /* owner-private: frame_top at init */
+  uint32_t magic;         /* WS__GROUP_MAGIC once initialised */
+} ws__group;
+
+#define WS__GROUP_WAITER 1u
+#define WS__GROUP_MAGIC 0x67727075u
+#define WS__FRAME_CHUNK 1024u
+
+_Static_assert(sizeof(ws__group) <= sizeof(ws_group_t), "ws_group_t is too small");
+
+/* group.c: report a finished FRAME or GROUP child with result rc. */
+void ws__group_child_done(ws__worker *w, ws__task *t, int rc);
+/* group.c: the part of ws__group_child_done for a child that finished away
+   from its group's owner. */
+void ws__group_remote_done(ws__group *g, int rc);
+void ws__frames_free(ws__worker *w);
+
+/* The worker the calling thread is, or NULL. Initial-exec: a plain %fs
+   load, also from the shared library (no __tls_get_addr on the spawn path). */
+extern _Thread_local ws__worker *ws__tls_worker __attribute__((tls_model("initial-exec")));
 
 /* The calling thread's worker if it belongs to `pool`, else NULL. */
 static inline ws__worker *ws__self_in(const ws_pool_t *pool)
@@ -178,40 +220,13 @@ static inline uint64_t ws__life_count(uint64_t life)
   return life >> 2;
 }
 
+/* pool.c: a root task record (already filled in) is counted and queued.
+   Returns 0, or WS_ESHUTDOWN after freeing the record. */
+int ws__submit_root(ws_pool_t *pool, ws__task *t);
+
 /* pool.c: n accepted tasks have finished (or were discarded). */
 void ws__life_done(ws_pool_t *pool, uint64_t n);
 
-/*
- * Outstanding-count credits. A worker does not subtract each finished task
- * from pool->life at once: it keeps the count as a credit (life then
- * over-counts by the credit, which is safe: the count can only reach zero
- * later, never earlier). A child spawned on that worker takes over one credit
- * instead of adding to life (+1 and -1 cancel). A worker with no credit left
- * reserves WS__CREDIT_BATCH counts in one fetch_add, so spawning touches the
- * shared line about once per batch (without it, two workers spawning fib
- * ran no faster than one: every spawn was a contended RMW on life).
- * The worker flushes its credit before it can go idle (spin, park, block) and
- * whenever it reaches WS__CREDIT_MAX, so idleness and termination are only
- * delayed while that worker is busy running tasks anyway.
- */
-#define WS__CREDIT_MAX 256
-#define WS__CREDIT_BATCH 32
-
-static inline void ws__life_credit_flush(ws__worker *w)
-{
-  if (w->life_credit != 0) {
-    uint64_t n = w->life_credit;
-    w->life_credit = 0;
-    ws__life_done(w->pool, n);
-  }
-}
-
-/* A task counted in life finished on worker w. */
-static inline void ws__life_credit_add(ws__worker *w)
-{
-  if (++w->life_credit >= WS__CREDIT_MAX)
-    ws__life_credit_flush(w);
-}
 
 /* worker.c */
 void *ws__worker_main(void *arg);
@@ -220,11 +235,30 @@ ws__task *ws__find_work(ws__worker *w);
 /* Runs queued tasks until done(arg) is true or the deadline passes (then
    returns WS_ETIMEDOUT); parks when there is nothing to run. Inside a task. */
 int ws__help_until(ws__worker *w, bool (*done)(void *), void *arg, int64_t deadline);
+/* Like ws__help_until for a fork/join wait: pops the own deque first, steals
+   from worker `hint` (if >= 0) before anyone else, and when the stack runs
+   low only pops its own deque. Never times out. */
+void ws__help_join(ws__worker *w, bool (*done)(void *), void (*before_sleep)(void *), void *arg,
+                   const _Atomic int *hint);
 
 /* park.c */
-void ws__notify(ws_pool_t *pool);
 void ws__wake_one(ws_pool_t *pool);
+
+/* Step P of the parking protocol (worker.c): called after work was made
+   visible. Inline: it runs on every spawn. */
+static inline void ws__notify(ws_pool_t *p)
+{
+  ws__light_barrier(); /* StoreLoad: the work above, the idle counters below */
+  /* Acquire: if we see a spinner's decrement we also see its nidle increment. */
+  if (atomic_load_explicit(&p->nspinning, memory_order_acquire) != 0)
+    return; /* a searching worker will find the work, or re-check before it sleeps */
+  if (atomic_load_explicit(&p->nidle, memory_order_relaxed) == 0)
+    return; /* nobody is parked: every worker will look again */
+  ws__wake_one(p);
+}
 void ws__wake_all(ws_pool_t *pool);
+/* Wakes worker w if it is parked. */
+void ws__wake_worker(ws_pool_t *pool, ws__worker *w);
 /* Parks the calling worker. `stop(arg)` (may be NULL) is re-checked with the
    queues after the worker has announced itself idle. Returns when woken, when
    work or stop() was seen, or when the deadline passed. */
@@ -262,12 +296,73 @@ static inline void ws__stats_end(ws__worker *w) { (void)w; }
 static inline void ws__stat_add(ws__worker *w, int i, uint64_t n) { (void)w; (void)i; (void)n; }
 #endif
 
+/* Inside a stats section: adds the private fork/join counts. */
+static inline void ws__stats_fold(ws__worker *w)
+{
+  if (w->fj_spawned | w->fj_run) {
+    ws__stat_add(w, WS__S_spawned, w->fj_spawned);
+    ws__stat_add(w, WS__S_tasks_run, w->fj_run);
+    ws__stat_add(w, WS__S_tasks_failed, w->fj_failed);
+    w->fj_spawned = w->fj_run = w->fj_failed = 0;
+  }
+}
+
+/* A fork/join child ran on w with result rc. Folded into the published
+   counters every 4096 children so that long fork/join runs stay visible. */
+static inline void ws__fj_count_run(ws__worker *w, int rc)
+{
+  if (__builtin_expect(rc != 0, 0))
+    w->fj_failed++;
+  if (__builtin_expect((++w->fj_run & 4095) == 0, 0)) {
+    ws__stats_begin(w);
+    ws__stats_fold(w);
+    ws__stats_end(w);
+  }
+}
+
 /* One counter in its own seqlock section. */
 static inline void ws__stat1(ws__worker *w, int i, uint64_t n)
 {
   ws__stats_begin(w);
   ws__stat_add(w, i, n);
   ws__stats_end(w);
+}
+
+/*
+ * Outstanding-count credits. A worker does not subtract each finished task
+ * from pool->life at once: it keeps the count as a credit (life then
+ * over-counts by the credit, which is safe: the count can only reach zero
+ * later, never earlier). A child spawned on that worker takes over one credit
+ * instead of adding to life (+1 and -1 cancel). A worker with no credit left
+ * reserves WS__CREDIT_BATCH counts in one fetch_add, so spawning touches the
+ * shared line about once per batch (without it, two workers spawning fib
+ * ran no faster than one: every spawn was a contended RMW on life).
+ * The worker flushes its credit before it can go idle (spin, park, block) and
+ * whenever it reaches WS__CREDIT_MAX, so idleness and termination are only
+ * delayed while that worker is busy running tasks anyway.
+ */
+#define WS__CREDIT_MAX 256
+#define WS__CREDIT_BATCH 32
+
+static inline void ws__life_credit_flush(ws__worker *w)
+{
+  if (w->fj_spawned | w->fj_run) {
+    ws__stats_begin(w);
+    ws__stats_fold(w);
+    ws__stats_end(w);
+  }
+  if (w->life_credit != 0) {
+    uint64_t n = w->life_credit;
+    w->life_credit = 0;
+    ws__life_done(w->pool, n);
+  }
+}
+
+/* A task counted in life finished on worker w. */
+static inline void ws__life_credit_add(ws__worker *w)
+{
+  if (++w->life_credit >= WS__CREDIT_MAX)
+    ws__life_credit_flush(w);
 }
 
 /* cpu.c */

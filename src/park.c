@@ -66,18 +66,6 @@ bool ws__work_visible(ws_pool_t *p)
   return false;
 }
 
-/* Step P of the essay: called after work was made visible. */
-void ws__notify(ws_pool_t *p)
-{
-  ws__light_barrier(); /* StoreLoad: the work above, the idle counters below */
-  /* Acquire: if we see a spinner's decrement we also see its nidle increment. */
-  if (atomic_load_explicit(&p->nspinning, memory_order_acquire) != 0)
-    return; /* a searching worker will find the work, or re-check before it sleeps */
-  if (atomic_load_explicit(&p->nidle, memory_order_relaxed) == 0)
-    return; /* nobody is parked: every worker will look again */
-  ws__wake_one(p);
-}
-
 /* Hands the spinner role to one parked worker, unless somebody already
    searches. The nspinning CAS happens under idle_lock after the list was seen
    non-empty, so a raised nspinning always belongs to a real, woken worker. */
@@ -115,6 +103,21 @@ void ws__wake_all(ws_pool_t *p)
     ws__futex_wake(&w->park_word, 1);
   }
   pthread_mutex_unlock(&p->idle_lock);
+}
+
+void ws__wake_worker(ws_pool_t *p, ws__worker *w)
+{
+  bool woke = false;
+  pthread_mutex_lock(&p->idle_lock);
+  if (w->on_idle) {
+    idle_unlink(p, w);
+    /* Release: pairs with the parked worker's acquire load. */
+    atomic_store_explicit(&w->park_word, WS__PARK_WOKEN, memory_order_release);
+    woke = true;
+  }
+  pthread_mutex_unlock(&p->idle_lock);
+  if (woke)
+    ws__futex_wake(&w->park_word, 1);
 }
 
 /* Steps S1-S5 of the essay. */

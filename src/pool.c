@@ -77,6 +77,7 @@ static void pool_free(ws_pool_t *p, unsigned ndeques)
 {
   for (unsigned i = 0; i < ndeques; i++) {
     ws__task_cache_drain(&p->workers[i]);
+    ws__frames_free(&p->workers[i]);
     ws__deque_destroy(&p->workers[i].deque);
   }
   free(p->workers);
@@ -212,6 +213,7 @@ int ws_submit(ws_pool_t *p, ws_task_fn fn, void *arg, ws_future_t **future)
   t->arg = arg;
   t->next = NULL;
   t->pool = p;
+  t->group = NULL;
   t->rc = 0;
   t->flags = future != NULL ? WS__TASK_FUTURE : 0;
   atomic_init(&t->state, WS_FUTURE_PENDING);
@@ -232,20 +234,29 @@ int ws_submit(ws_pool_t *p, ws_task_fn fn, void *arg, ws_future_t **future)
     ws__stat1(w, WS__S_spawned, 1);
     if (ws__deque_push(&w->deque, t) != 0)
       ws__inject_push(&p->inject, t, t, 1); /* the deque could not grow */
-  } else {
-    /* A root submission: count first, then look at the state (see above). */
-    uint64_t old = atomic_fetch_add_explicit(&p->life, WS__LIFE_ONE, memory_order_seq_cst);
-    if (ws__life_state(old) != WS_POOL_ACCEPTING) {
-      atomic_fetch_add_explicit(&p->rejected, 1, memory_order_relaxed); /* a statistic */
-      ws__task_free(NULL, t);
-      ws__life_done(p, 1);
-      return WS_ESHUTDOWN;
-    }
-    atomic_fetch_add_explicit(&p->submitted, 1, memory_order_relaxed); /* a statistic */
-    ws__inject_push(&p->inject, t, t, 1);
+    if (future != NULL)
+      *future = t;
+    ws__notify(p);
+    return 0;
   }
-  if (future != NULL)
+  int rc = ws__submit_root(p, t);
+  if (rc == 0 && future != NULL)
     *future = t;
+  return rc;
+}
+
+int ws__submit_root(ws_pool_t *p, ws__task *t)
+{
+  /* Count first, then look at the state (see the top of this file). */
+  uint64_t old = atomic_fetch_add_explicit(&p->life, WS__LIFE_ONE, memory_order_seq_cst);
+  if (ws__life_state(old) != WS_POOL_ACCEPTING) {
+    atomic_fetch_add_explicit(&p->rejected, 1, memory_order_relaxed); /* a statistic */
+    ws__task_free(NULL, t);
+    ws__life_done(p, 1);
+    return WS_ESHUTDOWN;
+  }
+  atomic_fetch_add_explicit(&p->submitted, 1, memory_order_relaxed); /* a statistic */
+  ws__inject_push(&p->inject, t, t, 1);
   ws__notify(p);
   return 0;
 }

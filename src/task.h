@@ -23,6 +23,14 @@ struct ws__worker;
 
 /* flags */
 #define WS__TASK_FUTURE 0x1u /* a handle exists: claim with a CAS on state; refcounted */
+#define WS__TASK_FRAME 0x2u  /* a group child in its spawner's frame stack: not
+                                counted in pool->life, never freed, reported to
+                                its group */
+#define WS__TASK_GROUP 0x4u  /* a heap record spawned into a group from outside
+                                the pool: counted in life like a root task and
+                                reported to its group */
+
+struct ws__group;
 
 struct ws_future {
   ws_task_fn fn;       /* set before publication, read-only after */
@@ -30,6 +38,7 @@ struct ws_future {
   struct ws_future *next; /* injection-queue or free-list link: written only by
                              the thread that currently holds the record */
   ws_pool_t *pool;     /* set before publication, read-only after */
+  struct ws__group *group; /* FRAME/GROUP: the group to report to; read-only */
   uint32_t flags;      /* set before publication, read-only after */
   /* Status and waiter bits. The runner CASes PENDING -> RUNNING (the claim of
      a task with a future) and then RUNNING -> DONE/FAILED with release;

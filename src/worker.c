@@ -93,7 +93,7 @@
  */
 #include "internal.h"
 
-_Thread_local ws__worker *ws__tls_worker;
+_Thread_local ws__worker *ws__tls_worker __attribute__((tls_model("initial-exec")));
 
 /* Stack a waiting worker keeps free for the task it helps with: helping
    stops below it. Each nesting level costs about 300 bytes of our frames plus
@@ -149,6 +149,57 @@ static ws__task *take_global(ws__worker *w, unsigned max)
   return buf[0];
 }
 
+/* Tries victim v once (a few retries on a lost race). Returns a task and the
+   number taken in *taken, or NULL. */
+static ws__task *steal_victim(ws__worker *w, unsigned v, unsigned *taken)
+{
+  ws_pool_t *p = w->pool;
+  ws__deque *q = &p->workers[v].deque;
+  ws__task *got = NULL;
+  *taken = 0;
+  if (ws__deque_size(q) == 0)
+    return NULL; /* looks empty: no barrier, no CAS */
+  if (p->steal_policy == WS_STEAL_HALF) {
+    ws__task *buf[WS__STEAL_MAX];
+    unsigned n = ws__deque_steal_batch(q, buf, p->steal_batch);
+    if (n == 0)
+      return NULL;
+    for (unsigned k = 1; k < n; k++)
+      push_or_inject(w, buf[k]); /* keeps the victim's order: oldest at our top */
+    *taken = n;
+    got = buf[0];
+  } else {
+    for (int tries = 0; tries < 3; tries++) {
+      int rc = ws__deque_steal(q, &got);
+      if (rc == WS__STEAL_OK) {
+        *taken = 1;
+        break;
+      }
+      got = NULL;
+      if (rc == WS__STEAL_EMPTY)
+        break;
+    }
+  }
+  if (got != NULL && (got->flags & WS__TASK_FRAME))
+    /* Tell the child's waiter where to steal back from (leapfrogging).
+       Relaxed: a hint; the group outlives its unfinished child. */
+    atomic_store_explicit(&got->group->last_thief, (int)w->index, memory_order_relaxed);
+  return got;
+}
+
+static void count_steal(ws__worker *w, unsigned attempts, unsigned taken)
+{
+  ws__stats_begin(w);
+  ws__stat_add(w, WS__S_steal_attempts, attempts);
+  if (taken != 0) {
+    ws__stat_add(w, WS__S_steals, 1);
+    ws__stat_add(w, WS__S_tasks_stolen, taken);
+  }
+  ws__stats_end(w);
+  if (taken > 1)
+    ws__notify(w->pool); /* what we moved into our deque can be stolen in turn */
+}
+
 static ws__task *steal_work(ws__worker *w)
 {
   ws_pool_t *p = w->pool;
@@ -161,51 +212,18 @@ static ws__task *steal_work(ws__worker *w)
   unsigned stride = p->coprimes[(unsigned)(r >> 32) % p->ncoprimes];
   unsigned attempts = 0, taken = 0;
   ws__task *got = NULL;
-
   for (unsigned i = 0; i < n && got == NULL; i++, v = (v + stride) % n) {
     if (v == w->index)
       continue;
-    ws__deque *q = &p->workers[v].deque;
     attempts++;
-    if (ws__deque_size(q) == 0)
-      continue;
-    if (p->steal_policy == WS_STEAL_HALF) {
-      ws__task *buf[WS__STEAL_MAX];
-      taken = ws__deque_steal_batch(q, buf, p->steal_batch);
-      if (taken == 0)
-        continue;
-      got = buf[0];
-      for (unsigned k = 1; k < taken; k++)
-        push_or_inject(w, buf[k]); /* keeps the victim's order: oldest at our top */
-    } else {
-      for (int tries = 0; tries < 3; tries++) {
-        int rc = ws__deque_steal(q, &got);
-        if (rc == WS__STEAL_OK) {
-          taken = 1;
-          break;
-        }
-        got = NULL;
-        if (rc == WS__STEAL_EMPTY)
-          break;
-      }
-    }
+    got = steal_victim(w, v, &taken);
   }
-
-  ws__stats_begin(w);
-  ws__stat_add(w, WS__S_steal_attempts, attempts);
-  if (got != NULL) {
-    ws__stat_add(w, WS__S_steals, 1);
-    ws__stat_add(w, WS__S_tasks_stolen, taken);
-  }
-  ws__stats_end(w);
-  if (taken > 1)
-    ws__notify(p); /* what we moved into our deque can be stolen in turn */
+  count_steal(w, attempts, taken);
   return got;
 }
 
 ws__task *ws__find_work(ws__worker *w)
 {
-  ws_pool_t *p = w->pool;
   ws__task *t;
   if (++w->tick % 61 == 0 && (t = take_global(w, 1)) != NULL)
     return t;
@@ -213,7 +231,6 @@ ws__task *ws__find_work(ws__worker *w)
     return t;
   if ((t = take_global(w, WS__GLOBAL_BATCH)) != NULL)
     return t;
-  (void)p;
   return steal_work(w);
 }
 
@@ -238,9 +255,35 @@ static void backoff(ws_pool_t *p, unsigned round)
     ws__yield();
 }
 
+/* How a waiting or idle worker looks for work. */
+typedef struct search {
+  const _Atomic int *hint; /* steal from this worker first (fork/join), or NULL */
+  bool own_only;           /* stack nearly exhausted: only our own deque */
+} search;
+
+static ws__task *search_once(ws__worker *w, const search *s)
+{
+  if (s == NULL)
+    return ws__find_work(w);
+  ws__task *t = ws__deque_pop(&w->deque);
+  if (t != NULL || s->own_only)
+    return t;
+  if (s->hint != NULL) {
+    int v = atomic_load_explicit(s->hint, memory_order_relaxed); /* a hint */
+    if (v >= 0 && (unsigned)v != w->index) {
+      unsigned taken;
+      t = steal_victim(w, (unsigned)v, &taken);
+      count_steal(w, 1, taken);
+      if (t != NULL)
+        return t;
+    }
+  }
+  return ws__find_work(w);
+}
+
 /* Becomes a spinner if allowed and searches for spin_rounds rounds. Returns
    a task, or NULL when the worker should park. */
-static ws__task *spin(ws__worker *w, bool (*stop)(void *), void *arg)
+static ws__task *spin(ws__worker *w, const search *s, bool (*stop)(void *), void *arg)
 {
   ws_pool_t *p = w->pool;
   if (!w->spinning) {
@@ -254,7 +297,7 @@ static ws__task *spin(ws__worker *w, bool (*stop)(void *), void *arg)
   }
   for (unsigned round = 0; round < p->spin_rounds; round++) {
     backoff(p, round);
-    ws__task *t = ws__find_work(w);
+    ws__task *t = search_once(w, s);
     if (t != NULL)
       return t;
     if (pool_terminated(p) || (stop != NULL && stop(arg)))
@@ -265,8 +308,18 @@ static ws__task *spin(ws__worker *w, bool (*stop)(void *), void *arg)
 
 void ws__run(ws__worker *w, ws__task *t)
 {
-  ws_pool_t *p = w->pool;
-  if (t->flags & WS__TASK_FUTURE) {
+  uint32_t flags = t->flags;
+  if (flags & WS__TASK_FRAME) {
+    /* A fork/join child: no claim CAS (nobody can cancel it), no
+       outstanding count (its group's waiter holds one), no free, and its
+       stats are counted privately (folded in later, ws__stats_fold). */
+    int rc = t->fn(t->arg);
+    ws__fj_count_run(w, rc);
+    ws__group_child_done(w, t, rc);
+    return;
+  }
+
+  if (flags & WS__TASK_FUTURE) {
     uint32_t s = atomic_load_explicit(&t->state, memory_order_relaxed);
     for (;;) {
       if (ws__task_status(s) != WS_FUTURE_PENDING) {
@@ -290,9 +343,10 @@ void ws__run(ws__worker *w, ws__task *t)
   ws__stat_add(w, WS__S_tasks_run, 1);
   if (rc != 0)
     ws__stat_add(w, WS__S_tasks_failed, 1);
+  ws__stats_fold(w); /* the fork/join work this task did */
   ws__stats_end(w);
 
-  if (t->flags & WS__TASK_FUTURE) {
+  if (flags & WS__TASK_FUTURE) {
     t->rc = rc; /* published by the release CAS below */
     uint32_t s = atomic_load_explicit(&t->state, memory_order_relaxed);
     uint32_t fin = rc == 0 ? WS_FUTURE_DONE : WS_FUTURE_FAILED;
@@ -304,13 +358,14 @@ void ws__run(ws__worker *w, ws__task *t)
     if (s & WS__ST_WAIT_FUTEX)
       ws__futex_wake(&t->state, INT32_MAX);
     if (s & WS__ST_WAIT_WORKER)
-      ws__wake_all(p);
+      ws__wake_all(w->pool);
     ws__task_unref(w, t);
   } else {
+    if (flags & WS__TASK_GROUP)
+      ws__group_child_done(w, t, rc); /* a child of a group used outside the pool */
     ws__task_free(w, t); /* no other reference exists */
   }
   ws__life_credit_add(w);
-  (void)p;
 }
 
 void *ws__worker_main(void *arg)
@@ -332,7 +387,7 @@ void *ws__worker_main(void *arg)
     if (t == NULL) {
       ws__life_credit_flush(w); /* we may go idle: finished tasks must not stay counted */
       if (!pool_terminated(p))
-        t = spin(w, NULL, NULL);
+        t = spin(w, NULL, NULL, NULL);
     }
     if (t != NULL) {
       if (w->spinning)
@@ -352,23 +407,33 @@ void *ws__worker_main(void *arg)
   return NULL;
 }
 
-int ws__help_until(ws__worker *w, bool (*done)(void *), void *arg, int64_t deadline)
+static inline bool stack_low(ws__worker *w)
 {
-  ws_pool_t *p = w->pool;
+  return (char *)__builtin_frame_address(0) < w->stack_limit;
+}
+
+/* The common loop of ws__help_until and ws__help_join. Returns 0, or
+   WS_ETIMEDOUT, or WS_EBUSY when the stack is too low to help at all. */
+static int help(ws__worker *w, search *s, bool (*done)(void *), void (*before_sleep)(void *),
+                void *arg, int64_t deadline)
+{
   int rc = 0;
   while (!done(arg)) {
     if (deadline != WS__NO_DEADLINE && ws__now_ns() >= deadline) {
       rc = WS_ETIMEDOUT;
       break;
     }
-    if ((char *)__builtin_frame_address(0) < w->stack_limit) {
-      rc = WS_EBUSY; /* too deep: the caller blocks instead */
-      break;
+    if (stack_low(w)) {
+      if (s == NULL) {
+        rc = WS_EBUSY; /* a future wait: the caller blocks instead */
+        break;
+      }
+      s->own_only = true; /* a join: run our own children, steal nothing */
     }
-    ws__task *t = ws__find_work(w);
+    ws__task *t = search_once(w, s);
     if (t == NULL) {
       ws__life_credit_flush(w); /* see ws__worker_main */
-      t = spin(w, done, arg);
+      t = spin(w, s, done, arg);
     }
     if (t != NULL) {
       if (w->spinning)
@@ -378,6 +443,8 @@ int ws__help_until(ws__worker *w, bool (*done)(void *), void *arg, int64_t deadl
       w->help_depth--;
       continue;
     }
+    if (before_sleep != NULL)
+      before_sleep(arg);
     if (done(arg))
       break;
     ws__park(w, done, arg, deadline);
@@ -385,6 +452,17 @@ int ws__help_until(ws__worker *w, bool (*done)(void *), void *arg, int64_t deadl
   if (w->spinning)
     stop_spinning(w);
   ws__life_credit_flush(w); /* the caller may block next */
-  (void)p;
   return rc;
+}
+
+int ws__help_until(ws__worker *w, bool (*done)(void *), void *arg, int64_t deadline)
+{
+  return help(w, NULL, done, NULL, arg, deadline);
+}
+
+void ws__help_join(ws__worker *w, bool (*done)(void *), void (*before_sleep)(void *), void *arg,
+                   const _Atomic int *hint)
+{
+  search s = {hint, false};
+  help(w, &s, done, before_sleep, arg, WS__NO_DEADLINE);
 }

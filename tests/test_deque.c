@@ -14,6 +14,7 @@
 #include "test.h"
 
 #include "../src/deque.h"
+#include "../src/platform.h"
 
 #define MAXV (1 << 21)
 static ws__task items[MAXV];
@@ -263,6 +264,8 @@ static void test_batch_bounds(ws_deque_kind_t kind)
 
 int main(void)
 {
+  ws__platform_init(); /* membarrier, unless WS_NO_MEMBARRIER=1 */
+  fprintf(stderr, "barriers: %s\n", ws__membarrier_ok ? "asymmetric (membarrier)" : "fences");
   uint64_t seed = test_seed();
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
     ws_deque_kind_t kind = kinds[k];

@@ -24,6 +24,9 @@
 #include <unistd.h>
 
 static const wb_workload *const workloads[] = {
+  &wb_fib,
+  &wb_nqueens,
+  &wb_tri,
   &wb_fib_submit,
   &wb_fanout,
 };

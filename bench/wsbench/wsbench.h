@@ -32,6 +32,9 @@ typedef struct wb_workload {
 /* Monotonic milliseconds. */
 double wb_now_ms(void);
 
+extern const wb_workload wb_fib;
+extern const wb_workload wb_nqueens;
+extern const wb_workload wb_tri;
 extern const wb_workload wb_fib_submit;
 extern const wb_workload wb_fanout;
 

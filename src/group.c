@@ -1,0 +1,405 @@
+/*
+ * Fork/join: task groups, ws_join, ws_parallel_for.
+ *
+ * The fast path (inside a task, nothing stolen) follows the work-first
+ * principle: spawning takes a frame from the worker's frame stack (a bump
+ * index), fills it, increments a plain counter and pushes it on the worker's
+ * deque (plain and release stores); waiting pops it back (no RMW, and with
+ * membarrier no fence either: see deque.c), runs it and increments another
+ * plain counter. The group's atomic word is touched only by children that
+ * ran on another worker, i.e. on the steal path.
+ *
+ * Frames are never freed one by one: a group remembers the frame-stack index
+ * at init and restores it after its wait, when every child — stolen or not —
+ * has finished and no thief can still hold a pointer into the frames. Groups
+ * nest like the calls that create them, so the frame stack is used LIFO.
+ */
+#include "internal.h"
+
+#include <limits.h>
+#include <string.h>
+
+static ws__group *G(ws_group_t *g)
+{
+  return (ws__group *)(void *)g;
+}
+
+void ws__frames_free(ws__worker *w)
+{
+  for (uint32_t i = 0; i < w->frame_nchunks; i++)
+    free(w->frame_chunks[i]);
+  free(w->frame_chunks);
+  w->frame_chunks = NULL;
+  w->frame_nchunks = w->frame_cap = w->frame_top = 0;
+}
+
+/* Owner only: makes room for frame_top. Returns false when memory is
+   exhausted. */
+static bool frame_grow(ws__worker *w)
+{
+  uint32_t c = w->frame_top / WS__FRAME_CHUNK;
+  {
+    if (w->frame_nchunks == w->frame_cap) {
+      uint32_t cap = w->frame_cap ? 2 * w->frame_cap : 8;
+      ws__task **n = ws__malloc(cap * sizeof *n);
+      if (n == NULL)
+        return NULL;
+      if (w->frame_nchunks)
+        memcpy(n, w->frame_chunks, w->frame_nchunks * sizeof *n);
+      free(w->frame_chunks);
+      w->frame_chunks = n;
+      w->frame_cap = cap;
+    }
+    ws__task *chunk = ws__malloc(WS__FRAME_CHUNK * sizeof *chunk);
+    if (chunk == NULL)
+      return false;
+    w->frame_chunks[w->frame_nchunks++] = chunk;
+  }
+  (void)c;
+  return true;
+}
+
+/* Owner only. A frame at frame_top, or NULL when memory is exhausted. */
+static inline ws__task *frame_alloc(ws__worker *w)
+{
+  uint32_t top = w->frame_top;
+  if (__builtin_expect(top / WS__FRAME_CHUNK >= w->frame_nchunks, 0) && !frame_grow(w))
+    return NULL;
+  w->frame_top = top + 1;
+  return &w->frame_chunks[top / WS__FRAME_CHUNK][top % WS__FRAME_CHUNK];
+}
+
+static bool group_done(void *arg)
+{
+  ws__group *g = arg;
+  /* Acquire: pairs with the release RMW of remote children; their effects
+     and errors are visible once they are counted. */
+  uint32_t remote = atomic_load_explicit(&g->remote, memory_order_acquire) >> 1;
+  return ((g->done_local + remote - g->spawned) & 0x7FFFFFFFu) == 0;
+}
+
+static void record_error(ws__group *g, int rc)
+{
+  int zero = 0;
+  /* Relaxed: published to the waiter by the count update that follows (a
+     release RMW, or the owner's own program order). */
+  atomic_compare_exchange_strong_explicit(&g->error, &zero, rc, memory_order_relaxed,
+                                          memory_order_relaxed);
+}
+
+/* Before the owner may sleep in ws__help_join: ask remote children to wake it. */
+static void set_waiter(void *arg)
+{
+  ws__group *g = arg;
+  /* Relaxed: the children's acq_rel RMW on the same word either sees the bit
+     or comes first, and the owner re-checks group_done after announcing
+     itself idle (park.c). */
+  atomic_fetch_or_explicit(&g->remote, WS__GROUP_WAITER, memory_order_relaxed);
+}
+
+void ws__group_remote_done(ws__group *g, int rc)
+{
+  if (rc != 0)
+    record_error(g, rc);
+  /* Read everything we need from g before the increment: once it is counted
+     the waiter may return and g (on its stack) is gone. */
+  ws__worker *owner = g->owner;
+  ws_pool_t *pool = g->pool;
+  _Atomic uint32_t *word = &g->remote;
+  /* Release: the child's effects and error before the count (see group_done). */
+  uint32_t old = atomic_fetch_add_explicit(word, 2, memory_order_acq_rel);
+  if (old & WS__GROUP_WAITER) {
+    if (owner != NULL)
+      ws__wake_worker(pool, owner);
+    else
+      ws__futex_wake(word, INT32_MAX); /* address only: harmless if g is gone */
+  }
+}
+
+void ws__group_child_done(ws__worker *w, ws__task *t, int rc)
+{
+  ws__group *g = t->group;
+  if (g->owner == w) {
+    if (rc != 0)
+      record_error(g, rc);
+    g->done_local++; /* the owner's private counter: no RMW */
+    return;
+  }
+  ws__group_remote_done(g, rc);
+}
+
+/* Owner only: waits until group g is complete, running our own children
+   first and helping otherwise. */
+static void wait_inside(ws__worker *w, ws__group *g)
+{
+  while (!group_done(g)) {
+    ws__task *t = ws__deque_pop(&w->deque);
+    if (t == NULL) {
+      ws__help_join(w, group_done, set_waiter, g, &g->last_thief);
+      return;
+    }
+    ws__run(w, t);
+  }
+}
+
+int ws_group_init(ws_group_t *g_, ws_pool_t *pool)
+{
+  ws__group *g = G(g_);
+  if (g_ == NULL)
+    return WS_EINVAL;
+  if (pool == NULL) {
+    if (ws__tls_worker == NULL)
+      return WS_EINVAL;
+    pool = ws__tls_worker->pool;
+  }
+  ws__worker *w = ws__self_in(pool);
+  g->pool = pool;
+  g->owner = w;
+  g->spawned = 0;
+  g->done_local = 0;
+  atomic_init(&g->remote, 0);
+  atomic_init(&g->error, 0);
+  atomic_init(&g->last_thief, -1);
+  g->mark = w != NULL ? w->frame_top : 0;
+  g->magic = WS__GROUP_MAGIC;
+  return 0;
+}
+
+/* Outside the pool: the child is a root task that reports to the group. */
+static int spawn_outside(ws__group *g, ws_task_fn fn, void *arg)
+{
+  ws_pool_t *p = g->pool;
+  ws__task *t = ws__task_alloc(NULL);
+  if (t == NULL)
+    return WS_ENOMEM;
+  t->fn = fn;
+  t->arg = arg;
+  t->next = NULL;
+  t->pool = p;
+  t->group = (struct ws__group *)g;
+  t->flags = WS__TASK_GROUP;
+  t->rc = 0;
+  atomic_init(&t->state, WS_FUTURE_PENDING);
+  atomic_init(&t->refs, 1);
+  int rc = ws__submit_root(p, t);
+  if (rc != 0)
+    return rc;
+  g->spawned++;
+  return 0;
+}
+
+int ws_group_spawn(ws_group_t *g_, ws_task_fn fn, void *arg)
+{
+  ws__group *g = G(g_);
+  if (g_ == NULL || fn == NULL || g->magic != WS__GROUP_MAGIC)
+    return WS_EINVAL;
+  ws__worker *w = g->owner;
+  if (w == NULL)
+    return spawn_outside(g, fn, arg);
+  if (w != ws__tls_worker)
+    return WS_EINVAL; /* only the task that initialised the group may spawn */
+
+  g->spawned++;
+  ws__task *t = frame_alloc(w);
+  if (__builtin_expect(t == NULL, 0)) {
+    /* No frame: run it now; it counts like any child. */
+    int rc = fn(arg);
+    if (rc != 0)
+      record_error(g, rc);
+    g->done_local++;
+    return 0;
+  }
+  t->fn = fn;
+  t->arg = arg;
+  t->group = (struct ws__group *)g;
+  t->flags = WS__TASK_FRAME;
+  w->fj_spawned++;
+  if (__builtin_expect(ws__deque_push(&w->deque, t) != 0, 0)) {
+    ws__run(w, t); /* the deque cannot grow: run it now (the frame stays reserved) */
+    return 0;
+  }
+  ws__notify(w->pool);
+  return 0;
+}
+
+int ws_group_wait(ws_group_t *g_)
+{
+  ws__group *g = G(g_);
+  if (g_ == NULL || g->magic != WS__GROUP_MAGIC)
+    return WS_EINVAL;
+  ws__worker *w = g->owner;
+  if (w != NULL) {
+    if (w != ws__tls_worker)
+      return WS_EINVAL;
+    /* The children nobody stole are on top of our deque. */
+    wait_inside(w, g);
+    w->frame_top = g->mark; /* every child has finished: the frames are free */
+  } else {
+    /* Outside: sleep on the group's word until every child reported. */
+    for (;;) {
+      uint32_t v = atomic_load_explicit(&g->remote, memory_order_acquire); /* see group_done */
+      if (group_done(g))
+        break;
+      if (!(v & WS__GROUP_WAITER)) {
+        /* Acquire on failure: we re-check with the newer value. */
+        if (!atomic_compare_exchange_weak_explicit(&g->remote, &v, v | WS__GROUP_WAITER,
+                                                   memory_order_acquire, memory_order_acquire))
+          continue;
+        v |= WS__GROUP_WAITER;
+      }
+      ws__futex_wait(&g->remote, v, WS__NO_DEADLINE);
+    }
+  }
+  g->magic = 0;
+  return atomic_load_explicit(&g->error, memory_order_relaxed); /* ordered by group_done */
+}
+
+/* --- join ------------------------------------------------------------------ */
+
+struct join_args {
+  ws_task_fn fa, fb;
+  void *a, *b;
+};
+
+/*
+ * The join fast path: b goes on the deque, a runs, and b comes back off the
+ * deque and runs here unless it was stolen. Nothing stolen costs a frame
+ * bump, a push, a pop and two calls; the group is only looked at again if b
+ * did not come back.
+ */
+static int join_inside(ws__worker *w, ws_task_fn fa, void *a, ws_task_fn fb, void *b)
+{
+  ws__group g;
+  g.pool = w->pool;
+  g.owner = w;
+  g.spawned = 1;
+  g.done_local = 0;
+  atomic_init(&g.remote, 0);
+  atomic_init(&g.error, 0);
+  atomic_init(&g.last_thief, -1);
+  g.mark = w->frame_top;
+  ws__task *t = frame_alloc(w);
+  if (__builtin_expect(t == NULL, 0)) {
+    /* No frame: run both here, one after the other. */
+    int ra = fa(a), rb = fb(b);
+    return ra != 0 ? ra : rb;
+  }
+  t->fn = fb;
+  t->arg = b;
+  t->group = &g;
+  t->flags = WS__TASK_FRAME;
+  if (__builtin_expect(ws__deque_push(&w->deque, t) != 0, 0)) {
+    w->frame_top = g.mark;
+    int ra = fa(a), rb = fb(b);
+    return ra != 0 ? ra : rb;
+  }
+  w->fj_spawned++;
+  ws__notify(w->pool);
+
+  int ra = fa(a);
+
+  ws__task *x = ws__deque_pop(&w->deque);
+  if (__builtin_expect(x == t, 1)) {
+    /* Not stolen: b runs here like a plain call. */
+    int rb = fb(b);
+    ws__fj_count_run(w, rb);
+    w->frame_top = g.mark;
+    return ra != 0 ? ra : rb;
+  }
+  /* b was stolen (x is NULL), or a left a task above it (a ws_submit child). */
+  if (x != NULL)
+    ws__run(w, x);
+  wait_inside(w, &g);
+  w->frame_top = g.mark;
+  return ra != 0 ? ra : atomic_load_explicit(&g.error, memory_order_relaxed); /* ordered by wait */
+}
+
+static int join_task(void *arg)
+{
+  struct join_args *j = arg;
+  return join_inside(ws__tls_worker, j->fa, j->a, j->fb, j->b);
+}
+
+/* Outside the pool: run fn(arg) as one root task and wait for its result. */
+static int run_as_root(ws_pool_t *pool, ws_task_fn fn, void *arg)
+{
+  ws_future_t *f;
+  int rc = ws_submit(pool, fn, arg, &f);
+  if (rc != 0)
+    return rc;
+  ws_future_wait(f, WS_FOREVER);
+  int task_rc = 0;
+  ws_future_result(f, &task_rc);
+  ws_future_release(f);
+  return task_rc;
+}
+
+int ws_join(ws_pool_t *pool, ws_task_fn fa, void *a, ws_task_fn fb, void *b)
+{
+  if (fa == NULL || fb == NULL)
+    return WS_EINVAL;
+  ws__worker *w = ws__tls_worker;
+  if (__builtin_expect(w != NULL, 1) && (pool == NULL || pool == w->pool))
+    return join_inside(w, fa, a, fb, b);
+  if (pool == NULL)
+    return WS_EINVAL;
+  struct join_args j = {fa, fb, a, b};
+  return run_as_root(pool, join_task, &j);
+}
+
+/* --- parallel_for ------------------------------------------------------------ */
+
+struct pfor {
+  ws_range_fn body;
+  void *ctx;
+  int64_t grain;
+};
+
+struct pfor_range {
+  const struct pfor *f;
+  int64_t lo, hi;
+};
+
+static int pfor_run(void *arg);
+
+static int pfor_split(const struct pfor *f, int64_t lo, int64_t hi)
+{
+  if (hi - lo <= f->grain)
+    return f->body(f->ctx, lo, hi);
+  int64_t mid = lo + (hi - lo) / 2;
+  struct pfor_range left = {f, lo, mid}, right = {f, mid, hi};
+  return join_inside(ws__tls_worker, pfor_run, &left, pfor_run, &right);
+}
+
+static int pfor_run(void *arg)
+{
+  struct pfor_range *r = arg;
+  return pfor_split(r->f, r->lo, r->hi);
+}
+
+int ws_parallel_for(ws_pool_t *pool, int64_t begin, int64_t end, int64_t grain, ws_range_fn body,
+                    void *ctx)
+{
+  if (body == NULL || begin > end || grain < 0)
+    return WS_EINVAL;
+  ws__worker *w = ws__tls_worker;
+  bool inside = w != NULL && (pool == NULL || pool == w->pool);
+  if (!inside && pool == NULL)
+    return WS_EINVAL;
+  if (begin == end)
+    return 0;
+  ws_pool_t *p = inside ? w->pool : pool;
+  if (grain == 0) {
+    /* About 8 pieces per worker: enough slack for stealing to balance
+       uneven iterations, few enough that splitting costs nothing. */
+    int64_t pieces = 8 * (int64_t)p->nworkers;
+    grain = (end - begin + pieces - 1) / pieces;
+    if (grain < 1)
+      grain = 1;
+  }
+  struct pfor f = {body, ctx, grain};
+  struct pfor_range whole = {&f, begin, end};
+  if (inside)
+    return pfor_run(&whole);
+  return run_as_root(pool, pfor_run, &whole);
+}

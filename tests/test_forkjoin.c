@@ -1,0 +1,421 @@
+/*
+ * Fork/join: task groups, ws_join, ws_parallel_for.
+ *   fib      — fib(n) for every n up to 30 with no cutoff, checked against the
+ *              exact value, at 1, 2 and 16 workers, both deque kinds and both
+ *              steal policies (ctest also runs it with WS_NO_MEMBARRIER=1).
+ *   nqueens  — all solutions for n = 8..12 (92, 352, 724, 2680, 14200) with
+ *              one group child per safe column.
+ *   pfor     — every index of ranges of 0, 1, a prime and 10^7 elements is
+ *              touched exactly once, with grains 0, 1 and large.
+ *   errors   — an error deep in a tree reaches the top-level wait; every other
+ *              child still runs exactly once.
+ *   outside  — groups, ws_join and ws_parallel_for called from a thread
+ *              outside the pool; refused after shutdown.
+ *   steal    — a join whose b can only run if stolen: the thief's result and
+ *              error reach the owner, which waited for it.
+ *   wide     — one group with 100000 children (frame-stack and deque growth),
+ *              and injected allocation failures: children then run inline and
+ *              nothing is lost.
+ */
+#include "test.h"
+
+#include "../src/task.h"
+
+static const unsigned worker_counts[] = {1, 2, 16};
+
+/* --- fib ---------------------------------------------------------------------- */
+
+struct fibarg {
+  long n;
+  uint64_t r;
+};
+
+static int fib(void *p)
+{
+  struct fibarg *a = p;
+  if (a->n < 2) {
+    a->r = (uint64_t)a->n;
+    return 0;
+  }
+  struct fibarg x = {a->n - 1, 0}, y = {a->n - 2, 0};
+  int rc = ws_join(NULL, fib, &x, fib, &y);
+  a->r = x.r + y.r;
+  return rc;
+}
+
+static uint64_t fib_exact(long n)
+{
+  uint64_t a = 0, b = 1;
+  for (long i = 0; i < n; i++) {
+    uint64_t t = a + b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+static int fib_root(void *p)
+{
+  return fib(p);
+}
+
+static void test_fib(ws_pool_t *p, long max)
+{
+  for (long n = 0; n <= max; n++) {
+    struct fibarg a = {n, 0};
+    ws_future_t *f;
+    ASSERT_OK(ws_submit(p, fib_root, &a, &f));
+    ASSERT_OK(ws_future_wait(f, WS_FOREVER));
+    ASSERT_EQ(ws_future_status(f), WS_FUTURE_DONE);
+    ws_future_release(f);
+    if (a.r != fib_exact(n))
+      TEST_FAIL("fib(%ld) = %" PRIu64 ", expected %" PRIu64, n, a.r, fib_exact(n));
+  }
+  /* The largest once more through ws_join from outside the pool. */
+  struct fibarg x = {max - 1, 0}, y = {max - 2, 0};
+  ASSERT_OK(ws_join(p, fib, &x, fib, &y));
+  ASSERT_EQ(x.r + y.r, fib_exact(max));
+}
+
+/* --- nqueens --------------------------------------------------------------------- */
+
+struct nq {
+  uint32_t cols, d1, d2, mask;
+  uint64_t count;
+};
+
+static int nqueens(void *p)
+{
+  struct nq *q = p;
+  if (q->cols == q->mask) {
+    q->count = 1;
+    return 0;
+  }
+  struct nq kids[32];
+  int nk = 0;
+  ws_group_t g;
+  ASSERT_OK(ws_group_init(&g, NULL));
+  uint32_t avail = ~(q->cols | q->d1 | q->d2) & q->mask;
+  while (avail) {
+    uint32_t bit = avail & -avail;
+    avail ^= bit;
+    struct nq *k = &kids[nk++];
+    *k = (struct nq){q->cols | bit, ((q->d1 | bit) << 1) & q->mask, (q->d2 | bit) >> 1, q->mask, 0};
+    ASSERT_OK(ws_group_spawn(&g, nqueens, k));
+  }
+  int rc = ws_group_wait(&g);
+  q->count = 0;
+  for (int i = 0; i < nk; i++)
+    q->count += kids[i].count;
+  return rc;
+}
+
+static void test_nqueens(ws_pool_t *p, int max)
+{
+  static const uint64_t known[] = {0, 1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200};
+  for (int n = 8; n <= max; n++) {
+    struct nq q = {0, 0, 0, (1u << n) - 1, 0};
+    ws_group_t g; /* used from outside: the root becomes a root task */
+    ASSERT_OK(ws_group_init(&g, p));
+    ASSERT_OK(ws_group_spawn(&g, nqueens, &q));
+    ASSERT_OK(ws_group_wait(&g));
+    if (q.count != known[n])
+      TEST_FAIL("nqueens(%d) = %" PRIu64 ", expected %" PRIu64, n, q.count, known[n]);
+  }
+}
+
+/* --- parallel_for ------------------------------------------------------------------ */
+
+static _Atomic unsigned char *touched;
+static int64_t touch_base;
+
+static int touch(void *ctx, int64_t lo, int64_t hi)
+{
+  (void)ctx;
+  ASSERT_LT(lo, hi); /* never an empty piece */
+  for (int64_t i = lo; i < hi; i++)
+    if (atomic_fetch_add_explicit(&touched[i - touch_base], 1, memory_order_relaxed) != 0)
+      TEST_FAIL("index %" PRId64 " touched twice", i);
+  return 0;
+}
+
+struct pfor_call {
+  int64_t lo, hi, grain;
+};
+
+static int pfor_inside(void *arg)
+{
+  struct pfor_call *c = arg;
+  return ws_parallel_for(NULL, c->lo, c->hi, c->grain, touch, NULL);
+}
+
+static void test_pfor(ws_pool_t *p, int64_t big)
+{
+  const int64_t sizes[] = {0, 1, 10007, big};
+  const int64_t grains[] = {0, 1, 1000000000};
+  touched = calloc((size_t)big, 1);
+  for (int s = 0; s < 4; s++)
+    for (int g = 0; g < 3; g++)
+      for (int inside = 0; inside < 2; inside++) {
+        int64_t n = sizes[s];
+        touch_base = 1000; /* a range that does not start at zero */
+        memset((void *)touched, 0, (size_t)(n > 0 ? n : 1));
+        if (inside) {
+          struct pfor_call c = {touch_base, touch_base + n, grains[g]};
+          ws_future_t *f;
+          ASSERT_OK(ws_submit(p, pfor_inside, &c, &f));
+          ASSERT_OK(ws_future_wait(f, WS_FOREVER));
+          int rc = -1;
+          ASSERT_OK(ws_future_result(f, &rc));
+          ASSERT_EQ(rc, 0);
+          ws_future_release(f);
+        } else {
+          ASSERT_OK(ws_parallel_for(p, touch_base, touch_base + n, grains[g], touch, NULL));
+        }
+        for (int64_t i = 0; i < n; i++)
+          if (touched[i] != 1)
+            TEST_FAIL("n=%" PRId64 " grain=%" PRId64 ": index %" PRId64 " touched %d times", n,
+                      grains[g], i + touch_base, touched[i]);
+      }
+  free((void *)touched);
+  ASSERT_EQ(ws_parallel_for(p, 5, 4, 0, touch, NULL), WS_EINVAL);
+  ASSERT_EQ(ws_parallel_for(p, 0, 4, 0, NULL, NULL), WS_EINVAL);
+  ASSERT_EQ(ws_parallel_for(p, 0, 4, -1, touch, NULL), WS_EINVAL);
+  ASSERT_EQ(ws_parallel_for(NULL, 0, 4, 0, touch, NULL), WS_EINVAL); /* outside, no pool */
+}
+
+/* --- errors ----------------------------------------------------------------------- */
+
+static _Atomic unsigned char *ran;
+
+struct tree {
+  long lo, hi, bad;
+};
+
+/* Binary tree over [lo, hi): every node marks lo; the node at `bad` fails. */
+static int tree(void *p)
+{
+  struct tree *t = p;
+  if (atomic_fetch_add(&ran[t->lo], 1) != 0)
+    TEST_FAIL("node %ld ran twice", t->lo);
+  int rc = t->lo == t->bad ? 42 : 0;
+  long n = t->hi - t->lo - 1;
+  if (n <= 0)
+    return rc;
+  long mid = t->lo + 1 + n / 2;
+  struct tree l = {t->lo + 1, mid, t->bad}, r = {mid, t->hi, t->bad};
+  ws_group_t g;
+  ASSERT_OK(ws_group_init(&g, NULL));
+  if (l.lo < l.hi)
+    ASSERT_OK(ws_group_spawn(&g, tree, &l));
+  if (r.lo < r.hi)
+    ASSERT_OK(ws_group_spawn(&g, tree, &r));
+  int crc = ws_group_wait(&g);
+  return rc != 0 ? rc : crc;
+}
+
+static void test_errors(ws_pool_t *p, long n)
+{
+  ran = calloc((size_t)n, 1);
+  for (int k = 0; k < 3; k++) {
+    long bad = k == 0 ? n - 1 : k == 1 ? n / 2 + 7 : -1;
+    memset((void *)ran, 0, (size_t)n);
+    struct tree t = {0, n, bad};
+    ws_group_t g;
+    ASSERT_OK(ws_group_init(&g, p));
+    ASSERT_OK(ws_group_spawn(&g, tree, &t));
+    ASSERT_EQ(ws_group_wait(&g), bad >= 0 ? 42 : 0);
+    for (long i = 0; i < n; i++)
+      ASSERT_EQ(ran[i], 1);
+  }
+  free((void *)ran);
+}
+
+static int fail_with(void *arg)
+{
+  return (int)(intptr_t)arg;
+}
+
+static int join_errors(void *arg)
+{
+  (void)arg;
+  ASSERT_EQ(ws_join(NULL, fail_with, (void *)3, fail_with, (void *)4), 3);
+  ASSERT_EQ(ws_join(NULL, fail_with, (void *)0, fail_with, (void *)4), 4);
+  ASSERT_EQ(ws_join(NULL, fail_with, (void *)0, fail_with, (void *)0), 0);
+  return 0;
+}
+
+/* --- outside ---------------------------------------------------------------------- */
+
+static _Atomic long outside_count;
+
+static int count_one(void *arg)
+{
+  (void)arg;
+  atomic_fetch_add(&outside_count, 1);
+  return 0;
+}
+
+static void test_outside(unsigned workers)
+{
+  ws_pool_t *p = make_pool(workers, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+  atomic_store(&outside_count, 0);
+  ws_group_t g;
+  ASSERT_OK(ws_group_init(&g, p));
+  for (int i = 0; i < 1000; i++)
+    ASSERT_OK(ws_group_spawn(&g, count_one, NULL));
+  ASSERT_OK(ws_group_spawn(&g, fail_with, (void *)9));
+  ASSERT_EQ(ws_group_wait(&g), 9);
+  ASSERT_EQ(atomic_load(&outside_count), 1000);
+  ASSERT_EQ(ws_join(p, fail_with, (void *)0, fail_with, (void *)5), 5);
+  ASSERT_OK(ws_join(p, join_errors, NULL, count_one, NULL));
+  /* An uninitialised or finished group is refused. */
+  ASSERT_EQ(ws_group_wait(&g), WS_EINVAL);
+  ASSERT_EQ(ws_group_spawn(&g, count_one, NULL), WS_EINVAL);
+  ASSERT_EQ(ws_group_init(&g, NULL), WS_EINVAL); /* no current pool here */
+  ASSERT_EQ(ws_join(NULL, count_one, NULL, count_one, NULL), WS_EINVAL);
+  /* After shutdown, outside spawns are refused. */
+  ASSERT_OK(ws_shutdown(p));
+  ASSERT_OK(ws_group_init(&g, p));
+  ASSERT_EQ(ws_group_spawn(&g, count_one, NULL), WS_ESHUTDOWN);
+  ASSERT_OK(ws_group_wait(&g));
+  ASSERT_EQ(ws_join(p, count_one, NULL, count_one, NULL), WS_ESHUTDOWN);
+  ASSERT_EQ(ws_parallel_for(p, 0, 10, 0, touch, NULL), WS_ESHUTDOWN);
+  ASSERT_OK(ws_pool_destroy(p));
+}
+
+/* --- wide ----------------------------------------------------------------------- */
+
+static _Atomic long wide_count;
+
+static int wide_child(void *arg)
+{
+  atomic_fetch_add(&wide_count, (long)(intptr_t)arg);
+  return 0;
+}
+
+static int wide(void *arg)
+{
+  long n = (long)(intptr_t)arg;
+  ws_group_t g;
+  ASSERT_OK(ws_group_init(&g, NULL));
+  for (long i = 1; i <= n; i++)
+    ASSERT_OK(ws_group_spawn(&g, wide_child, (void *)(intptr_t)i));
+  return ws_group_wait(&g);
+}
+
+static void test_wide(ws_pool_t *p, long n, int faults)
+{
+  atomic_store(&wide_count, 0);
+  if (faults)
+    ws__alloc_fault(3, 5); /* frame chunks and deque growth fail now and then */
+  ws_future_t *f;
+  ASSERT_OK(ws_submit(p, wide, (void *)(intptr_t)n, &f));
+  ASSERT_OK(ws_future_wait(f, WS_FOREVER));
+  ws__alloc_fault(0, 0);
+  ASSERT_EQ(ws_future_status(f), WS_FUTURE_DONE);
+  ws_future_release(f);
+  ASSERT_EQ(atomic_load(&wide_count), n * (n + 1) / 2);
+}
+
+/* --- a forced steal: fa blocks until fb has started, which can only happen
+   on another worker, i.e. after a thief took fb's frame; the owner then finds
+   its deque empty and waits for the thief (steal-back, park, wake). --- */
+struct forced {
+  test_latch b_started, a_done;
+  int owner;
+  _Atomic int b_worker;
+};
+
+static int forced_a(void *arg)
+{
+  struct forced *f = arg;
+  latch_wait(&f->b_started);
+  latch_count_down(&f->a_done);
+  return 0;
+}
+
+static int forced_b(void *arg)
+{
+  struct forced *f = arg;
+  atomic_store(&f->b_worker, ws_current_worker());
+  latch_count_down(&f->b_started);
+  latch_wait(&f->a_done);
+  /* Give the owner a chance to run out of work and park before we finish. */
+  for (int i = 0; i < 1000; i++)
+    sched_yield();
+  return 7;
+}
+
+static int forced_root(void *arg)
+{
+  struct forced *f = arg;
+  f->owner = ws_current_worker();
+  return ws_join(NULL, forced_a, f, forced_b, f);
+}
+
+static void test_forced_steal(ws_pool_t *p)
+{
+  for (int rep = 0; rep < 20; rep++) {
+    struct forced f;
+    latch_init(&f.b_started, 1);
+    latch_init(&f.a_done, 1);
+    atomic_store(&f.b_worker, -1);
+    ws_future_t *fu;
+    ASSERT_OK(ws_submit(p, forced_root, &f, &fu));
+    ASSERT_OK(ws_future_wait(fu, WS_FOREVER));
+    int rc;
+    ASSERT_OK(ws_future_result(fu, &rc));
+    ASSERT_EQ(rc, 7); /* b's error reached the join */
+    ws_future_release(fu);
+    ASSERT_NE(atomic_load(&f.b_worker), f.owner);
+    latch_destroy(&f.b_started);
+    latch_destroy(&f.a_done);
+  }
+  ws_stats_t st;
+  ws_pool_stats(p, &st, NULL, 0);
+  ASSERT_GE(st.total.steals, 20);
+}
+
+int main(int argc, char **argv)
+{
+  const char *only = argc > 1 ? argv[1] : NULL;
+  long fib_max = 30 - (TEST_SCALE_DIV > 1 ? 5 : 0);
+  int nq_max = TEST_SCALE_DIV > 1 ? 11 : 12;
+  int64_t big = 10000000 / TEST_SCALE_DIV;
+  static const ws_deque_kind_t dqs[] = {WS_DEQUE_LOCKFREE, WS_DEQUE_LOCKED};
+  static const ws_steal_policy_t sts[] = {WS_STEAL_ONE, WS_STEAL_HALF};
+  for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++)
+    for (int d = 0; d < 2; d++)
+      for (int s = 0; s < 2; s++) {
+        unsigned nw = worker_counts[w];
+        ws_pool_t *p = make_pool(nw, dqs[d], sts[s]);
+        if (!only || !strcmp(only, "fib"))
+          test_fib(p, fib_max);
+        if (!only || !strcmp(only, "nqueens"))
+          test_nqueens(p, nq_max);
+        if ((!only || !strcmp(only, "pfor")) && s == 0)
+          test_pfor(p, big);
+        if (!only || !strcmp(only, "errors"))
+          test_errors(p, 20000 / TEST_SCALE_DIV);
+        if (!only || !strcmp(only, "wide")) {
+          test_wide(p, 100000 / TEST_SCALE_DIV, 0);
+          test_wide(p, 20000 / TEST_SCALE_DIV, 1);
+        }
+        ws_stats_t st;
+        ws_pool_stats(p, &st, NULL, 0);
+        fprintf(stderr,
+                "workers=%-2u deque=%-8s steal=%-4s run=%" PRIu64 " spawned=%" PRIu64
+                " steals=%" PRIu64 "\n",
+                nw, deque_name(dqs[d]), steal_name(sts[s]), st.total.tasks_run,
+                st.total.spawned, st.total.steals);
+        if (nw > 1 && (!only || !strcmp(only, "steal")))
+          test_forced_steal(p);
+        ASSERT_OK(ws_pool_destroy(p));
+      }
+  if (!only || !strcmp(only, "outside"))
+    for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++)
+      test_outside(worker_counts[w]);
+  fprintf(stderr, "ok\n");
+  return 0;
+}
