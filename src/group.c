@@ -50,7 +50,7 @@ static bool frame_grow(ws__worker *w)
       w->frame_chunks = n;
       w->frame_cap = cap;
     }
-    ws__task *chunk = ws__malloc(WS__FRAME_CHUNK * sizeof *chunk);
+    ws__task *chunk = ws__aligned_alloc(64, WS__FRAME_CHUNK * sizeof *chunk);
     if (chunk == NULL)
       return false;
     w->frame_chunks[w->frame_nchunks++] = chunk;
@@ -169,7 +169,7 @@ int ws_group_init(ws_group_t *g_, ws_pool_t *pool)
 static int spawn_outside(ws__group *g, ws_task_fn fn, void *arg)
 {
   ws_pool_t *p = g->pool;
-  ws__task *t = ws__task_alloc(NULL);
+  ws__task *t = ws__task_alloc(NULL, p);
   if (t == NULL)
     return WS_ENOMEM;
   t->fn = fn;

@@ -161,6 +161,13 @@ struct ws_pool {
 
   ws__inject inject;
 
+  /* Spare task records, shared by the pool's workers and the threads that
+     submit to it: workers move their cache's overflow here, threads with an
+     empty cache take a batch from here. All under spare_lock. */
+  alignas(WS__CACHELINE) pthread_mutex_t spare_lock;
+  ws__task *spare;
+  size_t nspare;
+
   /* Counters of root submissions: RMW by submitting threads, read by stats. */
   alignas(WS__CACHELINE) _Atomic uint64_t submitted;
   _Atomic uint64_t rejected;

@@ -83,6 +83,8 @@ static void pool_free(ws_pool_t *p, unsigned ndeques)
   free(p->workers);
   free(p->coprimes);
   ws__inject_destroy(&p->inject);
+  ws__task_spare_drain(p);
+  pthread_mutex_destroy(&p->spare_lock);
   pthread_mutex_destroy(&p->idle_lock);
   free(p);
 }
@@ -144,7 +146,13 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
     free(p);
     return WS_ENOMEM;
   }
+  if (pthread_mutex_init(&p->spare_lock, NULL) != 0) {
+    pthread_mutex_destroy(&p->idle_lock);
+    free(p);
+    return WS_ENOMEM;
+  }
   if (ws__inject_init(&p->inject) != 0) {
+    pthread_mutex_destroy(&p->spare_lock);
     pthread_mutex_destroy(&p->idle_lock);
     free(p);
     return WS_ENOMEM;
@@ -206,7 +214,7 @@ int ws_submit(ws_pool_t *p, ws_task_fn fn, void *arg, ws_future_t **future)
     return WS_EINVAL;
 
   ws__worker *w = ws__self_in(p);
-  ws__task *t = ws__task_alloc(w);
+  ws__task *t = ws__task_alloc(w, p);
   if (t == NULL)
     return WS_ENOMEM;
   t->fn = fn;

@@ -2,11 +2,14 @@
  * Task records: allocation with a per-worker free list, reference counting,
  * and the allocation fault-injection hook used by the tests.
  *
- * Each record is its own malloc block, so a record allocated by one worker
- * can be freed by another thread (a thief, or the owner of a future handle)
- * with free() or into that thread's own cache. A cache holds at most
- * WS__TASK_CACHE records, so memory parked in caches is bounded by
- * workers * WS__TASK_CACHE records.
+ * Each record is its own cache-line-aligned block, so a record allocated by one
+ * thread can be freed by another (a thief, or the owner of a future handle)
+ * into that thread's own cache. Records circulate without touching malloc in
+ * the steady state: a worker cache's overflow goes to the pool's spare list
+ * in batches, and a thread with an empty cache takes a batch from it, which
+ * is what keeps a producer outside the pool (fan-out) off the allocator.
+ * Bounds: WS__TASK_CACHE per worker, WS__TLS_CACHE per other thread,
+ * WS__SPARE_MAX per pool; beyond them records go back to free().
  */
 #include "internal.h"
 
@@ -55,28 +58,131 @@ void *ws__aligned_alloc(size_t align, size_t size)
   return aligned_alloc(align, size);
 }
 
-ws__task *ws__task_alloc(ws__worker *w)
+/* The calling thread's cache when it is not a worker of the pool it submits
+   to (typically the application's own threads). Records are plain memory, so
+   one cache serves every pool; a thread-exit destructor frees it. */
+#define WS__TLS_CACHE 256
+#define WS__BATCH 64
+#define WS__SPARE_MAX ((size_t)1 << 16)
+
+static _Thread_local ws__task *tls_cache;
+static _Thread_local unsigned tls_ncache;
+static pthread_key_t tls_key;
+static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
+
+static void free_chain(ws__task *t)
 {
-  if (w != NULL && w->cache != NULL) {
-    if (alloc_should_fail())
-      return NULL;
-    ws__task *t = w->cache;
-    w->cache = t->next;
-    w->ncache--;
+  while (t != NULL) {
+    ws__task *next = t->next;
+    free(t);
+    t = next;
+  }
+}
+
+static void tls_cache_destroy(void *unused)
+{
+  (void)unused;
+  free_chain(tls_cache);
+  tls_cache = NULL;
+  tls_ncache = 0;
+}
+
+static void tls_init(void)
+{
+  pthread_key_create(&tls_key, tls_cache_destroy);
+}
+
+/* Takes up to WS__BATCH records from the pool's spare list. */
+static ws__task *spare_take(ws_pool_t *p, unsigned *n)
+{
+  ws__task *head = NULL;
+  *n = 0;
+  if (p == NULL)
+    return NULL;
+  pthread_mutex_lock(&p->spare_lock);
+  while (p->spare != NULL && *n < WS__BATCH) {
+    ws__task *t = p->spare;
+    p->spare = t->next;
+    t->next = head;
+    head = t;
+    (*n)++;
+  }
+  p->nspare -= *n;
+  pthread_mutex_unlock(&p->spare_lock);
+  return head;
+}
+
+ws__task *ws__task_alloc(ws__worker *w, ws_pool_t *p)
+{
+  ws__task **cache = w != NULL ? &w->cache : &tls_cache;
+  unsigned *ncache = w != NULL ? &w->ncache : &tls_ncache;
+  if (alloc_should_fail())
+    return NULL;
+  if (*cache == NULL) {
+    unsigned n;
+    *cache = spare_take(p, &n);
+    *ncache = n;
+    if (n != 0 && w == NULL)
+      pthread_once(&tls_once, tls_init), pthread_setspecific(tls_key, &tls_key);
+  }
+  ws__task *t = *cache;
+  if (t != NULL) {
+    *cache = t->next;
+    (*ncache)--;
     return t;
   }
-  return ws__malloc(sizeof(ws__task));
+  /* One record per cache line (see task.h). */
+  return aligned_alloc(alignof(ws__task), sizeof(ws__task));
 }
 
 void ws__task_free(ws__worker *w, ws__task *t)
 {
-  if (w != NULL && w->ncache < WS__TASK_CACHE) {
-    t->next = w->cache;
-    w->cache = t;
-    w->ncache++;
+  if (w == NULL) {
+    if (tls_ncache < WS__TLS_CACHE) {
+      if (tls_ncache == 0)
+        pthread_once(&tls_once, tls_init), pthread_setspecific(tls_key, &tls_key);
+      t->next = tls_cache;
+      tls_cache = t;
+      tls_ncache++;
+    } else {
+      free(t);
+    }
     return;
   }
-  free(t);
+  t->next = w->cache;
+  w->cache = t;
+  if (++w->ncache < WS__TASK_CACHE)
+    return;
+  /* Overflow: move half of the cache to the pool's spare list in one lock
+     round-trip, where threads that allocate more than they free find it. */
+  ws__task *first = w->cache, *last = first;
+  unsigned n = 1;
+  while (n < WS__TASK_CACHE / 2) {
+    last = last->next;
+    n++;
+  }
+  w->cache = last->next;
+  w->ncache -= n;
+  ws_pool_t *p = w->pool;
+  pthread_mutex_lock(&p->spare_lock);
+  if (p->nspare + n <= WS__SPARE_MAX) {
+    last->next = p->spare;
+    p->spare = first;
+    p->nspare += n;
+    first = NULL;
+  }
+  pthread_mutex_unlock(&p->spare_lock);
+  if (first != NULL) {
+    last->next = NULL;
+    free_chain(first); /* the spare list is full */
+  }
+}
+
+void ws__task_spare_drain(ws_pool_t *p)
+{
+  free_chain(p->spare);
+  p->spare = NULL;
+  p->nspare = 0;
 }
 
 void ws__task_unref(ws__worker *w, ws__task *t)
@@ -88,10 +194,7 @@ void ws__task_unref(ws__worker *w, ws__task *t)
 
 void ws__task_cache_drain(ws__worker *w)
 {
-  while (w->cache != NULL) {
-    ws__task *t = w->cache;
-    w->cache = t->next;
-    free(t);
-  }
+  free_chain(w->cache);
+  w->cache = NULL;
   w->ncache = 0;
 }

@@ -8,6 +8,7 @@
 
 #include "wsched.h"
 
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -32,8 +33,12 @@ struct ws__worker;
 
 struct ws__group;
 
+/* One record per cache line: records are written by whichever worker holds
+   them, and records of different workers must not share a line (measured:
+   fib-submit 30 on 2 workers took 42 ms with 56-byte malloc'd records, 25 ms
+   with line-aligned ones; 1 worker: 43 ms either way). */
 struct ws_future {
-  ws_task_fn fn;       /* set before publication, read-only after */
+  alignas(64) ws_task_fn fn; /* set before publication, read-only after */
   void *arg;           /* idem */
   struct ws_future *next; /* injection-queue or free-list link: written only by
                              the thread that currently holds the record */
@@ -65,12 +70,14 @@ static inline int ws__task_final(uint32_t state)
   return (state & WS__ST_STATUS) >= WS_FUTURE_DONE;
 }
 
-/* Allocates a record. `w` is the calling worker (its cache is used) or NULL
-   from outside a pool. Returns NULL when memory (or the fault-injection hook)
-   says no. */
-ws__task *ws__task_alloc(struct ws__worker *w);
+/* Allocates a record for pool p. `w` is the calling worker of p (its cache is
+   used) or NULL from any other thread (a small per-thread cache is used).
+   Both refill from the pool's spare list before falling back to the
+   allocator. Returns NULL when memory (or the fault-injection hook) says no. */
+ws__task *ws__task_alloc(struct ws__worker *w, ws_pool_t *p);
 
-/* Returns a record to `w`'s cache (or to malloc when w is NULL / full). */
+/* Returns a record to w's cache (the pool's spare list takes the overflow),
+   or, with w NULL, to the calling thread's cache (free() takes the overflow). */
 void ws__task_free(struct ws__worker *w, ws__task *t);
 
 /* Drops one reference; frees on the last one. */
@@ -78,6 +85,9 @@ void ws__task_unref(struct ws__worker *w, ws__task *t);
 
 /* Frees every record in a worker's cache (pool destruction). */
 void ws__task_cache_drain(struct ws__worker *w);
+
+/* Frees the pool's spare list (pool destruction). */
+void ws__task_spare_drain(ws_pool_t *p);
 
 /*
  * Fault injection for the tests: after ws__alloc_fault(first, every), the
