@@ -257,7 +257,7 @@ WS_EXTERN int ws_join(ws_pool_t *pool, ws_task_fn fa, void *a, ws_task_fn fb, vo
 typedef int (*ws_range_fn)(void *ctx, int64_t begin, int64_t end);
 
 /* Calls body on sub-ranges that exactly cover [begin, end), in parallel, by
-   recursive halving down to `grain` iterations (0: about 8 pieces per
+   recursive halving down to `grain` iterations (0: about 256 pieces per
    worker). Returns the first non-zero body result (the other pieces still
    run), 0, WS_EINVAL (NULL body, begin > end, or pool NULL outside every
    pool), or, outside the pool, WS_ESHUTDOWN / WS_ENOMEM. Outside the pool the

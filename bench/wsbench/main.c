@@ -13,7 +13,6 @@
  * exit status 1. --results prints one machine-readable line per N-worker
  * repetition instead (the format bench/compare uses).
  */
-#define _GNU_SOURCE
 #include "wsbench.h"
 
 #include <errno.h>
@@ -26,9 +25,15 @@
 static const wb_workload *const workloads[] = {
   &wb_fib,
   &wb_nqueens,
+#ifdef WSBENCH_HAVE_UTS
+  &wb_uts_t1,
+  &wb_uts_t3,
+#endif
+  &wb_sort,
   &wb_tri,
-  &wb_fib_submit,
   &wb_fanout,
+  &wb_avalanche,
+  &wb_fib_submit,
 };
 #define NWORKLOADS (sizeof workloads / sizeof workloads[0])
 
@@ -39,9 +44,21 @@ double wb_now_ms(void)
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+long wb_size_long(const char *size, long lo, long hi)
+{
+  char *end;
+  errno = 0;
+  long v = strtol(size, &end, 10);
+  if (errno != 0 || end == size || *end != '\0' || v < lo || v > hi) {
+    fprintf(stderr, "wsbench: size '%s' is not a number in [%ld, %ld]\n", size, lo, hi);
+    return -1;
+  }
+  return v;
+}
+
 typedef struct row {
   const wb_workload *w;
-  long size;
+  const char *size;
   double serial, one, many; /* medians, ms */
   double steals, parks;     /* N-worker pool, per run */
   int ok;
@@ -91,9 +108,20 @@ static const wb_workload *find_workload(const char *name)
   return NULL;
 }
 
+/* Whether entry i runs: every entry without a WORKLOAD argument; with one,
+   every entry of that name, or only the first if a SIZE was given. */
+static int selected(size_t i, const char *only, const char *size_arg)
+{
+  if (only == NULL)
+    return 1;
+  if (strcmp(workloads[i]->name, only) != 0)
+    return 0;
+  return size_arg == NULL || find_workload(only) == workloads[i];
+}
+
 static int progress_tty;
 
-static void progress(const char *fmt, const char *name, long size, int rep, int reps)
+static void progress(const char *fmt, const char *name, const char *size, int rep, int reps)
 {
   if (!progress_tty)
     return;
@@ -119,8 +147,7 @@ int main(int argc, char **argv)
 {
   ws_options_t opt;
   int reps = 5, results = 0, small = 0;
-  const char *json = NULL, *only = NULL;
-  long size_arg = -1;
+  const char *json = NULL, *only = NULL, *size_arg = NULL;
 
   ws_options_init(&opt);
   for (int i = 1; i < argc; i++) {
@@ -159,8 +186,8 @@ int main(int argc, char **argv)
       small = 1;
     else if (!strcmp(a, "--list")) {
       for (size_t k = 0; k < NWORKLOADS; k++)
-        printf("%-12s default %-9ld small %-7ld %s\n", workloads[k]->name,
-               workloads[k]->default_size, workloads[k]->small_size, workloads[k]->about);
+        printf("%-11s %-9s %s\n", workloads[k]->name, workloads[k]->default_size,
+               workloads[k]->about);
       return 0;
     } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       usage(stdout);
@@ -170,8 +197,8 @@ int main(int argc, char **argv)
       return 2;
     } else if (only == NULL)
       only = a;
-    else if (size_arg < 0)
-      size_arg = parse_long(a, "size");
+    else if (size_arg == NULL)
+      size_arg = a;
     else {
       usage(stderr);
       return 2;
@@ -181,6 +208,8 @@ int main(int argc, char **argv)
     fprintf(stderr, "wsbench: no workload '%s' (see --list)\n", only);
     return 2;
   }
+  if (size_arg != NULL && find_workload(only)->check_size(size_arg) != 0)
+    return 2;
   progress_tty = isatty(2) && !results;
 
   ws_pool_t *many, *one = NULL;
@@ -209,9 +238,9 @@ int main(int argc, char **argv)
 
   for (size_t k = 0; k < NWORKLOADS; k++) {
     const wb_workload *w = workloads[k];
-    if (only != NULL && strcmp(only, w->name) != 0)
+    if (!selected(k, only, size_arg))
       continue;
-    long size = size_arg >= 0 ? size_arg : small ? w->small_size : w->default_size;
+    const char *size = size_arg != NULL ? size_arg : small ? w->small_size : w->default_size;
     row *r = &rows[nrows++];
     memset(r, 0, sizeof *r);
     r->w = w;
@@ -224,21 +253,21 @@ int main(int argc, char **argv)
       if (results) {
         memset(&res, 0, sizeof res);
         int ok = check(w, "parallel", w->parallel(many, size, &res), &res);
-        printf("RESULT impl=wsched workload=%s size=%ld workers=%d ms=%.3f answer=%llu ok=%d\n",
+        printf("RESULT impl=wsched workload=%s size=%s workers=%d ms=%.3f answer=%llu ok=%d\n",
                w->name, size, nworkers, res.ms, (unsigned long long)res.answer, ok);
         fflush(stdout);
         r->ok &= ok;
         continue;
       }
-      progress("%s %ld: serial, repetition %d/%d", w->name, size, i + 1, reps);
+      progress("%s %s: serial, repetition %d/%d", w->name, size, i + 1, reps);
       memset(&res, 0, sizeof res);
       r->ok &= check(w, "serial", w->serial(size, &res), &res);
       ts[i] = res.ms;
-      progress("%s %ld: 1 worker, repetition %d/%d", w->name, size, i + 1, reps);
+      progress("%s %s: 1 worker, repetition %d/%d", w->name, size, i + 1, reps);
       memset(&res, 0, sizeof res);
       r->ok &= check(w, "1 worker", w->parallel(one, size, &res), &res);
       t1[i] = res.ms;
-      progress("%s %ld: N workers, repetition %d/%d", w->name, size, i + 1, reps);
+      progress("%s %s: N workers, repetition %d/%d", w->name, size, i + 1, reps);
       memset(&res, 0, sizeof res);
       r->ok &= check(w, "N workers", w->parallel(many, size, &res), &res);
       tn[i] = res.ms;
@@ -258,13 +287,13 @@ int main(int argc, char **argv)
     fprintf(stderr, "\r\033[K");
 
   if (!results) {
-    printf("%-12s %9s %10s %10s %10s %8s %8s %6s %10s %9s  %s\n", "workload", "size",
+    printf("%-10s %-9s %10s %10s %10s %8s %8s %6s %10s %9s  %s\n", "workload", "size",
            "serial", "1 worker", "N workers", "speedup", "vs-ser", "eff", "steals/run",
            "parks/run", "answer");
     for (int i = 0; i < nrows; i++) {
       row *r = &rows[i];
       double sp = r->one / r->many, vs = r->serial / r->many;
-      printf("%-12s %9ld %10.2f %10.2f %10.2f %7.2fx %7.2fx %5.0f%% %10.0f %9.0f  %s%s\n",
+      printf("%-10s %-9.9s %10.2f %10.2f %10.2f %7.2fx %7.2fx %5.0f%% %10.0f %9.0f  %s%s\n",
              r->w->name, r->size, r->serial, r->one, r->many, sp, vs, 100 * sp / nworkers,
              r->steals, r->parks, r->ok ? "ok " : "WRONG ", r->detail);
     }
@@ -284,7 +313,7 @@ int main(int argc, char **argv)
       for (int i = 0; i < nrows; i++) {
         row *r = &rows[i];
         fprintf(f,
-                "    {\"name\": \"%s\", \"size\": %ld, \"serial_ms\": %.3f, \"one_worker_ms\": "
+                "    {\"name\": \"%s\", \"size\": \"%s\", \"serial_ms\": %.3f, \"one_worker_ms\": "
                 "%.3f, \"n_workers_ms\": %.3f, \"speedup\": %.3f, \"vs_serial\": %.3f, "
                 "\"steals_per_run\": %.1f, \"parks_per_run\": %.1f, \"ok\": %s, "
                 "\"answer\": \"%s\"}%s\n",

@@ -69,8 +69,11 @@ static void fib_fill(wb_result *r, long n, uint64_t got)
   snprintf(r->detail, sizeof r->detail, "fib=%llu", (unsigned long long)got);
 }
 
-static int fib_serial(long n, wb_result *r)
+static int fib_serial(const char *size, wb_result *r)
 {
+  long n = wb_size_long(size, 0, 90);
+  if (n < 0)
+    return -1;
   struct fibarg a = {n, 0};
   double t0 = wb_now_ms();
   fib_ser_ptr(&a);
@@ -79,8 +82,11 @@ static int fib_serial(long n, wb_result *r)
   return 0;
 }
 
-static int fib_parallel(ws_pool_t *pool, long n, wb_result *r)
+static int fib_parallel(ws_pool_t *pool, const char *size, wb_result *r)
 {
+  long n = wb_size_long(size, 0, 90);
+  if (n < 0)
+    return -1;
   struct fibarg a = {n, 0};
   double t0 = wb_now_ms();
   /* From outside the pool: ws_join hands the whole join to the pool. */
@@ -101,11 +107,17 @@ static int fib_parallel(ws_pool_t *pool, long n, wb_result *r)
   return 0;
 }
 
+static int fib_check(const char *size)
+{
+  return wb_size_long(size, 0, 90) < 0 ? -1 : 0;
+}
+
 const wb_workload wb_fib = {
   .name = "fib",
   .about = "fib(n), no cutoff, through ws_join (spawn+sync cost)",
-  .default_size = 32,
-  .small_size = 20,
+  .default_size = "32",
+  .small_size = "20",
+  .check_size = fib_check,
   .serial = fib_serial,
   .parallel = fib_parallel,
 };
@@ -188,9 +200,10 @@ static void nq_fill(wb_result *r, long n, uint64_t got)
   snprintf(r->detail, sizeof r->detail, "solutions=%llu", (unsigned long long)got);
 }
 
-static int nq_serial(long n, wb_result *r)
+static int nq_serial(const char *size, wb_result *r)
 {
-  if (n < 1 || n > 16)
+  long n = wb_size_long(size, 1, 16);
+  if (n < 0)
     return -1;
   struct nq q = {0, 0, 0, (uint32_t)((1u << n) - 1), 0};
   double t0 = wb_now_ms();
@@ -205,9 +218,10 @@ static int nq_root(void *p)
   return nq_par(p);
 }
 
-static int nq_parallel(ws_pool_t *pool, long n, wb_result *r)
+static int nq_parallel(ws_pool_t *pool, const char *size, wb_result *r)
 {
-  if (n < 1 || n > 16)
+  long n = wb_size_long(size, 1, 16);
+  if (n < 0)
     return -1;
   struct nq q = {0, 0, 0, (uint32_t)((1u << n) - 1), 0};
   double t0 = wb_now_ms();
@@ -224,11 +238,17 @@ static int nq_parallel(ws_pool_t *pool, long n, wb_result *r)
   return 0;
 }
 
+static int nq_check(const char *size)
+{
+  return wb_size_long(size, 1, 16) < 0 ? -1 : 0;
+}
+
 const wb_workload wb_nqueens = {
   .name = "nqueens",
   .about = "all n-queens solutions, one task per safe column, no cutoff",
-  .default_size = 12,
-  .small_size = 8,
+  .default_size = "12",
+  .small_size = "8",
+  .check_size = nq_check,
   .serial = nq_serial,
   .parallel = nq_parallel,
 };
@@ -263,8 +283,11 @@ static int tri_body(void *ctx, int64_t lo, int64_t hi)
 static uint64_t tri_expected;
 static long tri_expected_n = -1;
 
-static int tri_serial(long n, wb_result *r)
+static int tri_serial(const char *size, wb_result *r)
 {
+  long n = wb_size_long(size, 0, 16777216);
+  if (n < 0)
+    return -1;
   uint64_t s = 0;
   double t0 = wb_now_ms();
   for (int64_t i = 0; i < n; i++)
@@ -274,15 +297,18 @@ static int tri_serial(long n, wb_result *r)
   tri_expected_n = n;
   r->answer = s;
   r->ok = true; /* the reference the parallel runs are checked against */
-  snprintf(r->detail, sizeof r->detail, "sum=%016llx", (unsigned long long)s);
+  snprintf(r->detail, sizeof r->detail, "sum=%llu", (unsigned long long)s);
   return 0;
 }
 
-static int tri_parallel(ws_pool_t *pool, long n, wb_result *r)
+static int tri_parallel(ws_pool_t *pool, const char *size, wb_result *r)
 {
+  long n = wb_size_long(size, 0, 16777216);
+  if (n < 0)
+    return -1;
   if (tri_expected_n != n) {
     wb_result ref;
-    tri_serial(n, &ref); /* compute the reference outside the timed region */
+    tri_serial(size, &ref); /* compute the reference outside the timed region */
   }
   int workers = ws_pool_workers(pool);
   for (int i = 0; i < workers; i++)
@@ -295,15 +321,21 @@ static int tri_parallel(ws_pool_t *pool, long n, wb_result *r)
     s += tri_sums[i].v;
   r->answer = s;
   r->ok = rc == 0 && s == tri_expected;
-  snprintf(r->detail, sizeof r->detail, "sum=%016llx", (unsigned long long)s);
+  snprintf(r->detail, sizeof r->detail, "sum=%llu", (unsigned long long)s);
   return 0;
+}
+
+static int tri_check(const char *size)
+{
+  return wb_size_long(size, 0, 1 << 24) < 0 ? -1 : 0;
 }
 
 const wb_workload wb_tri = {
   .name = "tri",
   .about = "parallel_for over n iterations, iteration i costs i xorshift steps",
-  .default_size = 30000,
-  .small_size = 2000,
+  .default_size = "20000",
+  .small_size = "2000",
+  .check_size = tri_check,
   .serial = tri_serial,
   .parallel = tri_parallel,
 };

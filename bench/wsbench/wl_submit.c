@@ -43,8 +43,11 @@ static void fill(wb_result *r, uint64_t got, uint64_t want, const char *what)
   snprintf(r->detail, sizeof r->detail, "%s=%llu", what, (unsigned long long)got);
 }
 
-static int fib_serial(long n, wb_result *r)
+static int fib_serial(const char *size, wb_result *r)
 {
+  long n = wb_size_long(size, 0, 60);
+  if (n < 0)
+    return -1;
   double t0 = wb_now_ms();
   uint64_t v = fib_serial_ptr(n);
   r->ms = wb_now_ms() - t0;
@@ -71,8 +74,11 @@ static int fib_task(void *arg)
   return rc; /* a failed submission shows as a failed task and a wrong sum */
 }
 
-static int fib_parallel(ws_pool_t *pool, long n, wb_result *r)
+static int fib_parallel(ws_pool_t *pool, const char *size, wb_result *r)
 {
+  long n = wb_size_long(size, 0, 60);
+  if (n < 0)
+    return -1;
   int workers = ws_pool_workers(pool);
   for (int i = 0; i < workers; i++)
     fib_sums[i].v = 0;
@@ -89,11 +95,17 @@ static int fib_parallel(ws_pool_t *pool, long n, wb_result *r)
   return 0;
 }
 
+static int fib_check(const char *size)
+{
+  return wb_size_long(size, 0, 60) < 0 ? -1 : 0;
+}
+
 const wb_workload wb_fib_submit = {
   .name = "fib-submit",
   .about = "fib(n), no cutoff, every call submits its children (ws_submit)",
-  .default_size = 30,
-  .small_size = 18,
+  .default_size = "30",
+  .small_size = "18",
+  .check_size = fib_check,
   .serial = fib_serial,
   .parallel = fib_parallel,
 };
@@ -119,8 +131,11 @@ static void fan_check(long n, wb_result *r)
   snprintf(r->detail, sizeof r->detail, "slots=%ld/%ld", n - bad, n);
 }
 
-static int fan_serial(long n, wb_result *r)
+static int fan_serial(const char *size, wb_result *r)
 {
+  long n = wb_size_long(size, 0, 1L << 30);
+  if (n < 0)
+    return -1;
   slots = calloc((size_t)n, sizeof *slots);
   if (slots == NULL)
     return -1;
@@ -133,8 +148,11 @@ static int fan_serial(long n, wb_result *r)
   return 0;
 }
 
-static int fan_parallel(ws_pool_t *pool, long n, wb_result *r)
+static int fan_parallel(ws_pool_t *pool, const char *size, wb_result *r)
 {
+  long n = wb_size_long(size, 0, 1L << 30);
+  if (n < 0)
+    return -1;
   slots = calloc((size_t)n, sizeof *slots);
   if (slots == NULL)
     return -1;
@@ -151,11 +169,17 @@ static int fan_parallel(ws_pool_t *pool, long n, wb_result *r)
   return 0;
 }
 
+static int fan_check_size(const char *size)
+{
+  return wb_size_long(size, 0, 1L << 30) < 0 ? -1 : 0;
+}
+
 const wb_workload wb_fanout = {
   .name = "fanout",
   .about = "one outside thread submits n tiny tasks and waits for all",
-  .default_size = 1000000,
-  .small_size = 10000,
+  .default_size = "1000000",
+  .small_size = "10000",
+  .check_size = fan_check_size,
   .serial = fan_serial,
   .parallel = fan_parallel,
 };

@@ -21,13 +21,18 @@ typedef struct wb_result {
 typedef struct wb_workload {
   const char *name;
   const char *about;
-  long default_size;
-  long small_size; /* for the CI smoke run */
+  const char *default_size;
+  const char *small_size; /* for the CI smoke run */
+  /* Checks a size argument; returns 0 or -1 (with a message on stderr). */
+  int (*check_size)(const char *size);
   /* Runs once and fills r (including r->ms). Return 0, or -1 when the
-     workload could not run at all (allocation failure). */
-  int (*serial)(long size, wb_result *r);
-  int (*parallel)(ws_pool_t *pool, long size, wb_result *r);
+     workload could not run at all (allocation failure, bad size). */
+  int (*serial)(const char *size, wb_result *r);
+  int (*parallel)(ws_pool_t *pool, const char *size, wb_result *r);
 } wb_workload;
+
+/* A size that must be a number in [lo, hi]: returns it, or -1. */
+long wb_size_long(const char *size, long lo, long hi);
 
 /* Monotonic milliseconds. */
 double wb_now_ms(void);
@@ -35,6 +40,10 @@ double wb_now_ms(void);
 extern const wb_workload wb_fib;
 extern const wb_workload wb_nqueens;
 extern const wb_workload wb_tri;
+extern const wb_workload wb_uts_t1;
+extern const wb_workload wb_uts_t3;
+extern const wb_workload wb_sort;
+extern const wb_workload wb_avalanche;
 extern const wb_workload wb_fib_submit;
 extern const wb_workload wb_fanout;
 
