@@ -91,10 +91,19 @@ typedef struct ws_options {
   uint64_t seed;
   /* Stack size of each worker thread in bytes. 0: the system default. */
   size_t stack_size;
+  /* Spare workers that ws_blocking() may activate to keep the pool at full
+     strength while workers block. 0: 256 (ForkJoinPool's default);
+     WS_SPARES_NONE: no compensation. At most WS_MAX_SPARES. */
+  unsigned max_spares;
+  /* How long a spare that is no longer needed waits before its thread exits,
+     in milliseconds. 0: 1000. */
+  unsigned spare_idle_ms;
 } ws_options_t;
 
 #define WS_MAX_WORKERS 1024u
+#define WS_MAX_SPARES 4096u
 #define WS_SPIN_NONE 0xFFFFFFFFu
+#define WS_SPARES_NONE 0xFFFFFFFFu
 
 /* Fills *opt with the defaults (all zero). Any thread. */
 WS_EXTERN void ws_options_init(ws_options_t *opt);
@@ -203,6 +212,23 @@ WS_EXTERN int ws_future_cancel(ws_future_t *f);
 WS_EXTERN void ws_future_release(ws_future_t *f);
 
 /* ------------------------------------------------------------------------ */
+/* Blocking calls                                                            */
+
+/*
+ * Runs fn(arg), a call that may block (I/O, a lock, a condition variable),
+ * and returns its result. From a task of `pool`, the calling worker is
+ * counted as blocked for the duration and the pool activates a spare worker
+ * so the other queued tasks keep running (Java's ManagedBlocker, Go's
+ * hand-off): a parked spare is woken, or a new one is started, up to
+ * max_spares. When fn returns the pool goes back to its normal strength: the
+ * surplus spare finishes its current task and parks, and its thread exits
+ * after spare_idle_ms. At the bound (or with WS_SPARES_NONE) fn still runs,
+ * uncompensated, and the stats count it. From any other thread fn simply
+ * runs. `pool` may be NULL (the calling worker's pool, if any).
+ */
+WS_EXTERN int ws_blocking(ws_pool_t *pool, ws_task_fn fn, void *arg);
+
+/* ------------------------------------------------------------------------ */
 /* Fork/join                                                                 */
 
 /*
@@ -290,11 +316,17 @@ typedef struct ws_stats {
   uint64_t global_queue;   /* tasks waiting in the global injection queue */
   uint64_t submitted;      /* root submissions accepted from outside the pool */
   uint64_t rejected;       /* root submissions refused with WS_ESHUTDOWN */
+  unsigned blocked;        /* workers inside ws_blocking() now */
+  unsigned spares;         /* spare worker threads alive (active or parked) */
+  unsigned spares_active;  /* spares activated to compensate for blocked workers */
+  uint64_t compensated;    /* ws_blocking() calls that activated a spare */
+  uint64_t uncompensated;  /* ws_blocking() calls at the bound (no spare available) */
   ws_worker_stats_t total; /* the sum over all workers */
 } ws_stats_t;
 
 /* Snapshot of the pool's counters. `per_worker` may be NULL; otherwise it
-   receives min(n, workers) entries. Each worker's counters are read as one
+   receives min(n, workers + spare slots) entries: the workers first, then
+   the spare workers' slots (the total includes both). Each worker's counters are read as one
    consistent snapshot; different workers are read one after another.
    Returns the number of workers or WS_EINVAL. Any thread. */
 WS_EXTERN int ws_pool_stats(ws_pool_t *pool, ws_stats_t *stats,

@@ -71,7 +71,12 @@ int ws_future_wait(ws_future_t *f, int64_t timeout_ns)
     int rc = ws__help_until(w, future_final, t, deadline);
     if (rc != WS_EBUSY)
       return rc;
-    /* Nested too deeply to help safely: block on the future instead. */
+    /* Nested too deeply to help safely: block on the future instead, and
+       let a spare take our place meanwhile (blocking.c). */
+    ws__blocking_begin(w);
+    rc = wait_futex(t, deadline);
+    ws__blocking_end(w);
+    return rc;
   }
   return wait_futex(t, deadline);
 }

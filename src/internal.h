@@ -91,10 +91,18 @@ typedef struct ws__worker {
   alignas(WS__CACHELINE) _Atomic uint32_t park_word;
   struct ws__worker *idle_prev, *idle_next;
   bool on_idle;
+  /* Spares only, covered by the pool's comp_lock: the list of spares parked
+     until ws_blocking needs them again. */
+  struct ws__worker *spare_next;
+  bool on_spare_list;
+  bool thread_joinable; /* a thread was started in this slot and not joined */
+  bool spare_alive;     /* a spare thread runs in this slot */
 
-  /* Owner-private below: no other thread reads or writes these. */
+  /* Owner-private below: no other thread reads or writes these (is_spare
+     is written before the slot's thread starts). */
   alignas(WS__CACHELINE) ws_pool_t *pool;
   unsigned index;
+  bool is_spare;       /* a spare slot (index >= nworkers), see blocking.c */
   uint64_t rng;        /* xorshift64* state for victim selection */
   uint32_t tick;       /* scheduling ticks, for the every-61st global check */
   bool spinning;       /* counted in pool->nspinning */
@@ -124,7 +132,11 @@ typedef struct ws__worker {
 
 struct ws_pool {
   /* Read-only after ws_pool_create returns. */
-  unsigned nworkers;
+  unsigned nworkers;     /* regular workers: slots [0, nworkers) */
+  unsigned max_spares;   /* spare slots: [nworkers, nworkers + max_spares) */
+  unsigned spare_idle_ms;
+  size_t stack_size;
+  uint64_t seed;         /* of the workers' victim-selection generators */
   unsigned ncpus;        /* CPUs the process may use, for the spinning cap */
   int deque_kind;
   int steal_policy;
@@ -132,7 +144,8 @@ struct ws_pool {
   unsigned spin_rounds;
   unsigned *coprimes;    /* strides coprime with nworkers, for victim order */
   unsigned ncoprimes;
-  ws__worker *workers;   /* array of nworkers, cache-line aligned */
+  ws__worker *workers;   /* nworkers + max_spares slots, cache-line aligned;
+                            spare slots are initialised when first used */
 
   /* Lifecycle: (outstanding << 2) | state. Every submission adds
      WS__LIFE_ONE (root: seq_cst, and checks the state it returned); every
@@ -167,6 +180,22 @@ struct ws_pool {
   alignas(WS__CACHELINE) pthread_mutex_t spare_lock;
   ws__task *spare;
   size_t nspare;
+
+  /* Slots in use: nworkers plus the spare slots initialised so far. Only
+     grows; stored with release by ws_blocking's spare creation (under
+     comp_lock) after the slot is initialised, loaded with acquire by thieves
+     and the stats. */
+  alignas(WS__CACHELINE) _Atomic unsigned nslots;
+  /* Compensation (blocking.c). nblocked: workers inside ws_blocking, RMW by
+     them, read by spares at task boundaries. nspares_active: spares counted
+     as compensating, changed under comp_lock, read without it by spares. */
+  _Atomic uint32_t nblocked;
+  _Atomic uint32_t nspares_active;
+  /* comp_lock covers spare_head, nspares_alive and the spare-list links. */
+  pthread_mutex_t comp_lock;
+  ws__worker *spare_head;
+  unsigned nspares_alive; /* spare slots whose thread is running */
+  _Atomic uint64_t compensated, uncompensated; /* statistics */
 
   /* Counters of root submissions: RMW by submitting threads, read by stats. */
   alignas(WS__CACHELINE) _Atomic uint64_t submitted;
@@ -210,6 +239,13 @@ void ws__frames_free(ws__worker *w);
    load, also from the shared library (no __tls_get_addr on the spawn path). */
 extern _Thread_local ws__worker *ws__tls_worker __attribute__((tls_model("initial-exec")));
 
+/* Slots a thief or a re-check must look at (acquire: pairs with the spare
+   creation's release, the slot is initialised). */
+static inline unsigned ws__nslots(ws_pool_t *p)
+{
+  return atomic_load_explicit(&p->nslots, memory_order_acquire);
+}
+
 /* The calling thread's worker if it belongs to `pool`, else NULL. */
 static inline ws__worker *ws__self_in(const ws_pool_t *pool)
 {
@@ -237,6 +273,25 @@ void ws__life_done(ws_pool_t *pool, uint64_t n);
 
 /* worker.c */
 void *ws__worker_main(void *arg);
+/* blocking.c: a surplus spare parks on the spare list until it is needed
+   again (returns false) or has been idle for spare_idle_ms (returns true:
+   its thread exits). Returns false at once if it is not surplus. */
+bool ws__spare_step_down(ws__worker *w);
+
+/* More spares active than workers blocked (a heuristic, re-checked under
+   comp_lock by ws__spare_step_down). */
+static inline bool ws__spare_surplus(ws_pool_t *p)
+{
+  return atomic_load_explicit(&p->nspares_active, memory_order_seq_cst) >
+         atomic_load_explicit(&p->nblocked, memory_order_seq_cst);
+}
+/* blocking.c: initialise a worker slot (regular or spare). */
+int ws__slot_init(ws_pool_t *p, ws__worker *w, unsigned index, uint64_t seed);
+/* blocking.c: wake every parked spare (termination). */
+void ws__wake_spares(ws_pool_t *p);
+/* blocking.c: count the caller as blocked and compensate; and the reverse. */
+void ws__blocking_begin(ws__worker *w);
+void ws__blocking_end(ws__worker *w);
 void ws__run(ws__worker *w, ws__task *t);
 ws__task *ws__find_work(ws__worker *w);
 /* Runs queued tasks until done(arg) is true or the deadline passes (then
@@ -266,6 +321,9 @@ static inline void ws__notify(ws_pool_t *p)
 void ws__wake_all(ws_pool_t *pool);
 /* Wakes worker w if it is parked. */
 void ws__wake_worker(ws_pool_t *pool, ws__worker *w);
+/* Wakes one spare parked on the idle list (so that a surplus spare notices
+   and steps down). */
+void ws__wake_idle_spare(ws_pool_t *pool);
 /* Parks the calling worker. `stop(arg)` (may be NULL) is re-checked with the
    queues after the worker has announced itself idle. Returns when woken, when
    work or stop() was seen, or when the deadline passed. */

@@ -60,7 +60,8 @@ bool ws__work_visible(ws_pool_t *p)
     return true;
   if (ws__inject_len(&p->inject) != 0)
     return true;
-  for (unsigned i = 0; i < p->nworkers; i++)
+  unsigned nslots = ws__nslots(p);
+  for (unsigned i = 0; i < nslots; i++)
     if (ws__deque_size(&p->workers[i].deque) != 0)
       return true;
   return false;
@@ -118,6 +119,21 @@ void ws__wake_worker(ws_pool_t *p, ws__worker *w)
   pthread_mutex_unlock(&p->idle_lock);
   if (woke)
     ws__futex_wake(&w->park_word, 1);
+}
+
+void ws__wake_idle_spare(ws_pool_t *p)
+{
+  ws__worker *w;
+  pthread_mutex_lock(&p->idle_lock);
+  for (w = p->idle_head; w != NULL && !w->is_spare; w = w->idle_next)
+    ;
+  if (w != NULL) {
+    idle_unlink(p, w);
+    /* Release: pairs with the parked worker's acquire load. */
+    atomic_store_explicit(&w->park_word, WS__PARK_WOKEN, memory_order_release);
+    ws__futex_wake(&w->park_word, 1);
+  }
+  pthread_mutex_unlock(&p->idle_lock);
 }
 
 /* Steps S1-S5 of the essay. */

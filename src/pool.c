@@ -50,7 +50,8 @@ static void try_terminate(ws_pool_t *p)
                                               memory_order_seq_cst, memory_order_acquire)) {
       atomic_store_explicit(&p->term_word, 1, memory_order_release); /* pairs with await */
       ws__futex_wake(&p->term_word, INT32_MAX);
-      ws__wake_all(p); /* parked workers re-check and exit */
+      ws__wake_all(p);    /* parked workers re-check and exit */
+      ws__wake_spares(p); /* spares parked on the spare list exit too */
       return;
     }
   }
@@ -73,9 +74,9 @@ void ws__life_done(ws_pool_t *p, uint64_t n)
   }
 }
 
-static void pool_free(ws_pool_t *p, unsigned ndeques)
+static void pool_free(ws_pool_t *p, unsigned nslots)
 {
-  for (unsigned i = 0; i < ndeques; i++) {
+  for (unsigned i = 0; i < nslots; i++) {
     ws__task_cache_drain(&p->workers[i]);
     ws__frames_free(&p->workers[i]);
     ws__deque_destroy(&p->workers[i].deque);
@@ -84,6 +85,7 @@ static void pool_free(ws_pool_t *p, unsigned ndeques)
   free(p->coprimes);
   ws__inject_destroy(&p->inject);
   ws__task_spare_drain(p);
+  pthread_mutex_destroy(&p->comp_lock);
   pthread_mutex_destroy(&p->spare_lock);
   pthread_mutex_destroy(&p->idle_lock);
   free(p);
@@ -100,6 +102,8 @@ static int check_options(const ws_options_t *o)
   if (o->steal_batch > 1024)
     return WS_EINVAL;
   if (o->spin_rounds > 1000000 && o->spin_rounds != WS_SPIN_NONE)
+    return WS_EINVAL;
+  if (o->max_spares > WS_MAX_SPARES && o->max_spares != WS_SPARES_NONE)
     return WS_EINVAL;
   return 0;
 }
@@ -133,6 +137,15 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
   if (p->steal_batch > 256)
     p->steal_batch = 256; /* WS__STEAL_MAX in worker.c */
   p->spin_rounds = o.spin_rounds == 0 ? 32 : o.spin_rounds == WS_SPIN_NONE ? 0 : o.spin_rounds;
+  p->max_spares = o.max_spares == 0 ? 256 : o.max_spares == WS_SPARES_NONE ? 0 : o.max_spares;
+  p->spare_idle_ms = o.spare_idle_ms != 0 ? o.spare_idle_ms : 1000;
+  p->stack_size = o.stack_size;
+  p->seed = o.seed != 0 ? o.seed : 0x5EED5EED12345ULL;
+  atomic_init(&p->nslots, p->nworkers);
+  atomic_init(&p->nblocked, 0);
+  atomic_init(&p->nspares_active, 0);
+  atomic_init(&p->compensated, 0);
+  atomic_init(&p->uncompensated, 0);
   atomic_init(&p->life, 0);
   atomic_init(&p->term_word, 0);
   atomic_init(&p->idle_epoch, 0);
@@ -151,16 +164,23 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
     free(p);
     return WS_ENOMEM;
   }
+  if (pthread_mutex_init(&p->comp_lock, NULL) != 0) {
+    pthread_mutex_destroy(&p->spare_lock);
+    pthread_mutex_destroy(&p->idle_lock);
+    free(p);
+    return WS_ENOMEM;
+  }
   if (ws__inject_init(&p->inject) != 0) {
+    pthread_mutex_destroy(&p->comp_lock);
     pthread_mutex_destroy(&p->spare_lock);
     pthread_mutex_destroy(&p->idle_lock);
     free(p);
     return WS_ENOMEM;
   }
 
-  unsigned n = p->nworkers;
+  unsigned n = p->nworkers, cap = n + p->max_spares;
   p->coprimes = ws__malloc(n * sizeof *p->coprimes);
-  p->workers = ws__aligned_alloc(WS__CACHELINE, n * sizeof *p->workers);
+  p->workers = ws__aligned_alloc(WS__CACHELINE, cap * sizeof *p->workers);
   if (p->coprimes == NULL || p->workers == NULL) {
     pool_free(p, 0);
     return WS_ENOMEM;
@@ -169,25 +189,12 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
     if (gcd(s, n) == 1)
       p->coprimes[p->ncoprimes++] = s;
 
-  memset(p->workers, 0, n * sizeof *p->workers);
-  uint64_t seed = o.seed != 0 ? o.seed : 0x5EED5EED12345ULL;
+  memset(p->workers, 0, cap * sizeof *p->workers);
   for (unsigned i = 0; i < n; i++) {
-    ws__worker *w = &p->workers[i];
-    if (ws__deque_init(&w->deque, p->deque_kind, WS__DEQUE_LOG_CAP) != 0) {
+    if (ws__slot_init(p, &p->workers[i], i, p->seed) != 0) {
       pool_free(p, i);
       return WS_ENOMEM;
     }
-    atomic_init(&w->stats.seq, 0);
-    for (int k = 0; k < WS__NSTATS; k++)
-      atomic_init(&w->stats.c[k], 0);
-    atomic_init(&w->park_word, WS__PARK_WOKEN);
-    w->pool = p;
-    w->index = i;
-    /* splitmix64 of (seed, index): distinct, non-zero xorshift states. */
-    uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (i + 1);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    w->rng = (z ^ (z >> 31)) | 1;
   }
 
   for (unsigned i = 0; i < n; i++) {
@@ -199,7 +206,7 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
       for (unsigned k = 0; k < i; k++)
         pthread_join(p->workers[k].thread, NULL);
       pool_free(p, n);
-      return rc;
+      return WS_ESYS;
     }
   }
   *pool = p;
@@ -347,7 +354,13 @@ int ws_pool_destroy(ws_pool_t *p)
   ws_await_termination(p, WS_FOREVER);
   for (unsigned i = 0; i < p->nworkers; i++)
     pthread_join(p->workers[i].thread, NULL);
-  pool_free(p, p->nworkers);
+  /* Spares exit at termination (or retired earlier); join every thread that
+     ran in a spare slot. No spare can start now: no task runs. */
+  unsigned nslots = ws__nslots(p);
+  for (unsigned i = p->nworkers; i < nslots; i++)
+    if (p->workers[i].thread_joinable)
+      pthread_join(p->workers[i].thread, NULL);
+  pool_free(p, nslots);
   return 0;
 }
 

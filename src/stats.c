@@ -35,7 +35,8 @@ int ws_pool_stats(ws_pool_t *p, ws_stats_t *st, ws_worker_stats_t *per_worker, u
     return WS_EINVAL;
   memset(st, 0, sizeof *st);
   uint64_t *tot = (uint64_t *)&st->total;
-  for (unsigned i = 0; i < p->nworkers; i++) {
+  unsigned nslots = ws__nslots(p);
+  for (unsigned i = 0; i < nslots; i++) {
     uint64_t c[WS__NSTATS];
     read_worker(&p->workers[i], c);
     for (int k = 0; k < WS__NSTATS; k++)
@@ -53,6 +54,13 @@ int ws_pool_stats(ws_pool_t *p, ws_stats_t *st, ws_worker_stats_t *per_worker, u
   st->global_queue = ws__inject_len(&p->inject);
   st->submitted = atomic_load_explicit(&p->submitted, memory_order_relaxed);
   st->rejected = atomic_load_explicit(&p->rejected, memory_order_relaxed);
+  st->blocked = atomic_load_explicit(&p->nblocked, memory_order_relaxed);
+  st->spares_active = atomic_load_explicit(&p->nspares_active, memory_order_relaxed);
+  pthread_mutex_lock(&p->comp_lock);
+  st->spares = p->nspares_alive;
+  pthread_mutex_unlock(&p->comp_lock);
+  st->compensated = atomic_load_explicit(&p->compensated, memory_order_relaxed);
+  st->uncompensated = atomic_load_explicit(&p->uncompensated, memory_order_relaxed);
   return (int)p->nworkers;
 }
 
@@ -60,11 +68,12 @@ int ws_pool_stats_print(ws_pool_t *p, FILE *out)
 {
   if (p == NULL || out == NULL)
     return WS_EINVAL;
-  ws_worker_stats_t *pw = calloc(p->nworkers, sizeof *pw);
+  unsigned nslots = ws__nslots(p);
+  ws_worker_stats_t *pw = calloc(nslots, sizeof *pw);
   if (pw == NULL)
     return WS_ENOMEM;
   ws_stats_t st;
-  ws_pool_stats(p, &st, pw, p->nworkers);
+  ws_pool_stats(p, &st, pw, nslots);
   static const char *const state_names[] = {"accepting", "draining", "terminated"};
   fprintf(out,
           "wsched pool: %u workers (%u parked, %u spinning), %s, %" PRIu64
@@ -72,14 +81,21 @@ int ws_pool_stats_print(ws_pool_t *p, FILE *out)
           " rejected\n",
           st.workers, st.parked, st.spinning, state_names[st.state & 3], st.outstanding,
           st.global_queue, st.submitted, st.rejected);
+  if (st.spares != 0 || st.blocked != 0 || st.compensated != 0 || st.uncompensated != 0)
+    fprintf(out,
+            "blocking: %u blocked now, %u spares alive (%u active), %" PRIu64
+            " compensated calls, %" PRIu64 " uncompensated\n",
+            st.blocked, st.spares, st.spares_active, st.compensated, st.uncompensated);
   fprintf(out, "%6s %12s %10s %10s %12s %12s %10s %12s %9s %9s %12s\n", "worker", "run",
           "failed", "cancelled", "spawned", "steal-tries", "steals", "stolen", "parks",
           "wakeups", "global");
-  for (unsigned i = 0; i <= st.workers; i++) {
-    const ws_worker_stats_t *s = i < st.workers ? &pw[i] : &st.total;
+  for (unsigned i = 0; i <= nslots; i++) {
+    const ws_worker_stats_t *s = i < nslots ? &pw[i] : &st.total;
     char name[16];
     if (i < st.workers)
       snprintf(name, sizeof name, "%u", i);
+    else if (i < nslots)
+      snprintf(name, sizeof name, "s%u", i - st.workers);
     else
       snprintf(name, sizeof name, "total");
     fprintf(out,

@@ -203,8 +203,8 @@ static void count_steal(ws__worker *w, unsigned attempts, unsigned taken)
 static ws__task *steal_work(ws__worker *w)
 {
   ws_pool_t *p = w->pool;
-  unsigned n = p->nworkers;
-  if (n == 1)
+  unsigned n = p->nworkers, nslots = ws__nslots(p);
+  if (nslots == 1)
     return NULL; /* no victims */
 
   uint64_t r = rng_next(w);
@@ -212,11 +212,19 @@ static ws__task *steal_work(ws__worker *w)
   unsigned stride = p->coprimes[(unsigned)(r >> 32) % p->ncoprimes];
   unsigned attempts = 0, taken = 0;
   ws__task *got = NULL;
+  /* The regular workers in a random permutation... */
   for (unsigned i = 0; i < n && got == NULL; i++, v = (v + stride) % n) {
     if (v == w->index)
       continue;
     attempts++;
     got = steal_victim(w, v, &taken);
+  }
+  /* ...then the spare slots (few, and only while workers block). */
+  for (unsigned i = n; i < nslots && got == NULL; i++) {
+    if (i == w->index)
+      continue;
+    attempts++;
+    got = steal_victim(w, i, &taken);
   }
   count_steal(w, attempts, taken);
   return got;
@@ -383,6 +391,15 @@ void *ws__worker_main(void *arg)
   }
 
   for (;;) {
+    if (w->is_spare && ws__spare_surplus(p)) {
+      /* A spare no longer needed: step down between tasks (blocking.c). */
+      if (w->spinning)
+        stop_spinning(w);
+      ws__life_credit_flush(w);
+      if (ws__spare_step_down(w) || pool_terminated(p))
+        break;
+      continue;
+    }
     ws__task *t = ws__find_work(w);
     if (t == NULL) {
       ws__life_credit_flush(w); /* we may go idle: finished tasks must not stay counted */

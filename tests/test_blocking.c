@@ -1,0 +1,302 @@
+/*
+ * Blocking tasks and spare workers (ws_blocking):
+ *   latch     — N workers each run a task that blocks (inside ws_blocking) on
+ *               a latch that only a task queued behind them opens. With
+ *               compensation a spare runs that task and everyone finishes.
+ *   nospares  — the same with compensation disabled: no worker is left to
+ *               run the opener, which demonstrably does not run while the N
+ *               workers block; the waits end by timeout (then the opener
+ *               runs). Never hangs.
+ *   bound     — max_spares = 1 with 3 blocked workers: one call compensated,
+ *               the others counted as uncompensated, all finish.
+ *   stress    — exactly-once trees where 1 task in 64 blocks briefly inside
+ *               ws_blocking, with stealing and children: every task runs
+ *               once, spares are created, and retire after spare_idle_ms.
+ *   shutdown  — ws_shutdown while workers block: the queue drains through
+ *               spares, termination waits for the blocked tasks, destroy
+ *               joins every thread.
+ *   outside   — ws_blocking from a thread outside the pool just runs fn.
+ */
+#include "test.h"
+
+#include <errno.h>
+#include <time.h>
+
+/* Waits for the latch for at most `ms`; returns 0 if it opened, 1 on timeout. */
+static int latch_wait_ms(test_latch *l, int ms)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_sec += ms / 1000;
+  ts.tv_nsec += (long)(ms % 1000) * 1000000;
+  if (ts.tv_nsec >= 1000000000) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000;
+  }
+  int timed_out = 0;
+  pthread_mutex_lock(&l->m);
+  while (l->count > 0 && !timed_out)
+    timed_out = pthread_cond_timedwait(&l->c, &l->m, &ts) == ETIMEDOUT;
+  timed_out = l->count > 0;
+  pthread_mutex_unlock(&l->m);
+  return timed_out;
+}
+
+struct scenario {
+  test_latch started; /* counted down by each blocker once it runs */
+  test_latch gate;    /* opened by the opener task */
+  int wait_ms;
+  _Atomic int opener_ran;
+  _Atomic int timeouts;
+  _Atomic int opened_before_timeouts; /* opener ran while every blocker was still blocked */
+};
+
+static int blocking_wait(void *arg)
+{
+  struct scenario *s = arg;
+  if (latch_wait_ms(&s->gate, s->wait_ms))
+    atomic_fetch_add(&s->timeouts, 1);
+  return 0;
+}
+
+static int blocker(void *arg)
+{
+  struct scenario *s = arg;
+  latch_count_down(&s->started);
+  return ws_blocking(NULL, blocking_wait, s);
+}
+
+static int opener(void *arg)
+{
+  struct scenario *s = arg;
+  if (atomic_load(&s->timeouts) == 0)
+    atomic_store(&s->opened_before_timeouts, 1);
+  atomic_store(&s->opener_ran, 1);
+  latch_count_down(&s->gate);
+  return 0;
+}
+
+static ws_pool_t *pool_with(unsigned workers, unsigned max_spares, unsigned idle_ms)
+{
+  ws_options_t o;
+  ws_pool_t *p;
+  ws_options_init(&o);
+  o.workers = workers;
+  o.max_spares = max_spares;
+  o.spare_idle_ms = idle_ms;
+  ASSERT_OK(ws_pool_create(&p, &o));
+  return p;
+}
+
+/* Runs `nblock` blockers on a pool of `workers`, then the opener. */
+static void run_scenario(ws_pool_t *p, unsigned nblock, int wait_ms, struct scenario *s)
+{
+  latch_init(&s->started, nblock);
+  latch_init(&s->gate, 1);
+  s->wait_ms = wait_ms;
+  atomic_store(&s->opener_ran, 0);
+  atomic_store(&s->timeouts, 0);
+  atomic_store(&s->opened_before_timeouts, 0);
+  for (unsigned i = 0; i < nblock; i++)
+    ASSERT_OK(ws_submit(p, blocker, s, NULL));
+  latch_wait(&s->started); /* every worker now holds a blocker */
+  ASSERT_OK(ws_submit(p, opener, s, NULL));
+  ASSERT_OK(ws_pool_wait_idle(p, WS_FOREVER));
+  latch_destroy(&s->started);
+  latch_destroy(&s->gate);
+}
+
+static void test_compensated(unsigned workers)
+{
+  ws_pool_t *p = pool_with(workers, 0, 0);
+  struct scenario s;
+  run_scenario(p, workers, 60000, &s); /* 60 s: only a broken pool waits that long */
+  ASSERT_EQ(atomic_load(&s.opener_ran), 1);
+  ASSERT_EQ(atomic_load(&s.timeouts), 0);
+  ASSERT_EQ(atomic_load(&s.opened_before_timeouts), 1);
+  ws_stats_t st;
+  ws_pool_stats(p, &st, NULL, 0);
+  ASSERT_EQ(st.compensated, workers);
+  ASSERT_EQ(st.uncompensated, 0);
+  ASSERT_GE(st.spares, 1);
+  ASSERT_EQ(st.blocked, 0);
+  fprintf(stderr, "  latch workers=%u: %u spares started, %" PRIu64 " compensated\n", workers,
+          st.spares, st.compensated);
+  ASSERT_OK(ws_pool_destroy(p));
+}
+
+static void test_nospares(unsigned workers)
+{
+  ws_pool_t *p = pool_with(workers, WS_SPARES_NONE, 0);
+  struct scenario s;
+  run_scenario(p, workers, 1500, &s);
+  /* The opener could not run until a blocker gave up: no progress while
+     every worker blocked. The first timeout frees a worker, the opener runs
+     and releases the others. */
+  ASSERT_GE(atomic_load(&s.timeouts), 1);
+  ASSERT_EQ(atomic_load(&s.opened_before_timeouts), 0);
+  ASSERT_EQ(atomic_load(&s.opener_ran), 1);
+  ws_stats_t st;
+  ws_pool_stats(p, &st, NULL, 0);
+  ASSERT_EQ(st.compensated, 0);
+  ASSERT_EQ(st.uncompensated, workers);
+  ASSERT_EQ(st.spares, 0);
+  ASSERT_OK(ws_pool_destroy(p));
+}
+
+static void test_bound(void)
+{
+  ws_pool_t *p = pool_with(3, 1, 0);
+  struct scenario s;
+  run_scenario(p, 3, 60000, &s);
+  ASSERT_EQ(atomic_load(&s.timeouts), 0);
+  ws_stats_t st;
+  ws_pool_stats(p, &st, NULL, 0);
+  ASSERT_EQ(st.compensated + st.uncompensated, 3);
+  ASSERT_GE(st.compensated, 1);
+  ASSERT_LE(st.spares, 1);
+  ASSERT_OK(ws_pool_destroy(p));
+}
+
+/* --- stress ---------------------------------------------------------------- */
+
+static _Atomic unsigned char *ran;
+static ws_pool_t *spool;
+
+static int short_block(void *arg)
+{
+  (void)arg;
+  struct timespec ts = {0, 50000}; /* the "blocking call": 50 us in the kernel */
+  nanosleep(&ts, NULL);
+  return 0;
+}
+
+static int tree(void *arg)
+{
+  intptr_t code = (intptr_t)arg;
+  long lo = (long)(code >> 31), len = (long)(code & 0x7FFFFFFF), hi = lo + len;
+  if (atomic_fetch_add(&ran[lo], 1) != 0)
+    TEST_FAIL("task %ld ran twice", lo);
+  if (lo % 64 == 0)
+    ASSERT_OK(ws_blocking(spool, short_block, NULL));
+  long mid = lo + 1 + (hi - lo - 1) / 2;
+  if (lo + 1 < mid)
+    ASSERT_OK(ws_submit(spool, tree, (void *)(((intptr_t)(lo + 1) << 31) | (mid - lo - 1)), NULL));
+  if (mid < hi)
+    ASSERT_OK(ws_submit(spool, tree, (void *)(((intptr_t)mid << 31) | (hi - mid)), NULL));
+  return 0;
+}
+
+static void test_stress(unsigned workers)
+{
+  long n = 100000 / TEST_SCALE_DIV;
+  ran = calloc((size_t)n, 1);
+  spool = pool_with(workers, 0, 20);
+  for (int r = 0; r < 4; r++) {
+    long lo = n * r / 4, hi = n * (r + 1) / 4;
+    ASSERT_OK(ws_submit(spool, tree, (void *)(((intptr_t)lo << 31) | (hi - lo)), NULL));
+  }
+  ASSERT_OK(ws_pool_wait_idle(spool, WS_FOREVER));
+  for (long i = 0; i < n; i++)
+    ASSERT_EQ(ran[i], 1);
+  ws_stats_t st;
+  ws_pool_stats(spool, &st, NULL, 0);
+  ASSERT_EQ(st.total.tasks_run, n);
+  ASSERT_GE(st.compensated, 1);
+  fprintf(stderr, "  stress workers=%u: %" PRIu64 " blocking calls compensated, %" PRIu64
+          " not, spares alive %u\n", workers, st.compensated, st.uncompensated, st.spares);
+  /* Once nobody blocks, surplus spares step down and retire after 20 ms. */
+  time_t start = time(NULL);
+  for (;;) {
+    ws_pool_stats(spool, &st, NULL, 0);
+    if (st.spares == 0 && st.spares_active == 0)
+      break;
+    if (time(NULL) - start > 60)
+      TEST_FAIL("spares did not retire: %u alive, %u active", st.spares, st.spares_active);
+    /* Spares only notice at a task boundary: give them boundaries. */
+    ASSERT_OK(ws_submit(spool, short_block, NULL, NULL));
+    ASSERT_OK(ws_pool_wait_idle(spool, WS_FOREVER));
+    sched_yield();
+  }
+  /* And the pool still works, compensating again. */
+  memset((void *)ran, 0, (size_t)n);
+  ASSERT_OK(ws_submit(spool, tree, (void *)(intptr_t)n, NULL));
+  ASSERT_OK(ws_pool_wait_idle(spool, WS_FOREVER));
+  for (long i = 0; i < n; i++)
+    ASSERT_EQ(ran[i], 1);
+  ASSERT_OK(ws_pool_destroy(spool));
+  free((void *)ran);
+}
+
+/* --- shutdown while blocked ---------------------------------------------------- */
+
+static _Atomic long drained;
+
+static int count_task(void *arg)
+{
+  (void)arg;
+  atomic_fetch_add(&drained, 1);
+  return 0;
+}
+
+static void test_shutdown(unsigned workers)
+{
+  ws_pool_t *p = pool_with(workers, 0, 0);
+  struct scenario s;
+  latch_init(&s.started, workers);
+  latch_init(&s.gate, 1);
+  s.wait_ms = 60000;
+  atomic_store(&s.timeouts, 0);
+  atomic_store(&drained, 0);
+  for (unsigned i = 0; i < workers; i++)
+    ASSERT_OK(ws_submit(p, blocker, &s, NULL));
+  latch_wait(&s.started);
+  for (int i = 0; i < 1000; i++)
+    ASSERT_OK(ws_submit(p, count_task, NULL, NULL));
+  ASSERT_OK(ws_shutdown(p));
+  ASSERT_EQ(ws_submit(p, count_task, NULL, NULL), WS_ESHUTDOWN);
+  /* The spares drain the queue while the workers block... */
+  while (atomic_load(&drained) < 1000)
+    sched_yield();
+  ASSERT_EQ(ws_pool_state(p), WS_POOL_DRAINING); /* ...but the blockers are outstanding */
+  latch_count_down(&s.gate);
+  ASSERT_OK(ws_await_termination(p, WS_FOREVER));
+  ASSERT_EQ(atomic_load(&s.timeouts), 0);
+  ASSERT_OK(ws_pool_destroy(p));
+  latch_destroy(&s.started);
+  latch_destroy(&s.gate);
+}
+
+static int ret7(void *arg)
+{
+  (void)arg;
+  return 7;
+}
+
+int main(int argc, char **argv)
+{
+  const char *only = argc > 1 ? argv[1] : NULL;
+  static const unsigned counts[] = {1, 2, 4};
+  for (int i = 0; i < 3; i++) {
+    if (!only || !strcmp(only, "latch"))
+      test_compensated(counts[i]);
+    if (!only || !strcmp(only, "shutdown"))
+      test_shutdown(counts[i]);
+  }
+  if (!only || !strcmp(only, "nospares")) {
+    test_nospares(1);
+    test_nospares(2);
+  }
+  if (!only || !strcmp(only, "bound"))
+    test_bound();
+  if (!only || !strcmp(only, "stress")) {
+    test_stress(2);
+    test_stress(8);
+  }
+  if (!only || !strcmp(only, "outside")) {
+    ASSERT_EQ(ws_blocking(NULL, ret7, NULL), 7);
+    ASSERT_EQ(ws_blocking(NULL, NULL, NULL), WS_EINVAL);
+  }
+  fprintf(stderr, "ok\n");
+  return 0;
+}
