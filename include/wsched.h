@@ -77,7 +77,10 @@ typedef enum ws_steal_policy {
 
 typedef struct ws_options {
   /* Worker threads. 0: the WS_WORKERS environment variable if set, else the
-     CPUs in the process's affinity mask. At most WS_MAX_WORKERS. */
+     CPUs in the process's affinity mask capped by its cgroup CPU quota
+     rounded up (cgroup v2 cpu.max or v1 cfs_quota_us/cfs_period_us: a
+     1.5-CPU quota gives 2), at least 1 -- Go 1.25's GOMAXPROCS rule. At
+     most WS_MAX_WORKERS. */
   unsigned workers;
   ws_deque_kind_t deque;
   ws_steal_policy_t steal;
@@ -98,6 +101,13 @@ typedef struct ws_options {
   /* How long a spare that is no longer needed waits before its thread exits,
      in milliseconds. 0: 1000. */
   unsigned spare_idle_ms;
+  /* Print one line of scheduler state to stderr every schedtrace_ms
+     milliseconds (ws_schedtrace below). 0: the WS_SCHEDTRACE environment
+     variable if set, else off. */
+  unsigned schedtrace_ms;
+  /* Non-zero: pin worker i to the i-th CPU of the process's affinity mask
+     (round robin when there are more workers than CPUs). 0: not pinned. */
+  int pin;
 } ws_options_t;
 
 #define WS_MAX_WORKERS 1024u
@@ -175,6 +185,13 @@ WS_EXTERN int ws_current_worker(void);
 
 /* The pool the calling worker belongs to, or NULL outside every pool. */
 WS_EXTERN ws_pool_t *ws_current_pool(void);
+
+/* Describes where the pool runs into buf (snprintf semantics): its worker
+   count and where it came from (affinity, cgroup quota, WS_WORKERS),
+   pinning, and the topology its thieves follow (hwloc levels: same core,
+   then last-level cache, then NUMA node, then the rest) or "flat". Returns
+   the length snprintf returns, or WS_EINVAL. Any thread. */
+WS_EXTERN int ws_pool_describe(const ws_pool_t *pool, char *buf, size_t len);
 
 /* ------------------------------------------------------------------------ */
 /* Futures                                                                   */
@@ -334,6 +351,75 @@ WS_EXTERN int ws_pool_stats(ws_pool_t *pool, ws_stats_t *stats,
 
 /* Writes a human-readable table of the stats to `out`. Returns 0 or WS_EINVAL. */
 WS_EXTERN int ws_pool_stats_print(ws_pool_t *pool, FILE *out);
+
+/* ------------------------------------------------------------------------ */
+/* Observing the scheduler                                                   */
+
+/*
+ * schedtrace, in the spirit of Go's GODEBUG=schedtrace: with the option
+ * schedtrace_ms (or WS_SCHEDTRACE=<ms> in the environment) a pool prints,
+ * every period, one line to stderr:
+ *
+ *   wsched 1.002s: workers=2 idle=1 spinning=0 blocked=0 spares=0/0 global=0
+ *                  local=[3 0] run=+1204 steals=+12 parks=+3
+ *
+ * elapsed time, workers, parked (idle) and spinning workers, blocked workers,
+ * active/alive spares, the global queue's length, each worker's deque length,
+ * and the tasks run, steals and parks since the previous line. It costs
+ * nothing when off (a separate thread samples the counters).
+ */
+
+/*
+ * Timeline trace. ws_trace_start records, per worker, task run slices,
+ * steals, parks and wake-ups into per-worker buffers (no lock on the
+ * recording path; at most max_events per worker, 0 meaning the
+ * WS_TRACE_EVENTS environment variable or 262144; events past the cap are
+ * dropped and counted). ws_trace_stop writes them to `path` as Chrome Trace
+ * Event JSON, which Perfetto (ui.perfetto.dev), chrome://tracing and
+ * tools/traceview/traceview.html open: a lane per worker, nested task
+ * slices, steals as flow arrows from victim to thief, parked periods. With
+ * WS_TRACE=<file> in the environment every pool traces from creation to
+ * ws_pool_destroy and writes that file; a "%d" in the name is replaced by
+ * the pool's ordinal in the process (0, 1, ...), so that several pools do
+ * not overwrite each other.
+ * Returns 0, WS_EBUSY (already tracing / not tracing), WS_ENOMEM, WS_EINVAL,
+ * or WS_ESYS (the file could not be written; the trace is discarded).
+ * Any thread; ws_trace_stop waits for workers to finish the event they are
+ * recording. path may be NULL to discard the trace.
+ */
+WS_EXTERN int ws_trace_start(ws_pool_t *pool, size_t max_events);
+WS_EXTERN int ws_trace_stop(ws_pool_t *pool, const char *path);
+
+/*
+ * Work/span profiler (Cilkscale-style). ws_profile_run runs fn(arg) as a root
+ * task of `pool` with profiling on and measures, on that real run, the work
+ * T1 (the sum of the execution times of every strand: the pieces of tasks
+ * between spawns and joins) and the span Tinf (the longest chain of strands
+ * through spawns and joins), following ws_join, ws_group_* and
+ * ws_parallel_for. Work done by tasks submitted with ws_submit is not part
+ * of the region. Timer reads add a few tens of nanoseconds per strand to
+ * both T1 and Tinf, so profile regions whose strands are not much shorter
+ * than that. Outside the pool only (WS_EDEADLK inside), one region at a
+ * time per pool (WS_EBUSY). Returns 0 and fn's result in *fn_rc (may be
+ * NULL), or an error.
+ */
+typedef struct ws_profile {
+  uint64_t work_ns;   /* T1 */
+  uint64_t span_ns;   /* Tinf */
+  uint64_t wall_ns;   /* the region's wall-clock time on this pool (TP) */
+  double parallelism; /* T1 / Tinf */
+  uint64_t strands;   /* strands measured */
+  unsigned workers;   /* P of the run */
+} ws_profile_t;
+
+WS_EXTERN int ws_profile_run(ws_pool_t *pool, ws_task_fn fn, void *arg, ws_profile_t *out,
+                             int *fn_rc);
+
+/* Prints the profile and, for P = 1 .. max_workers (0: 64), the speedup
+   bounds: the upper bound min(P, T1/Tinf) and the greedy-scheduler
+   prediction T1 / (T1/P + Tinf) (Graham: TP <= T1/P + Tinf). Returns 0 or
+   WS_EINVAL. */
+WS_EXTERN int ws_profile_print(const ws_profile_t *p, FILE *out, unsigned max_workers);
 
 #ifdef __cplusplus
 }

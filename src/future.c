@@ -68,7 +68,11 @@ int ws_future_wait(ws_future_t *f, int64_t timeout_ns)
     uint32_t s;
     if (!add_waiter_bit(t, WS__ST_WAIT_WORKER, &s))
       return 0;
+    /* Profiling: waiting is not the task's work (the dependency itself is
+       not followed: futures are opaque to the profiler). */
+    ws__prof_strand_end(w);
     int rc = ws__help_until(w, future_final, t, deadline);
+    ws__prof_strand_begin(w);
     if (rc != WS_EBUSY)
       return rc;
     /* Nested too deeply to help safely: block on the future instead, and

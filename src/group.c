@@ -160,6 +160,8 @@ int ws_group_init(ws_group_t *g_, ws_pool_t *pool)
   atomic_init(&g->remote, 0);
   atomic_init(&g->error, 0);
   atomic_init(&g->last_thief, -1);
+  atomic_init(&g->prof_work, 0);
+  atomic_init(&g->prof_lspan, 0);
   g->mark = w != NULL ? w->frame_top : 0;
   g->magic = WS__GROUP_MAGIC;
   return 0;
@@ -214,11 +216,17 @@ int ws_group_spawn(ws_group_t *g_, ws_task_fn fn, void *arg)
   t->group = (struct ws__group *)g;
   t->flags = WS__TASK_FRAME;
   w->fj_spawned++;
-  if (__builtin_expect(ws__deque_push(&w->deque, t) != 0, 0)) {
-    ws__run(w, t); /* the deque cannot grow: run it now (the frame stays reserved) */
-    return 0;
+  bool prof = __builtin_expect(ws__hooks(w) & WS__HOOK_PROFILE, 0) && w->prof_cur != NULL;
+  if (prof) {
+    ws__prof_strand_end(w); /* a spawn ends the strand (profile.c) */
+    t->prof_at = w->prof_cur->span;
   }
-  ws__notify(w->pool);
+  if (__builtin_expect(ws__deque_push(&w->deque, t) != 0, 0))
+    ws__run(w, t); /* the deque cannot grow: run it now (the frame stays reserved) */
+  else
+    ws__notify(w->pool);
+  if (prof)
+    ws__prof_strand_begin(w);
   return 0;
 }
 
@@ -231,9 +239,16 @@ int ws_group_wait(ws_group_t *g_)
   if (w != NULL) {
     if (w != ws__tls_worker)
       return WS_EINVAL;
+    bool prof = __builtin_expect(ws__hooks(w) & WS__HOOK_PROFILE, 0) && w->prof_cur != NULL;
+    if (prof)
+      ws__prof_strand_end(w); /* a sync ends the strand; waiting is not work */
     /* The children nobody stole are on top of our deque. */
     wait_inside(w, g);
     w->frame_top = g->mark; /* every child has finished: the frames are free */
+    if (prof) {
+      ws__prof_sync(w, g);
+      ws__prof_strand_begin(w);
+    }
   } else {
     /* Outside: sleep on the group's word until every child reported. */
     for (;;) {
@@ -267,8 +282,22 @@ struct join_args {
  * bump, a push, a pop and two calls; the group is only looked at again if b
  * did not come back.
  */
+/* A join while tracing or profiling: the general group path, which has the
+   hooks (its cost does not matter then). */
+static int join_observed(ws_task_fn fa, void *a, ws_task_fn fb, void *b)
+{
+  ws_group_t g;
+  ws_group_init(&g, NULL);
+  ws_group_spawn(&g, fb, b);
+  int ra = fa(a);
+  int rb = ws_group_wait(&g);
+  return ra != 0 ? ra : rb;
+}
+
 static int join_inside(ws__worker *w, ws_task_fn fa, void *a, ws_task_fn fb, void *b)
 {
+  if (__builtin_expect(ws__hooks(w) != 0, 0))
+    return join_observed(fa, a, fb, b);
   ws__group g;
   g.pool = w->pool;
   g.owner = w;
@@ -277,6 +306,8 @@ static int join_inside(ws__worker *w, ws_task_fn fa, void *a, ws_task_fn fb, voi
   atomic_init(&g.remote, 0);
   atomic_init(&g.error, 0);
   atomic_init(&g.last_thief, -1);
+  atomic_init(&g.prof_work, 0);
+  atomic_init(&g.prof_lspan, 0);
   g.mark = w->frame_top;
   ws__task *t = frame_alloc(w);
   if (__builtin_expect(t == NULL, 0)) {

@@ -14,6 +14,7 @@
 #include "inject.h"
 #include "platform.h"
 #include "task.h"
+#include "topology.h"
 
 #include <assert.h>
 #include <stdalign.h>
@@ -98,6 +99,13 @@ typedef struct ws__worker {
   bool thread_joinable; /* a thread was started in this slot and not joined */
   bool spare_alive;     /* a spare thread runs in this slot */
 
+  /* Observation hooks (trace.c, profile.c): WS__HOOK_* bits and the trace
+     buffer, set by the thread that starts or stops tracing/profiling (the
+     controller), read (relaxed) by the owner at every recording site. */
+  _Atomic uint32_t hooks;
+  _Atomic(struct ws__tbuf *) tbuf;
+  _Atomic uint32_t trace_writing; /* 1 while the owner appends (trace.c) */
+
   /* Owner-private below: no other thread reads or writes these (is_spare
      is written before the slot's thread starts). */
   alignas(WS__CACHELINE) ws_pool_t *pool;
@@ -109,6 +117,11 @@ typedef struct ws__worker {
   unsigned help_depth; /* nested tasks run while waiting (ws_future_wait) */
   /* Finished tasks still counted in pool->life (see ws__life_credit_*). */
   uint64_t life_credit;
+  struct ws__prof *prof_cur; /* profile.c: the strand state of the running task */
+  /* profile.c: strands this worker measured; the owner stores (relaxed),
+     ws_profile_run reads after the region (ordered by the root's future). */
+  _Atomic uint64_t prof_strands;
+  uint32_t trace_depth;      /* trace.c: task slices open on this worker */
   /* Fork/join events not yet folded into `stats` (ws__stats_fold): counting
      them privately keeps the spawn/sync path free of seqlock sections. */
   uint32_t fj_spawned, fj_run, fj_failed;
@@ -144,6 +157,10 @@ struct ws_pool {
   unsigned spin_rounds;
   unsigned *coprimes;    /* strides coprime with nworkers, for victim order */
   unsigned ncoprimes;
+  ws__topo *topo;        /* victim order by topology; NULL when flat */
+  int *home_cpu;         /* worker i's CPU (OS index), for pinning and topology */
+  bool pin;              /* pin worker i to home_cpu[i] */
+  double cgroup_limit;   /* the cgroup CPU quota seen at creation, 0: none */
   ws__worker *workers;   /* nworkers + max_spares slots, cache-line aligned;
                             spare slots are initialised when first used */
 
@@ -197,6 +214,19 @@ struct ws_pool {
   unsigned nspares_alive; /* spare slots whose thread is running */
   _Atomic uint64_t compensated, uncompensated; /* statistics */
 
+  /* Observation. schedtrace: a sampling thread (schedtrace.c), stopped
+     through st_stop (futex word). trace_lock serialises ws_trace_start/stop
+     and guards trace_* ; prof_lock serialises ws_profile_run. */
+  pthread_t st_thread;
+  bool st_running;
+  unsigned st_period_ms;
+  _Atomic uint32_t st_stop;
+  pthread_mutex_t trace_lock;
+  bool tracing;
+  int64_t trace_t0;         /* trace start, ns (read by writers: set before hooks) */
+  char *trace_env_path;     /* WS_TRACE=<file>: written at destroy */
+  pthread_mutex_t prof_lock;
+
   /* Counters of root submissions: RMW by submitting threads, read by stats. */
   alignas(WS__CACHELINE) _Atomic uint64_t submitted;
   _Atomic uint64_t rejected;
@@ -220,6 +250,9 @@ typedef struct ws__group {
                              read by the waiter to steal back (leapfrogging) */
   uint32_t mark;          /* owner-private: frame_top at init */
   uint32_t magic;         /* WS__GROUP_MAGIC once initialised */
+  /* Profiling (profile.c): children's work summed and the longest
+     "span at spawn + child span", updated by whoever finished the child. */
+  _Atomic uint64_t prof_work, prof_lspan;
 } ws__group;
 
 #define WS__GROUP_WAITER 1u
@@ -430,7 +463,62 @@ static inline void ws__life_credit_add(ws__worker *w)
     ws__life_credit_flush(w);
 }
 
-/* cpu.c */
-unsigned ws__default_workers(void);
+/* --- observation hooks (trace.c, profile.c) --- */
+#define WS__HOOK_TRACE 1u
+#define WS__HOOK_PROFILE 2u
+
+/* Trace event kinds. */
+enum { WS__EV_BEGIN, WS__EV_END, WS__EV_STEAL, WS__EV_PARK, WS__EV_WAKE };
+
+typedef struct ws__tev {
+  int64_t ts;   /* ns since the trace started */
+  uint64_t ptr; /* BEGIN: task function; STEAL: flow id */
+  uint32_t kind;
+  uint32_t arg; /* BEGIN: nesting depth; STEAL: victim */
+} ws__tev;
+
+/* A worker's trace buffer: appended by the owner only, read by the
+   controller after it has detached the buffer (ws_trace_stop). */
+typedef struct ws__tbuf {
+  ws__tev *ev;
+  size_t n, cap, max;
+  uint32_t open_recorded, open_dropped; /* task slices open, kept or dropped */
+  uint64_t dropped;
+  uint32_t flow_seq;
+  /* 1 while the owner appends: the controller waits for 0 after detaching
+     the buffer (seq_cst Dekker pair with the detaching store). */
+  _Atomic uint32_t writing;
+} ws__tbuf;
+
+void ws__trace_event(ws__worker *w, uint32_t kind, uint64_t ptr, uint32_t arg);
+
+static inline uint32_t ws__hooks(ws__worker *w)
+{
+  return atomic_load_explicit(&w->hooks, memory_order_relaxed); /* set by the controller */
+}
+
+/* Profiling: the strand state of one running task. */
+typedef struct ws__prof {
+  uint64_t work, span, lchild, strands;
+  int64_t start; /* the current strand's start, ns */
+} ws__prof;
+
+/* profile.c: ends the current strand of the running task (spawn or sync). */
+void ws__prof_strand_end(ws__worker *w);
+/* profile.c: the running task starts a new strand. */
+void ws__prof_strand_begin(ws__worker *w);
+/* profile.c: runs a task (frame or heap) with hooks: trace slice and/or its
+   own strand state, delivered to its group (or to the profiled region). */
+int ws__run_observed(ws__worker *w, ws__task *t);
+/* profile.c: after a sync on group g (profiling): merge its children. */
+void ws__prof_sync(ws__worker *w, ws__group *g);
+
+/* schedtrace.c */
+int ws__schedtrace_start(ws_pool_t *p, unsigned period_ms);
+void ws__schedtrace_stop(ws_pool_t *p);
+/* trace.c: tracing from the environment (WS_TRACE) */
+void ws__trace_env_start(ws_pool_t *p);
+void ws__trace_env_stop(ws_pool_t *p);
+
 
 #endif /* WS_INTERNAL_H */

@@ -164,15 +164,22 @@ void ws__park(ws__worker *w, bool (*stop)(void *), void *arg, int64_t deadline)
     /* A waker took us off the list first; its park_word is already stored. */
   } else {
     ws__stat1(w, WS__S_parks, 1);
+    if (__builtin_expect(ws__hooks(w) & WS__HOOK_TRACE, 0))
+      ws__trace_event(w, WS__EV_PARK, 0, 0);
     /* S5: sleep until a waker stores a non-ASLEEP value (acquire pairs with
        its release store) or the deadline passes. */
     while (atomic_load_explicit(&w->park_word, memory_order_acquire) == WS__PARK_ASLEEP) {
       if (!ws__futex_wait(&w->park_word, WS__PARK_ASLEEP, deadline)) {
-        if (idle_remove_self(p, w))
+        if (idle_remove_self(p, w)) {
+          if (__builtin_expect(ws__hooks(w) & WS__HOOK_TRACE, 0))
+            ws__trace_event(w, WS__EV_WAKE, 0, 0);
           return; /* timed out, and nobody is waking us */
+        }
       }
     }
     ws__stat1(w, WS__S_wakeups, 1);
+    if (__builtin_expect(ws__hooks(w) & WS__HOOK_TRACE, 0))
+      ws__trace_event(w, WS__EV_WAKE, 0, 0);
   }
   v = atomic_load_explicit(&w->park_word, memory_order_acquire); /* pairs with the waker */
   if (v == WS__PARK_SPINNER)

@@ -86,7 +86,5 @@ int ws__thread_start(pthread_t *thread, size_t stack_size, void *(*fn)(void *), 
    {NULL, 0} when the platform cannot tell. */
 void ws__thread_stack(char **low, size_t *size);
 
-/* CPUs in the calling thread's affinity mask (at least 1). */
-unsigned ws__affinity_cpus(void);
 
 #endif /* WS_PLATFORM_H */

@@ -83,11 +83,16 @@ static void pool_free(ws_pool_t *p, unsigned nslots)
   }
   free(p->workers);
   free(p->coprimes);
+  free(p->home_cpu);
+  if (p->topo != NULL)
+    ws__topo_free(p->topo);
   ws__inject_destroy(&p->inject);
   ws__task_spare_drain(p);
   pthread_mutex_destroy(&p->comp_lock);
   pthread_mutex_destroy(&p->spare_lock);
   pthread_mutex_destroy(&p->idle_lock);
+  pthread_mutex_destroy(&p->trace_lock);
+  pthread_mutex_destroy(&p->prof_lock);
   free(p);
 }
 
@@ -130,7 +135,10 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
     return WS_ENOMEM;
   memset(p, 0, sizeof *p);
   p->nworkers = o.workers != 0 ? o.workers : ws__default_workers();
-  p->ncpus = ws__affinity_cpus();
+  p->ncpus = ws__affinity_count();
+  p->pin = o.pin != 0;
+  double limit;
+  p->cgroup_limit = ws__cgroup_cpu_limit(NULL, &limit) == 1 ? limit : 0;
   p->deque_kind = o.deque == WS_DEQUE_LOCKED ? WS_DEQUE_LOCKED : WS_DEQUE_LOCKFREE;
   p->steal_policy = o.steal == WS_STEAL_HALF ? WS_STEAL_HALF : WS_STEAL_ONE;
   p->steal_batch = o.steal_batch != 0 ? o.steal_batch : 32;
@@ -170,6 +178,8 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
     free(p);
     return WS_ENOMEM;
   }
+  pthread_mutex_init(&p->trace_lock, NULL); /* default mutexes: no allocation on Linux */
+  pthread_mutex_init(&p->prof_lock, NULL);
   if (ws__inject_init(&p->inject) != 0) {
     pthread_mutex_destroy(&p->comp_lock);
     pthread_mutex_destroy(&p->spare_lock);
@@ -188,6 +198,31 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
   for (unsigned s = 1; s <= n; s++)
     if (gcd(s, n) == 1)
       p->coprimes[p->ncoprimes++] = s;
+
+  /* Homes: worker i on the i-th CPU of the affinity mask (round robin). The
+     topology (hwloc) groups the workers by what their homes share. */
+  p->home_cpu = ws__malloc(n * sizeof *p->home_cpu);
+  int *mask = ws__malloc(p->ncpus * sizeof *mask);
+  int nmask = mask != NULL ? ws__affinity_list(mask, p->ncpus) : WS_ENOMEM;
+  if (p->home_cpu == NULL || nmask < 0) {
+    free(mask);
+    pool_free(p, 0);
+    return nmask == WS_ESYS ? WS_ESYS : WS_ENOMEM;
+  }
+  for (unsigned i = 0; i < n; i++)
+    p->home_cpu[i] = nmask > 0 ? mask[i % (unsigned)nmask] : -1;
+  free(mask);
+  if (n > 1) {
+    rc = ws__topo_build(&p->topo, n, p->home_cpu, getenv("WS_TOPOLOGY"));
+    if (rc != 0) {
+      pool_free(p, 0);
+      return rc;
+    }
+    if (ws__topo_is_flat(p->topo) && getenv("WS_TOPOLOGY") == NULL) {
+      ws__topo_free(p->topo); /* flat: the plain random permutation does it */
+      p->topo = NULL;
+    }
+  }
 
   memset(p->workers, 0, cap * sizeof *p->workers);
   for (unsigned i = 0; i < n; i++) {
@@ -209,6 +244,14 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
       return WS_ESYS;
     }
   }
+  /* Observation from the environment or the options. */
+  unsigned st_ms = o.schedtrace_ms;
+  const char *env = getenv("WS_SCHEDTRACE");
+  if (st_ms == 0 && env != NULL)
+    st_ms = (unsigned)strtoul(env, NULL, 10);
+  if (ws__schedtrace_start(p, st_ms) != 0)
+    fprintf(stderr, "wsched: schedtrace: cannot start its thread\n");
+  ws__trace_env_start(p);
   *pool = p;
   return 0;
 }
@@ -352,6 +395,7 @@ int ws_pool_destroy(ws_pool_t *p)
     return WS_EDEADLK;
   ws_shutdown(p);
   ws_await_termination(p, WS_FOREVER);
+  ws__schedtrace_stop(p);
   for (unsigned i = 0; i < p->nworkers; i++)
     pthread_join(p->workers[i].thread, NULL);
   /* Spares exit at termination (or retired earlier); join every thread that
@@ -360,8 +404,30 @@ int ws_pool_destroy(ws_pool_t *p)
   for (unsigned i = p->nworkers; i < nslots; i++)
     if (p->workers[i].thread_joinable)
       pthread_join(p->workers[i].thread, NULL);
+  ws__trace_env_stop(p); /* WS_TRACE: every worker has exited, nothing records */
+  if (p->tracing)
+    ws_trace_stop(p, NULL); /* a trace the application did not stop */
   pool_free(p, nslots);
   return 0;
+}
+
+int ws_pool_describe(const ws_pool_t *p, char *buf, size_t len)
+{
+  if (p == NULL || (buf == NULL && len != 0))
+    return WS_EINVAL;
+  char topo[512] = "flat: a random permutation of the other workers";
+  if (p->topo != NULL) {
+    char what[200];
+    ws__topo_describe(p->topo, what, sizeof what);
+    snprintf(topo, sizeof topo, "%s; thieves try the same core, then the same last-level cache, "
+             "then the same NUMA node, then the rest", what);
+  }
+  char quota[64] = "no cgroup CPU limit";
+  if (p->cgroup_limit > 0)
+    snprintf(quota, sizeof quota, "cgroup CPU limit %.2f", p->cgroup_limit);
+  return snprintf(buf, len, "%u workers; %u CPUs in the affinity mask, %s%s; %s; topology: %s",
+                  p->nworkers, p->ncpus, quota, getenv("WS_WORKERS") ? ", WS_WORKERS set" : "",
+                  p->pin ? "pinned" : "not pinned", topo);
 }
 
 int ws_current_worker(void)

@@ -56,7 +56,12 @@ struct ws_future {
   /* The task's return value: written by the runner before the release CAS of
      the final status, read after an acquire load that sees it. */
   int rc;
+  /* FRAME, while profiling: the spawner's span when it spawned this child;
+     written before publication. */
+  uint64_t prof_at;
 };
+
+_Static_assert(sizeof(struct ws_future) == 64, "a task record is one cache line");
 
 typedef struct ws_future ws__task;
 

@@ -184,6 +184,8 @@ static ws__task *steal_victim(ws__worker *w, unsigned v, unsigned *taken)
     /* Tell the child's waiter where to steal back from (leapfrogging).
        Relaxed: a hint; the group outlives its unfinished child. */
     atomic_store_explicit(&got->group->last_thief, (int)w->index, memory_order_relaxed);
+  if (got != NULL && __builtin_expect(ws__hooks(w) & WS__HOOK_TRACE, 0))
+    ws__trace_event(w, WS__EV_STEAL, 0, v);
   return got;
 }
 
@@ -200,6 +202,43 @@ static void count_steal(ws__worker *w, unsigned attempts, unsigned taken)
     ws__notify(w->pool); /* what we moved into our deque can be stolen in turn */
 }
 
+static unsigned gcd_u(unsigned a, unsigned b)
+{
+  while (b != 0) {
+    unsigned t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/* With a topology: the nearest level first (same core, same last-level
+   cache, same NUMA node, the rest), each level in a random order (random
+   start, random stride coprime with the level's size). */
+static ws__task *steal_by_topology(ws__worker *w, unsigned *attempts, unsigned *taken)
+{
+  const unsigned *victims, *level_end;
+  ws__topo_levels(w->pool->topo, w->index, &victims, &level_end);
+  unsigned begin = 0;
+  for (unsigned level = 0; level < WS__TOPO_LEVELS; level++) {
+    unsigned end = level_end[level], size = end - begin;
+    if (size != 0) {
+      uint64_t r = rng_next(w);
+      unsigned k = (unsigned)(r % size), stride = 1 + (unsigned)((r >> 32) % size);
+      while (gcd_u(stride, size) != 1)
+        stride--; /* reaches 1 at worst */
+      for (unsigned i = 0; i < size; i++, k = (k + stride) % size) {
+        (*attempts)++;
+        ws__task *t = steal_victim(w, victims[begin + k], taken);
+        if (t != NULL)
+          return t;
+      }
+    }
+    begin = end;
+  }
+  return NULL;
+}
+
 static ws__task *steal_work(ws__worker *w)
 {
   ws_pool_t *p = w->pool;
@@ -207,17 +246,22 @@ static ws__task *steal_work(ws__worker *w)
   if (nslots == 1)
     return NULL; /* no victims */
 
-  uint64_t r = rng_next(w);
-  unsigned v = (unsigned)(r % n);
-  unsigned stride = p->coprimes[(unsigned)(r >> 32) % p->ncoprimes];
   unsigned attempts = 0, taken = 0;
   ws__task *got = NULL;
-  /* The regular workers in a random permutation... */
-  for (unsigned i = 0; i < n && got == NULL; i++, v = (v + stride) % n) {
-    if (v == w->index)
-      continue;
-    attempts++;
-    got = steal_victim(w, v, &taken);
+  if (p->topo != NULL && !w->is_spare) {
+    got = steal_by_topology(w, &attempts, &taken);
+  } else {
+    /* The regular workers in a random permutation: random start, random
+       stride coprime with n, so each is visited once per round. */
+    uint64_t r = rng_next(w);
+    unsigned v = (unsigned)(r % n);
+    unsigned stride = p->coprimes[(unsigned)(r >> 32) % p->ncoprimes];
+    for (unsigned i = 0; i < n && got == NULL; i++, v = (v + stride) % n) {
+      if (v == w->index)
+        continue;
+      attempts++;
+      got = steal_victim(w, v, &taken);
+    }
   }
   /* ...then the spare slots (few, and only while workers block). */
   for (unsigned i = n; i < nslots && got == NULL; i++) {
@@ -321,7 +365,7 @@ void ws__run(ws__worker *w, ws__task *t)
     /* A fork/join child: no claim CAS (nobody can cancel it), no
        outstanding count (its group's waiter holds one), no free, and its
        stats are counted privately (folded in later, ws__stats_fold). */
-    int rc = t->fn(t->arg);
+    int rc = __builtin_expect(ws__hooks(w) != 0, 0) ? ws__run_observed(w, t) : t->fn(t->arg);
     ws__fj_count_run(w, rc);
     ws__group_child_done(w, t, rc);
     return;
@@ -345,7 +389,7 @@ void ws__run(ws__worker *w, ws__task *t)
     }
   }
 
-  int rc = t->fn(t->arg);
+  int rc = __builtin_expect(ws__hooks(w) != 0, 0) ? ws__run_observed(w, t) : t->fn(t->arg);
 
   ws__stats_begin(w);
   ws__stat_add(w, WS__S_tasks_run, 1);
@@ -381,6 +425,9 @@ void *ws__worker_main(void *arg)
   ws__worker *w = arg;
   ws_pool_t *p = w->pool;
   ws__tls_worker = w;
+
+  if (p->pin && !w->is_spare && p->home_cpu[w->index] >= 0)
+    ws__pin_self(p->home_cpu[w->index]); /* best effort: a refusal leaves it unpinned */
 
   char *low;
   size_t size;

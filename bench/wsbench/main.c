@@ -44,6 +44,24 @@ double wb_now_ms(void)
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+static int profile_mode;      /* --profile: wb_run_root profiles */
+static ws_profile_t last_profile;
+
+int wb_run_root(ws_pool_t *pool, ws_task_fn fn, void *arg)
+{
+  int rc, fn_rc = 0;
+  if (profile_mode) {
+    rc = ws_profile_run(pool, fn, arg, &last_profile, &fn_rc);
+    return rc != 0 ? rc : fn_rc;
+  }
+  ws_group_t g; /* used from outside the pool: its child becomes a root task */
+  ws_group_init(&g, pool);
+  rc = ws_group_spawn(&g, fn, arg);
+  if (rc == 0)
+    rc = ws_group_wait(&g);
+  return rc;
+}
+
 long wb_size_long(const char *size, long lo, long hi)
 {
   char *end;
@@ -82,10 +100,13 @@ static void usage(FILE *out)
   fprintf(out,
           "usage: wsbench [--workers N] [--deque lockfree|locked] [--steal one|half]\n"
           "               [--repeat R] [--json FILE] [--results] [--small] [--list]\n"
-          "               [WORKLOAD [SIZE]]\n"
+          "               [--profile] [WORKLOAD [SIZE]]\n"
           "Runs every workload (or one) serially, on 1 worker and on N workers\n"
           "(default: every CPU this process may use), R times interleaved (default 5),\n"
-          "and prints medians. Every run checks its answer; a wrong one exits 1.\n");
+          "and prints medians. Every run checks its answer; a wrong one exits 1.\n"
+          "--profile WORKLOAD [SIZE]: work/span profile of a fork/join workload, its\n"
+          "speedup bounds, and its measured speedup on 1..N workers (table, and a PNG\n"
+          "through gnuplot when installed).\n");
 }
 
 static long parse_long(const char *s, const char *what)
@@ -143,10 +164,112 @@ static int check(const wb_workload *w, const char *variant, int rc, const wb_res
   return 1;
 }
 
+/* --profile: the work/span profile on N workers, then the measured speedup
+   on 1..N workers next to the bounds the profile predicts. */
+static int run_profile(const wb_workload *w, const char *size, const ws_options_t *opt, int reps)
+{
+  ws_pool_t *pools[64];
+  ws_options_t o = *opt;
+  if (o.workers == 0) {
+    ws_pool_t *probe;
+    if (ws_pool_create(&probe, opt) != 0)
+      return 2;
+    o.workers = (unsigned)ws_pool_workers(probe);
+    ws_pool_destroy(probe);
+  }
+  unsigned n = o.workers < 64 ? o.workers : 64;
+  for (unsigned p = 1; p <= n; p++) {
+    ws_options_t op = o;
+    op.workers = p;
+    if (ws_pool_create(&pools[p - 1], &op) != 0) {
+      fprintf(stderr, "wsbench: cannot create a %u-worker pool\n", p);
+      return 2;
+    }
+  }
+  char where[768];
+  ws_pool_describe(pools[n - 1], where, sizeof where);
+  printf("wsbench --profile %s %s: %s\n\n", w->name, size, where);
+
+  /* 1. The profile, on the N-worker pool. A preempted strand looks longer
+     and can only lower the measured parallelism: keep the best of reps. */
+  wb_result r;
+  ws_profile_t pr;
+  memset(&pr, 0, sizeof pr);
+  int ok = 1;
+  profile_mode = 1;
+  for (int i = 0; i < reps; i++) {
+    progress("%s %s: profiling, repetition %d/%d", w->name, size, i + 1, reps);
+    memset(&r, 0, sizeof r);
+    ok &= check(w, "profiled", w->parallel(pools[n - 1], size, &r), &r);
+    if (last_profile.parallelism > pr.parallelism)
+      pr = last_profile;
+  }
+  profile_mode = 0;
+  printf("profile (best of %d runs on %u workers):\n", reps, n);
+  ws_profile_print(&pr, stdout, n > 16 ? n : 16);
+
+  /* 2. Measured, interleaved: median of reps runs on each worker count. */
+  double *t = calloc((size_t)n * (size_t)reps, sizeof *t), med[64];
+  for (int i = 0; i < reps; i++)
+    for (unsigned p = 1; p <= n; p++) {
+      progress("%s %s: measuring, repetition %d/%d", w->name, size, i + 1, reps);
+      memset(&r, 0, sizeof r);
+      ok &= check(w, "measured", w->parallel(pools[p - 1], size, &r), &r);
+      t[(p - 1) * (size_t)reps + (size_t)i] = r.ms;
+    }
+  if (progress_tty)
+    fprintf(stderr, "\r\033[K");
+  double t1 = (double)pr.work_ns, tinf = (double)pr.span_ns;
+  printf("\n%4s %12s %12s %14s %14s\n", "P", "median ms", "speedup", "greedy bound", "upper bound");
+  for (unsigned p = 1; p <= n; p++) {
+    med[p - 1] = median(&t[(p - 1) * (size_t)reps], reps);
+    double greedy = t1 / (t1 / p + tinf), upper = pr.parallelism < p ? pr.parallelism : p;
+    printf("%4u %12.2f %11.2fx %13.2fx %13.2fx\n", p, med[p - 1], med[0] / med[p - 1], greedy,
+           upper);
+  }
+  printf("speedup = median on 1 worker / median on P; greedy = T1/(T1/P + Tinf); upper = "
+         "min(P, T1/Tinf)\n");
+
+  /* 3. The chart: measured against predicted, for the worker counts here. */
+  char dat[256], png[256];
+  snprintf(dat, sizeof dat, "wsbench-profile-%s.dat", w->name);
+  snprintf(png, sizeof png, "wsbench-profile-%s.png", w->name);
+  FILE *f = fopen(dat, "w");
+  if (f != NULL) {
+    fprintf(f, "# P measured_speedup greedy_prediction upper_bound (%s %s)\n", w->name, size);
+    for (unsigned p = 1; p <= n; p++)
+      fprintf(f, "%u %.4f %.4f %.4f\n", p, med[0] / med[p - 1], t1 / (t1 / p + tinf),
+              pr.parallelism < p ? pr.parallelism : (double)p);
+    fclose(f);
+    FILE *g = popen("gnuplot 2>/dev/null", "w");
+    if (g != NULL) {
+      fprintf(g,
+              "set terminal pngcairo size 800,500\nset output '%s'\n"
+              "set title 'wsched %s %s: measured vs predicted speedup (T1/Tinf = %.1f)'\n"
+              "set xlabel 'workers P'\nset ylabel 'speedup over 1 worker'\nset key left top\n"
+              "set xrange [0.5:%u.5]\nset xtics 1\nset yrange [0:*]\nset grid\n"
+              "plot '%s' using 1:4 with lines lw 2 title 'upper bound min(P, T1/Tinf)', "
+              "'' using 1:3 with linespoints lw 2 title 'greedy T1/(T1/P+Tinf)', "
+              "'' using 1:2 with linespoints lw 2 pt 7 title 'measured'\n",
+              png, w->name, size, pr.parallelism, n, dat);
+      if (pclose(g) == 0)
+        printf("chart: %s (data: %s)\n", png, dat);
+      else
+        printf("data: %s (gnuplot failed or is missing: apt-get install gnuplot-nox)\n", dat);
+    }
+  }
+  free(t);
+  for (unsigned p = 1; p <= n; p++)
+    ws_pool_destroy(pools[p - 1]);
+  if (!ok)
+    fprintf(stderr, "wsbench: FAILED: at least one wrong answer\n");
+  return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
   ws_options_t opt;
-  int reps = 5, results = 0, small = 0;
+  int reps = 5, results = 0, small = 0, profile = 0;
   const char *json = NULL, *only = NULL, *size_arg = NULL;
 
   ws_options_init(&opt);
@@ -184,6 +307,8 @@ int main(int argc, char **argv)
       results = 1;
     else if (!strcmp(a, "--small"))
       small = 1;
+    else if (!strcmp(a, "--profile"))
+      profile = 1;
     else if (!strcmp(a, "--list")) {
       for (size_t k = 0; k < NWORKLOADS; k++)
         printf("%-11s %-9s %s\n", workloads[k]->name, workloads[k]->default_size,
@@ -211,6 +336,19 @@ int main(int argc, char **argv)
   if (size_arg != NULL && find_workload(only)->check_size(size_arg) != 0)
     return 2;
   progress_tty = isatty(2) && !results;
+  if (profile) {
+    if (only == NULL) {
+      fprintf(stderr, "wsbench: --profile needs a WORKLOAD\n");
+      return 2;
+    }
+    const wb_workload *w = find_workload(only);
+    if (!w->forkjoin) {
+      fprintf(stderr, "wsbench: %s is not a fork/join workload: nothing to profile\n", only);
+      return 2;
+    }
+    return run_profile(w, size_arg != NULL ? size_arg : small ? w->small_size : w->default_size,
+                       &opt, reps);
+  }
 
   ws_pool_t *many, *one = NULL;
   int rc = ws_pool_create(&many, &opt);
@@ -226,6 +364,9 @@ int main(int argc, char **argv)
       fprintf(stderr, "wsbench: cannot create the pool: %s\n", ws_strerror(rc));
       return 2;
     }
+    char where[768];
+    ws_pool_describe(many, where, sizeof where);
+    printf("wsbench: %s\n", where);
     printf("wsbench: %d workers (%s deque, steal %s), %d repetitions, medians in ms\n", nworkers,
            opt.deque == WS_DEQUE_LOCKED ? "locked" : "lock-free",
            opt.steal == WS_STEAL_HALF ? "half" : "one", reps);

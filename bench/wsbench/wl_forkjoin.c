@@ -89,17 +89,7 @@ static int fib_parallel(ws_pool_t *pool, const char *size, wb_result *r)
     return -1;
   struct fibarg a = {n, 0};
   double t0 = wb_now_ms();
-  /* From outside the pool: ws_join hands the whole join to the pool. */
-  struct fibarg b = {n > 0 ? n - 1 : 0, 0};
-  int rc;
-  if (n < 2) {
-    rc = fib_join(&a);
-  } else {
-    a.n = n - 1;
-    b.n = n - 2;
-    rc = ws_join(pool, fib_join, &a, fib_join, &b);
-    a.r += b.r;
-  }
+  int rc = wb_run_root(pool, fib_join, &a);
   r->ms = wb_now_ms() - t0;
   fib_fill(r, n, a.r);
   if (rc != 0)
@@ -120,6 +110,7 @@ const wb_workload wb_fib = {
   .check_size = fib_check,
   .serial = fib_serial,
   .parallel = fib_parallel,
+  .forkjoin = true,
 };
 
 /* --- nqueens ------------------------------------------------------------------ */
@@ -225,12 +216,7 @@ static int nq_parallel(ws_pool_t *pool, const char *size, wb_result *r)
     return -1;
   struct nq q = {0, 0, 0, (uint32_t)((1u << n) - 1), 0};
   double t0 = wb_now_ms();
-  /* A group used from outside the pool: the root becomes a root task. */
-  ws_group_t g;
-  ws_group_init(&g, pool);
-  int rc = ws_group_spawn(&g, nq_root, &q);
-  if (rc == 0)
-    rc = ws_group_wait(&g);
+  int rc = wb_run_root(pool, nq_root, &q);
   r->ms = wb_now_ms() - t0;
   nq_fill(r, n, q.count);
   if (rc != 0)
@@ -251,6 +237,7 @@ const wb_workload wb_nqueens = {
   .check_size = nq_check,
   .serial = nq_serial,
   .parallel = nq_parallel,
+  .forkjoin = true,
 };
 
 /* --- tri ---------------------------------------------------------------------- */
@@ -278,6 +265,12 @@ static int tri_body(void *ctx, int64_t lo, int64_t hi)
     s += tri_work(i);
   tri_sums[ws_current_worker()].v += s; /* only this worker writes its slot */
   return 0;
+}
+
+static int tri_root(void *arg)
+{
+  long n = *(long *)arg;
+  return ws_parallel_for(NULL, 0, n, 0, tri_body, NULL);
 }
 
 static uint64_t tri_expected;
@@ -314,7 +307,7 @@ static int tri_parallel(ws_pool_t *pool, const char *size, wb_result *r)
   for (int i = 0; i < workers; i++)
     tri_sums[i].v = 0;
   double t0 = wb_now_ms();
-  int rc = ws_parallel_for(pool, 0, n, 0, tri_body, NULL);
+  int rc = wb_run_root(pool, tri_root, &n);
   r->ms = wb_now_ms() - t0;
   uint64_t s = 0;
   for (int i = 0; i < workers; i++)
@@ -338,4 +331,5 @@ const wb_workload wb_tri = {
   .check_size = tri_check,
   .serial = tri_serial,
   .parallel = tri_parallel,
+  .forkjoin = true,
 };

@@ -271,11 +271,7 @@ static int sort_parallel(ws_pool_t *pool, const char *size, wb_result *r)
     return -1;
   struct srt s = {data, tmp, n};
   double t0 = wb_now_ms();
-  ws_group_t g;
-  ws_group_init(&g, pool);
-  int rc = ws_group_spawn(&g, sort_par, &s);
-  if (rc == 0)
-    rc = ws_group_wait(&g);
+  int rc = wb_run_root(pool, sort_par, &s);
   r->ms = wb_now_ms() - t0;
   check(n, r);
   if (rc != 0)
@@ -291,6 +287,7 @@ const wb_workload wb_sort = {
   .check_size = sort_check_size,
   .serial = sort_serial,
   .parallel = sort_parallel,
+  .forkjoin = true,
 };
 
 /* --- avalanche -------------------------------------------------------------------- */
@@ -351,11 +348,7 @@ static int av_parallel(ws_pool_t *pool, const char *size, wb_result *r)
   if (n < 0 || (slots = calloc((size_t)(n ? n : 1), sizeof *slots)) == NULL)
     return -1;
   double t0 = wb_now_ms();
-  ws_group_t g;
-  ws_group_init(&g, pool);
-  int rc = ws_group_spawn(&g, av_root, (void *)(intptr_t)n);
-  if (rc == 0)
-    rc = ws_group_wait(&g);
+  int rc = wb_run_root(pool, av_root, (void *)(intptr_t)n);
   r->ms = wb_now_ms() - t0;
   av_check(n, r);
   if (rc != 0)
@@ -372,4 +365,5 @@ const wb_workload wb_avalanche = {
   .check_size = av_check_size,
   .serial = av_serial,
   .parallel = av_parallel,
+  .forkjoin = true,
 };

@@ -114,11 +114,7 @@ static int uts_parallel_run(ws_pool_t *pool, const char *size, wb_result *r)
   uts_node_t root;
   double t0 = wb_now_ms();
   uts_root(&params, &root);
-  ws_group_t g;
-  ws_group_init(&g, pool); /* from outside: the root becomes a root task */
-  int rc = ws_group_spawn(&g, visit, &root);
-  if (rc == 0)
-    rc = ws_group_wait(&g);
+  int rc = wb_run_root(pool, visit, &root);
   uts_result_t res = UTS_RESULT_INIT;
   for (int i = 0; i < workers; i++)
     uts_result_merge(&res, &counts[i].r);
@@ -137,6 +133,7 @@ const wb_workload wb_uts_t1 = {
   .check_size = uts_check_size,
   .serial = uts_serial_run,
   .parallel = uts_parallel_run,
+  .forkjoin = true,
 };
 
 const wb_workload wb_uts_t3 = {
@@ -147,4 +144,5 @@ const wb_workload wb_uts_t3 = {
   .check_size = uts_check_size,
   .serial = uts_serial_run,
   .parallel = uts_parallel_run,
+  .forkjoin = true,
 };

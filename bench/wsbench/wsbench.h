@@ -29,7 +29,13 @@ typedef struct wb_workload {
      workload could not run at all (allocation failure, bad size). */
   int (*serial)(const char *size, wb_result *r);
   int (*parallel)(ws_pool_t *pool, const char *size, wb_result *r);
+  bool forkjoin; /* its parallel version runs through wb_run_root (--profile) */
 } wb_workload;
+
+/* Runs a fork/join workload's root task fn(arg) on the pool from outside
+   and waits for it (a group with one child); under --profile, through
+   ws_profile_run. Returns the root's result or an error code. */
+int wb_run_root(ws_pool_t *pool, ws_task_fn fn, void *arg);
 
 /* A size that must be a number in [lo, hi]: returns it, or -1. */
 long wb_size_long(const char *size, long lo, long hi);

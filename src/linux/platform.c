@@ -138,15 +138,3 @@ void ws__thread_stack(char **low, size_t *size)
   }
   pthread_attr_destroy(&attr);
 }
-
-unsigned ws__affinity_cpus(void)
-{
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) {
-    int n = CPU_COUNT(&set);
-    if (n > 0)
-      return (unsigned)n;
-  }
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? (unsigned)n : 1u;
-}

@@ -1,0 +1,388 @@
+/*
+ * The timeline trace: per-worker event buffers and the Chrome Trace Event
+ * JSON writer.
+ *
+ * Recording. Each worker appends to its own buffer (w->tbuf): no lock and no
+ * shared cache line on the recording path. A buffer holds at most `max`
+ * events; past that, events are dropped and counted, never blocking the
+ * worker. Task slices stay balanced: a BEGIN is kept only if there is room
+ * for it and for the END of every slice already open, and an END is kept
+ * exactly when its BEGIN was (slices nest LIFO on a worker).
+ *
+ * Detaching. ws_trace_stop must not read (or free) a buffer while its owner
+ * appends to it. The owner brackets every append with w->trace_writing
+ * (store 1, then load w->tbuf, both seq_cst); the controller swaps w->tbuf to
+ * NULL (seq_cst) and then waits until trace_writing is 0. Either the owner's
+ * load sees NULL and it does not append, or the controller sees 1 and waits
+ * for the append to finish (its store of 0 is a release the controller's
+ * load acquires). The flag lives in the worker, which outlives the buffer.
+ *
+ * Writing. Events become Chrome trace events, one lane (tid) per worker:
+ * BEGIN/END pairs become complete ("X") task slices, PARK/WAKE a "parked"
+ * slice and a "wakeup" instant, and a STEAL a flow ("s" on the victim's
+ * lane, "f" on the thief's) with a fresh id. Time stamps are microseconds
+ * printed from integer nanoseconds, so a nested slice never seems to end
+ * after its parent. Each lane is sorted by time (longer slice first on ties).
+ */
+#include "internal.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#define WS__TRACE_DEFAULT_EVENTS ((size_t)1 << 18)
+
+static bool append(ws__tbuf *b, const ws__tev *e)
+{
+  if (b->n == b->cap) {
+    size_t cap = b->cap ? 2 * b->cap : 1024;
+    if (cap > b->max)
+      cap = b->max;
+    ws__tev *n = cap > b->cap ? realloc(b->ev, cap * sizeof *n) : NULL;
+    if (n == NULL)
+      return false;
+    b->ev = n;
+    b->cap = cap;
+  }
+  b->ev[b->n++] = *e;
+  return true;
+}
+
+void ws__trace_event(ws__worker *w, uint32_t kind, uint64_t ptr, uint32_t arg)
+{
+  /* seq_cst store then load: the Dekker pair with ws_trace_stop's swap. */
+  atomic_store_explicit(&w->trace_writing, 1, memory_order_seq_cst);
+  ws__tbuf *b = atomic_load_explicit(&w->tbuf, memory_order_seq_cst);
+  if (b != NULL) {
+    ws__tev e = {ws__now_ns() - w->pool->trace_t0, ptr, kind, arg};
+    if (kind == WS__EV_STEAL)
+      e.ptr = b->flow_seq++; /* a flow id, unique per thief */
+    if (kind == WS__EV_BEGIN) {
+      e.arg = b->open_recorded + b->open_dropped;
+      if (b->open_dropped == 0 && b->n + b->open_recorded + 2 <= b->max && append(b, &e))
+        b->open_recorded++;
+      else {
+        b->open_dropped++;
+        b->dropped++;
+      }
+    } else if (kind == WS__EV_END) {
+      if (b->open_dropped != 0) {
+        b->open_dropped--; /* its BEGIN was dropped */
+        b->dropped++;
+      } else if (b->open_recorded != 0) {
+        append(b, &e); /* room was reserved when its BEGIN was kept */
+        b->open_recorded--;
+      } /* else the slice began before tracing did: not recorded */
+    } else if (b->n + b->open_recorded + 1 > b->max || !append(b, &e)) {
+      b->dropped++;
+    }
+  }
+  /* Release: the controller that sees 0 sees the appended event. */
+  atomic_store_explicit(&w->trace_writing, 0, memory_order_release);
+}
+
+int ws_trace_start(ws_pool_t *p, size_t max_events)
+{
+  if (p == NULL)
+    return WS_EINVAL;
+  if (max_events == 0) {
+    const char *env = getenv("WS_TRACE_EVENTS");
+    max_events = env != NULL ? strtoull(env, NULL, 10) : 0;
+    if (max_events == 0)
+      max_events = WS__TRACE_DEFAULT_EVENTS;
+  }
+  if (max_events < 16)
+    max_events = 16;
+  pthread_mutex_lock(&p->trace_lock);
+  if (p->tracing) {
+    pthread_mutex_unlock(&p->trace_lock);
+    return WS_EBUSY;
+  }
+  unsigned nslots = ws__nslots(p);
+  ws__tbuf **bufs = calloc(nslots, sizeof *bufs);
+  for (unsigned i = 0; bufs != NULL && i < nslots; i++) {
+    bufs[i] = calloc(1, sizeof **bufs);
+    if (bufs[i] == NULL) {
+      for (unsigned k = 0; k < i; k++)
+        free(bufs[k]);
+      free(bufs);
+      bufs = NULL;
+    } else {
+      bufs[i]->max = max_events;
+    }
+  }
+  if (bufs == NULL) {
+    pthread_mutex_unlock(&p->trace_lock);
+    return WS_ENOMEM;
+  }
+  /* The start time is read by recording workers after they see their
+     buffer (release store below, acquire... the seq_cst load in
+     ws__trace_event). Spare slots started later are not traced. */
+  p->trace_t0 = ws__now_ns();
+  for (unsigned i = 0; i < nslots; i++) {
+    ws__worker *w = &p->workers[i];
+    atomic_store_explicit(&w->tbuf, bufs[i], memory_order_seq_cst);
+    atomic_fetch_or_explicit(&w->hooks, WS__HOOK_TRACE, memory_order_relaxed); /* a hint */
+  }
+  free(bufs);
+  p->tracing = true;
+  pthread_mutex_unlock(&p->trace_lock);
+  return 0;
+}
+
+/* --- the writer -------------------------------------------------------------- */
+
+typedef struct outev {
+  int64_t ts, dur;
+  uint64_t ptr, id;
+  uint32_t lane, arg;
+  char ph;   /* 'X' slice, 's'/'f' flow, 'i' instant */
+  char what; /* 't' task, 'p' parked, 'w' wakeup, 'S' steal */
+  bool open; /* a slice still open when the trace stopped */
+} outev;
+
+typedef struct outvec {
+  outev *v;
+  size_t n, cap;
+  bool failed;
+} outvec;
+
+static void push(outvec *o, outev e)
+{
+  if (o->n == o->cap) {
+    size_t cap = o->cap ? 2 * o->cap : 4096;
+    outev *n = realloc(o->v, cap * sizeof *n);
+    if (n == NULL) {
+      o->failed = true;
+      return;
+    }
+    o->v = n;
+    o->cap = cap;
+  }
+  o->v[o->n++] = e;
+}
+
+static int cmp_out(const void *a_, const void *b_)
+{
+  const outev *a = a_, *b = b_;
+  if (a->lane != b->lane)
+    return a->lane < b->lane ? -1 : 1;
+  if (a->ts != b->ts)
+    return a->ts < b->ts ? -1 : 1;
+  if (a->dur != b->dur)
+    return a->dur > b->dur ? -1 : 1; /* the enclosing slice first */
+  return 0;
+}
+
+static void put_us(FILE *f, int64_t ns)
+{
+  if (ns < 0)
+    ns = 0;
+  fprintf(f, "%" PRId64 ".%03" PRId64, ns / 1000, ns % 1000);
+}
+
+static void put_fn(FILE *f, uint64_t ptr)
+{
+  Dl_info info;
+  fprintf(f, "\"fn\":\"0x%" PRIx64 "\"", ptr);
+  if (ptr != 0 && dladdr((void *)(uintptr_t)ptr, &info) != 0 && info.dli_sname != NULL &&
+      (uintptr_t)info.dli_saddr == ptr)
+    fprintf(f, ",\"label\":\"%s\"", info.dli_sname);
+}
+
+/* Turns one worker's raw events into output events. */
+static void convert(outvec *o, unsigned lane, const ws__tbuf *b, int64_t stop_ts)
+{
+  enum { MAXD = 4096 };
+  int64_t begin[MAXD];
+  uint64_t fn[MAXD];
+  uint32_t depth = 0, lost = 0;
+  int64_t park_at = -1;
+  for (size_t i = 0; i < b->n; i++) {
+    const ws__tev *e = &b->ev[i];
+    switch (e->kind) {
+    case WS__EV_BEGIN:
+      if (depth < MAXD) {
+        begin[depth] = e->ts;
+        fn[depth] = e->ptr;
+        depth++;
+      } else {
+        lost++;
+      }
+      break;
+    case WS__EV_END:
+      if (lost) {
+        lost--;
+      } else if (depth > 0) {
+        depth--;
+        push(o, (outev){begin[depth], e->ts - begin[depth], fn[depth], 0, lane, depth, 'X', 't',
+                        false});
+      }
+      break;
+    case WS__EV_PARK:
+      park_at = e->ts;
+      break;
+    case WS__EV_WAKE:
+      if (park_at >= 0)
+        push(o, (outev){park_at, e->ts - park_at, 0, 0, lane, 0, 'X', 'p', false});
+      push(o, (outev){e->ts, 0, 0, 0, lane, 0, 'i', 'w', false});
+      park_at = -1;
+      break;
+    case WS__EV_STEAL: {
+      uint64_t id = ((uint64_t)lane << 32) | (e->ptr & 0xFFFFFFFFu);
+      push(o, (outev){e->ts, 0, 0, id, e->arg, 0, 's', 'S', false});
+      push(o, (outev){e->ts, 0, 0, id, lane, 0, 'f', 'S', false});
+      break;
+    }
+    }
+  }
+  while (depth > 0) { /* still running when the trace stopped */
+    depth--;
+    push(o, (outev){begin[depth], stop_ts - begin[depth], fn[depth], 0, lane, depth, 'X', 't',
+                    true});
+  }
+  if (park_at >= 0)
+    push(o, (outev){park_at, stop_ts - park_at, 0, 0, lane, 0, 'X', 'p', true});
+}
+
+static int write_json(const char *path, ws__tbuf **bufs, unsigned nlanes, int64_t stop_ts)
+{
+  outvec o = {0};
+  uint64_t dropped = 0;
+  for (unsigned i = 0; i < nlanes; i++) {
+    convert(&o, i, bufs[i], stop_ts);
+    dropped += bufs[i]->dropped;
+  }
+  if (o.failed) {
+    free(o.v);
+    return WS_ENOMEM;
+  }
+  if (o.n > 1)
+    qsort(o.v, o.n, sizeof *o.v, cmp_out);
+  FILE *f = fopen(path, "w");
+  if (f == NULL) {
+    free(o.v);
+    return WS_ESYS;
+  }
+  fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"version\":\"wsched %d.%d.%d\","
+             "\"workers\":%u,\"dropped_events\":%" PRIu64 "},\"traceEvents\":[\n",
+          WS_VERSION_MAJOR, WS_VERSION_MINOR, WS_VERSION_PATCH, nlanes, dropped);
+  for (unsigned i = 0; i < nlanes; i++)
+    fprintf(f,
+            "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":%u,\"args\":{\"name\":"
+            "\"worker %u\"}},\n",
+            i, i);
+  for (size_t k = 0; k < o.n; k++) {
+    const outev *e = &o.v[k];
+    const char *sep = k + 1 < o.n ? ",\n" : "\n";
+    fprintf(f, "{\"pid\":1,\"tid\":%u,\"ts\":", e->lane);
+    put_us(f, e->ts);
+    switch (e->what) {
+    case 't':
+      fprintf(f, ",\"ph\":\"X\",\"name\":\"task\",\"cat\":\"task\",\"dur\":");
+      put_us(f, e->dur);
+      fprintf(f, ",\"args\":{");
+      put_fn(f, e->ptr);
+      fprintf(f, ",\"depth\":%u%s}}%s", e->arg, e->open ? ",\"open\":true" : "", sep);
+      break;
+    case 'p':
+      fprintf(f, ",\"ph\":\"X\",\"name\":\"parked\",\"cat\":\"park\",\"dur\":");
+      put_us(f, e->dur);
+      fprintf(f, "}%s", sep);
+      break;
+    case 'w':
+      fprintf(f, ",\"ph\":\"i\",\"s\":\"t\",\"name\":\"wakeup\",\"cat\":\"park\"}%s", sep);
+      break;
+    default:
+      fprintf(f, ",\"ph\":\"%c\",%s\"name\":\"steal\",\"cat\":\"steal\",\"id\":%" PRIu64 "}%s",
+              e->ph, e->ph == 'f' ? "\"bp\":\"e\"," : "", e->id, sep);
+      break;
+    }
+  }
+  fprintf(f, "]}\n");
+  int bad = ferror(f);
+  if (fclose(f) != 0 || bad) {
+    free(o.v);
+    return WS_ESYS;
+  }
+  free(o.v);
+  return 0;
+}
+
+int ws_trace_stop(ws_pool_t *p, const char *path)
+{
+  if (p == NULL)
+    return WS_EINVAL;
+  pthread_mutex_lock(&p->trace_lock);
+  if (!p->tracing) {
+    pthread_mutex_unlock(&p->trace_lock);
+    return WS_EBUSY;
+  }
+  int64_t stop_ts = ws__now_ns() - p->trace_t0;
+  unsigned nslots = ws__nslots(p);
+  ws__tbuf **bufs = calloc(nslots, sizeof *bufs);
+  unsigned nlanes = 0;
+  for (unsigned i = 0; i < nslots; i++) {
+    ws__worker *w = &p->workers[i];
+    atomic_fetch_and_explicit(&w->hooks, ~WS__HOOK_TRACE, memory_order_relaxed); /* a hint */
+    /* seq_cst swap, then seq_cst load of trace_writing: see the top. */
+    ws__tbuf *b = atomic_exchange_explicit(&w->tbuf, NULL, memory_order_seq_cst);
+    while (atomic_load_explicit(&w->trace_writing, memory_order_seq_cst) != 0)
+      ws__cpu_relax(); /* the owner is finishing one append */
+    if (b == NULL)
+      continue;
+    if (bufs != NULL)
+      bufs[nlanes++] = b;
+    else {
+      free(b->ev);
+      free(b);
+    }
+  }
+  p->tracing = false;
+  pthread_mutex_unlock(&p->trace_lock);
+  int rc = bufs == NULL ? WS_ENOMEM : 0;
+  if (rc == 0 && path != NULL)
+    rc = write_json(path, bufs, nlanes, stop_ts);
+  for (unsigned i = 0; i < nlanes; i++) {
+    free(bufs[i]->ev);
+    free(bufs[i]);
+  }
+  free(bufs);
+  return rc;
+}
+
+void ws__trace_env_start(ws_pool_t *p)
+{
+  static _Atomic unsigned pools; /* ordinal of the pool, for "%d" in the path */
+  const char *path = getenv("WS_TRACE");
+  if (path == NULL || *path == '\0')
+    return;
+  unsigned ordinal = atomic_fetch_add_explicit(&pools, 1, memory_order_relaxed); /* a counter */
+  const char *pct = strstr(path, "%d");
+  if (pct != NULL && strstr(pct + 1, "%") == NULL) {
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%.*s%u%s", (int)(pct - path), path, ordinal, pct + 2);
+    p->trace_env_path = strdup(buf);
+  } else {
+    p->trace_env_path = strdup(path);
+  }
+  if (p->trace_env_path == NULL || ws_trace_start(p, 0) != 0) {
+    fprintf(stderr, "wsched: WS_TRACE: cannot start tracing\n");
+    free(p->trace_env_path);
+    p->trace_env_path = NULL;
+  }
+}
+
+void ws__trace_env_stop(ws_pool_t *p)
+{
+  if (p->trace_env_path == NULL)
+    return;
+  int rc = ws_trace_stop(p, p->trace_env_path);
+  if (rc != 0 && rc != WS_EBUSY)
+    fprintf(stderr, "wsched: WS_TRACE: cannot write %s: %s\n", p->trace_env_path,
+            ws_strerror(rc));
+  free(p->trace_env_path);
+  p->trace_env_path = NULL;
+}

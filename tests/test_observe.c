@@ -1,0 +1,308 @@
+/*
+ * Observing the scheduler:
+ *   trace     — a traced fork/join workload with forced steals is written as
+ *               Chrome Trace JSON; tests/check_trace.sh then parses it
+ *               (python3's json) and checks every slice closed, steal flows
+ *               between two different workers, time stamps monotonic per
+ *               worker (this program only writes the file: argv[2]).
+ *   tracecap  — a tiny event cap drops events, counts them, keeps slices
+ *               balanced, and start/stop misuse is refused.
+ *   profile   — work/span: a serial chain has parallelism about 1; fib and a
+ *               balanced tree have parallelism growing with n; the measured
+ *               time on P workers is never below T1/P or Tinf beyond timer
+ *               noise.
+ *   schedtrace — the sampling thread prints lines in the documented format
+ *               (this program writes them to stderr; ctest checks them with
+ *               a regular expression).
+ */
+#include "test.h"
+
+#include <time.h>
+#include <unistd.h>
+
+/* --- workloads ----------------------------------------------------------------- */
+
+struct fibarg {
+  long n;
+  uint64_t r;
+};
+
+static int fib(void *p)
+{
+  struct fibarg *a = p;
+  if (a->n < 2) {
+    a->r = (uint64_t)a->n;
+    return 0;
+  }
+  struct fibarg x = {a->n - 1, 0}, y = {a->n - 2, 0};
+  int rc = ws_join(NULL, fib, &x, fib, &y);
+  a->r = x.r + y.r;
+  return rc;
+}
+
+static _Atomic uint64_t sink; /* keeps the busy loop from being optimised away */
+
+static void spin_ns(int64_t ns)
+{
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  uint64_t x = 1;
+  do {
+    for (int i = 0; i < 64; i++)
+      x = x * 6364136223846793005ULL + 1;
+    clock_gettime(CLOCK_MONOTONIC, &b);
+  } while ((b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec) < ns);
+  atomic_store_explicit(&sink, x, memory_order_relaxed);
+}
+
+/* A serial chain: each link does some work, then joins the next link with
+   an empty task. No two links can overlap. */
+static int noop(void *arg)
+{
+  (void)arg;
+  return 0;
+}
+
+static int chain(void *arg)
+{
+  long d = (long)(intptr_t)arg;
+  spin_ns(20000);
+  if (d == 0)
+    return 0;
+  return ws_join(NULL, chain, (void *)(intptr_t)(d - 1), noop, NULL);
+}
+
+/* A balanced binary tree with 20 us of work at each leaf. */
+static int tree(void *arg)
+{
+  long d = (long)(intptr_t)arg;
+  if (d == 0) {
+    spin_ns(20000);
+    return 0;
+  }
+  return ws_join(NULL, tree, (void *)(intptr_t)(d - 1), tree, (void *)(intptr_t)(d - 1));
+}
+
+/* --- trace --------------------------------------------------------------------- */
+
+/* A join whose b can only run once stolen (a waits for it): guarantees steal
+   flows in the trace, whatever the scheduling. */
+struct forced {
+  test_latch b_started;
+};
+
+static int forced_b(void *arg)
+{
+  struct forced *f = arg;
+  struct fibarg x = {12, 0};
+  fib(&x);
+  latch_count_down(&f->b_started);
+  return 0;
+}
+
+static int forced_a(void *arg)
+{
+  struct forced *f = arg;
+  latch_wait(&f->b_started);
+  struct fibarg x = {12, 0};
+  return fib(&x);
+}
+
+static int traced_root(void *arg)
+{
+  (void)arg;
+  for (int i = 0; i < 5; i++) {
+    struct forced f;
+    latch_init(&f.b_started, 1);
+    ASSERT_OK(ws_join(NULL, forced_a, &f, forced_b, &f));
+    latch_destroy(&f.b_started);
+  }
+  struct fibarg x = {18, 0};
+  return fib(&x);
+}
+
+static void test_trace(const char *path)
+{
+  ws_pool_t *p = make_pool(3, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+  ASSERT_OK(ws_trace_start(p, 0));
+  ASSERT_EQ(ws_trace_start(p, 0), WS_EBUSY);
+  ws_future_t *f;
+  ASSERT_OK(ws_submit(p, traced_root, NULL, &f));
+  ASSERT_OK(ws_future_wait(f, WS_FOREVER));
+  ws_future_release(f);
+  ASSERT_OK(ws_pool_wait_idle(p, WS_FOREVER));
+  ASSERT_OK(ws_trace_stop(p, path));
+  ASSERT_EQ(ws_trace_stop(p, path), WS_EBUSY);
+  ws_stats_t st;
+  ws_pool_stats(p, &st, NULL, 0);
+  ASSERT_GE(st.total.steals, 5);
+  ASSERT_OK(ws_pool_destroy(p));
+}
+
+static void test_tracecap(void)
+{
+  ws_pool_t *p = make_pool(2, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+  ASSERT_EQ(ws_trace_stop(p, NULL), WS_EBUSY); /* not tracing */
+  ASSERT_OK(ws_trace_start(p, 64));
+  struct fibarg x = {15, 0};
+  ASSERT_OK(ws_join(p, fib, &x, noop, NULL));
+  ASSERT_EQ(x.r, 610);
+  char path[] = "/tmp/ws-tracecap-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT(fd >= 0);
+  close(fd);
+  ASSERT_OK(ws_trace_stop(p, path));
+  /* The file says events were dropped. */
+  FILE *fp = fopen(path, "r");
+  char buf[512] = {0};
+  ASSERT(fp != NULL && fread(buf, 1, sizeof buf - 1, fp) > 0);
+  fclose(fp);
+  const char *d = strstr(buf, "\"dropped_events\":");
+  ASSERT(d != NULL);
+  ASSERT_GT(atol(d + strlen("\"dropped_events\":")), 0);
+  ASSERT_EQ(ws_trace_stop(p, NULL), WS_EBUSY);
+  /* Unwritable path: an error, and tracing is over. */
+  ASSERT_OK(ws_trace_start(p, 0));
+  ASSERT_EQ(ws_trace_stop(p, "/nonexistent-dir/x.json"), WS_ESYS);
+  ASSERT_EQ(ws_trace_stop(p, NULL), WS_EBUSY);
+  /* A trace left running is discarded by destroy. */
+  ASSERT_OK(ws_trace_start(p, 0));
+  ASSERT_OK(ws_pool_destroy(p));
+  unlink(path);
+}
+
+/* --- profile ------------------------------------------------------------------- */
+
+static void check_bounds(const ws_profile_t *pr)
+{
+  /* TP >= T1/P and TP >= Tinf, with slack for timer reads and scheduling. */
+  double tp = (double)pr->wall_ns, t1 = (double)pr->work_ns, tinf = (double)pr->span_ns;
+  double slack = 0.05 * tp + 200000; /* 5% + 0.2 ms */
+  if (tp + slack < t1 / pr->workers)
+    TEST_FAIL("TP %.0f ns below T1/P %.0f ns", tp, t1 / pr->workers);
+  if (tp + slack < tinf)
+    TEST_FAIL("TP %.0f ns below Tinf %.0f ns", tp, tinf);
+  ASSERT_LE(pr->span_ns, pr->work_ns);
+}
+
+struct fibroot {
+  long n;
+  uint64_t r;
+};
+
+static int fib_root(void *arg)
+{
+  struct fibarg *a = arg;
+  return fib(a);
+}
+
+/* Preemption can only lengthen strands, and a longer strand on the critical
+   path lowers the measured parallelism: of several runs, keep the one with
+   the highest parallelism (checking the bounds on every run). */
+static void profile_best(ws_pool_t *p, ws_task_fn fn, void *arg, ws_profile_t *best)
+{
+  memset(best, 0, sizeof *best);
+  for (int rep = 0; rep < 10; rep++) {
+    ws_profile_t pr;
+    int rc = -1;
+    ASSERT_OK(ws_profile_run(p, fn, arg, &pr, &rc));
+    ASSERT_EQ(rc, 0);
+    check_bounds(&pr);
+    if (pr.parallelism > best->parallelism)
+      *best = pr;
+  }
+}
+
+static void test_profile(unsigned workers)
+{
+  ws_pool_t *p = make_pool(workers, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+  ws_profile_t pr;
+  int rc = -1;
+
+  ASSERT_OK(ws_profile_run(p, chain, (void *)(intptr_t)30, &pr, &rc));
+  ASSERT_EQ(rc, 0);
+  fprintf(stderr, "  P=%u chain: T1 %.3f ms, Tinf %.3f ms, parallelism %.3f\n", workers,
+          pr.work_ns / 1e6, pr.span_ns / 1e6, pr.parallelism);
+  ASSERT(pr.parallelism >= 0.99 && pr.parallelism < 1.25);
+  ASSERT_GE(pr.work_ns, 31 * 20000); /* 31 links of 20 us */
+  check_bounds(&pr);
+
+  double prev = 0;
+  for (long d = 2; d <= 6; d += 2) {
+    profile_best(p, tree, (void *)(intptr_t)d, &pr);
+    fprintf(stderr, "  P=%u tree depth %ld: T1 %.3f ms, Tinf %.3f ms, parallelism %.2f\n",
+            workers, d, pr.work_ns / 1e6, pr.span_ns / 1e6, pr.parallelism);
+    /* 2^d leaves of 20 us on a span of one leaf: parallelism near 2^d (the
+       span also holds the path's spawn and sync strands). */
+    ASSERT_GT(pr.parallelism, 0.25 * (double)(1L << d));
+    ASSERT_LE(pr.parallelism, 1.05 * (double)(1L << d));
+    ASSERT_GT(pr.parallelism, prev);
+    prev = pr.parallelism;
+  }
+
+  prev = 0;
+  for (long n = 10; n <= 22; n += 6) {
+    struct fibarg a = {n, 0};
+    profile_best(p, fib_root, &a, &pr);
+    fprintf(stderr, "  P=%u fib(%ld): T1 %.3f ms, Tinf %.3f ms, parallelism %.2f\n", workers, n,
+            pr.work_ns / 1e6, pr.span_ns / 1e6, pr.parallelism);
+    ASSERT_GT(pr.parallelism, prev); /* grows with n */
+    prev = pr.parallelism;
+  }
+  ASSERT_GT(prev, 20);
+
+  /* The printed table. */
+  FILE *f = tmpfile();
+  ASSERT_OK(ws_profile_print(&pr, f, 8));
+  rewind(f);
+  char line[256];
+  int lines = 0;
+  while (fgets(line, sizeof line, f) != NULL)
+    lines++;
+  fclose(f);
+  ASSERT_EQ(lines, 3 + 8);
+  ASSERT_EQ(ws_profile_print(NULL, stderr, 8), WS_EINVAL);
+  ASSERT_EQ(ws_profile_run(p, NULL, NULL, &pr, NULL), WS_EINVAL);
+  ASSERT_OK(ws_pool_destroy(p));
+}
+
+/* --- schedtrace ----------------------------------------------------------------- */
+
+static void test_schedtrace(void)
+{
+  ws_options_t o;
+  ws_options_init(&o);
+  o.workers = 2;
+  o.schedtrace_ms = 20;
+  ws_pool_t *p;
+  ASSERT_OK(ws_pool_create(&p, &o));
+  struct timespec start, now;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  do { /* keep it busy for ~0.2 s so some lines have run=+N */
+    struct fibarg x = {20, 0};
+    ASSERT_OK(ws_join(p, fib, &x, noop, NULL));
+    clock_gettime(CLOCK_MONOTONIC, &now);
+  } while (now.tv_sec - start.tv_sec + (now.tv_nsec - start.tv_nsec) / 1e9 < 0.2);
+  ASSERT_OK(ws_pool_destroy(p));
+}
+
+int main(int argc, char **argv)
+{
+  const char *only = argc > 1 ? argv[1] : NULL;
+  if (!only || !strcmp(only, "trace"))
+    test_trace(argc > 2 ? argv[2] : "/tmp/ws-test-trace.json");
+  if (!only || !strcmp(only, "tracecap"))
+    test_tracecap();
+  if (!only || !strcmp(only, "profile")) {
+    /* Not more workers than CPUs: a preempted strand looks longer, and with
+       oversubscription every strand risks it. */
+    long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+    test_profile(1);
+    if (ncpus >= 2)
+      test_profile(2);
+  }
+  if (!only || !strcmp(only, "schedtrace"))
+    test_schedtrace();
+  fprintf(stderr, "ok\n");
+  return 0;
+}
