@@ -1,0 +1,3 @@
+module wsched/bench/compare/go
+
+go 1.19

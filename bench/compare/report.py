@@ -1,0 +1,468 @@
+#!/usr/bin/env python3
+"""Turn a comparison run's raw.txt into results.md, results.csv and chart.png.
+
+Usage: report.py RESULTS_DIR
+
+RESULTS_DIR holds raw.txt (written by run.sh) and usually versions.txt.
+raw.txt has one "RUN k=v ..." header per peer process followed by that
+process's RESULT lines (and OUT/ERR lines for anything else it printed), and
+"SKIP peer=P reason=..." lines for peers that never ran.
+
+Samples: inside each process the first `warmup` repetitions (from the RUN
+header, default 1) are dropped, but never the last one; the remaining
+repetitions of all rounds are pooled, and every statistic is taken over that
+pool.
+
+Exit status: 0, or 1 when any run failed (wrong answer, crash, time-out, or a
+RESULT line that does not match what was asked).
+"""
+
+import math
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+from collections import defaultdict
+
+# Column order of the tables: wsched first, then the C/C++ peers, then the
+# managed runtimes.
+PEER_ORDER = ["wsched", "serial", "omp-gcc", "omp-clang", "tbb", "pthreadpool",
+              "go", "java-fj", "rayon"]
+WORKLOAD_ORDER = ["fib", "nqueens", "uts", "fanout", "tri"]
+
+KV = re.compile(r"(\w+)=(\S*)")
+
+# A cell whose processes saw, on average, more than this many CPUs busy with
+# other processes is marked as measured on a busy machine. Below MIN_WALL
+# seconds of summed process time the tick-based measure is too coarse to say.
+BUSY_CPU = 0.25
+MIN_WALL = 1.0
+
+
+def fields(line):
+    return dict(KV.findall(line))
+
+
+def parse_skip(line):
+    m = re.match(r"SKIP peer=(\S+) reason=(.*)$", line)
+    return (m.group(1), m.group(2)) if m else (None, None)
+
+
+class Run:
+    """One peer process: its header, RESULT lines and other output."""
+
+    def __init__(self, header):
+        self.h = header
+        self.results = []
+        self.other = []
+
+    @property
+    def case(self):
+        return (self.h["workload"], self.h["size"])
+
+    @property
+    def where(self):
+        return "%s on %s %s, %s worker(s), round %s" % (
+            self.h["peer"], self.h["workload"], self.h["size"], self.h["workers"], self.h["round"])
+
+
+def load(raw_path):
+    runs, skipped, comments = [], {}, []
+    cur = None
+    with open(raw_path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.startswith("#"):
+                comments.append(line[1:].strip())
+            elif line.startswith("SKIP "):
+                peer, reason = parse_skip(line)
+                if peer:
+                    skipped[peer] = reason
+            elif line.startswith("RUN "):
+                cur = Run(fields(line))
+                runs.append(cur)
+            elif cur is not None and line.startswith("RESULT "):
+                cur.results.append(fields(line))
+            elif cur is not None:
+                cur.other.append(line)
+    return runs, skipped, comments
+
+
+def check(run):
+    """Returns None when the run is good, else why it is not."""
+    h = run.h
+    status = h.get("status")
+    if status != "ok":
+        err = next((l[4:] for l in run.other if l.startswith("ERR ")), "")
+        why = {"timeout": "timed out", "failed": "failed"}.get(status, status)
+        bad = sum(1 for r in run.results if r.get("ok") != "1")
+        return "%s: exit %s, %d RESULT line(s), %d with ok=0%s" % (
+            why, h.get("rc"), len(run.results), bad, (" | " + err) if err else "")
+    impl = "wsched" if h["peer"] == "wsched" else h["peer"]
+    for r in run.results:
+        for key, want in (("impl", impl), ("workload", h["workload"]),
+                          ("size", h["size"]), ("workers", h["workers"])):
+            if r.get(key) != want:
+                return "RESULT line says %s=%s, expected %s" % (key, r.get(key), want)
+        try:
+            float(r["ms"])
+        except (KeyError, ValueError):
+            return "RESULT line has no valid ms="
+    return None
+
+
+def order_key(seq):
+    return lambda x: (seq.index(x) if x in seq else len(seq), x)
+
+
+def size_key(size):
+    return (0, int(size), "") if size.isdigit() else (1, 0, size)
+
+
+def fmt_ms(v):
+    if v is None:
+        return "—"
+    if v >= 100:
+        return "%.0f" % v
+    if v >= 10:
+        return "%.1f" % v
+    return "%.2f" % v
+
+
+def fmt_load(v):
+    return "?" if v is None else "%.2f" % v
+
+
+def fmt_x(v):
+    """A ratio: two decimals, or two significant digits when it is tiny."""
+    if v is None:
+        return "—"
+    if v >= 100:
+        return "%.0f" % v
+    if v >= 0.1:
+        return "%.2f" % v
+    return "%.2g" % v
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    out = sys.argv[1]
+    runs, skipped, comments = load(os.path.join(out, "raw.txt"))
+
+    samples = defaultdict(list)   # (workload, size, workers, peer) -> [ms]
+    cpu = defaultdict(lambda: [0.0, 0.0, 0.0])  # same key -> [wall, busy, self] seconds
+    failures = []                 # text lines
+    unsupported = {}              # (peer, workload, size) -> message
+    for run in runs:
+        h = run.h
+        key = (h["workload"], h["size"], int(h["workers"]), h["peer"])
+        if h.get("status") == "unsupported":
+            err = next((l[4:] for l in run.other if l.startswith("ERR ")), "")
+            unsupported[(h["peer"], h["workload"], h["size"])] = err
+            continue
+        why = check(run)
+        if why:
+            failures.append((run, why))
+            samples.setdefault(key, [])
+            continue
+        ms = [float(r["ms"]) for r in run.results]
+        warmup = min(int(h.get("warmup", "1")), len(ms) - 1)
+        samples[key].extend(ms[warmup:])
+        try:
+            acc = cpu[key]
+            for i, name in enumerate(("wall", "busy", "self")):
+                acc[i] += float(h[name])
+        except (KeyError, ValueError):
+            pass
+
+    failed_keys = {(r.h["workload"], r.h["size"], int(r.h["workers"]), r.h["peer"])
+                   for r, _ in failures}
+    cases = sorted({(w, s) for (w, s, _, _) in samples},
+                   key=lambda c: (order_key(WORKLOAD_ORDER)(c[0]), size_key(c[1])))
+    workers = sorted({p for (_, _, p, _) in samples})
+    peers = sorted({peer for (_, _, _, peer) in samples}, key=order_key(PEER_ORDER))
+
+    def med(w, s, p, peer):
+        v = samples.get((w, s, p, peer))
+        if not v or (w, s, p, peer) in failed_keys:
+            return None
+        return statistics.median(v)
+
+    def busy(w, s, p, peer):
+        """CPUs other processes kept busy while this cell ran, or None."""
+        wall, busy_s, self_s = cpu.get((w, s, p, peer), (0, 0, 0))
+        if wall < MIN_WALL:
+            return None
+        return max(0.0, (busy_s - self_s) / wall)
+
+    def is_busy(w, s, p, peer):
+        b = busy(w, s, p, peer)
+        return b is not None and b > BUSY_CPU
+
+    def cell(w, s, p, peer):
+        if (w, s, p, peer) in failed_keys:
+            return "**FAIL**"
+        m = med(w, s, p, peer)
+        mark = " †" if m is not None and is_busy(w, s, p, peer) else ""
+        return fmt_ms(m) + mark
+
+    versions = []
+    vpath = os.path.join(out, "versions.txt")
+    if os.path.exists(vpath):
+        with open(vpath, encoding="utf-8", errors="replace") as f:
+            versions = [l.rstrip("\n") for l in f if l.strip()]
+    date = next((v.split(": ", 1)[1] for v in versions if v.startswith("date: ")), "")
+
+    md = []
+    md.append("# wsched comparison run %s" % date)
+    md.append("")
+    for c in comments:
+        if c.startswith("rounds=") or c.startswith("command:"):
+            md.append("`%s`  " % c)
+    md.append("")
+    md.append("Every cell is the median wall time of one workload run inside an already "
+              "started process: rounds x (repeat - warmup) samples, the first `warmup` "
+              "repetitions of each process dropped. Peers ran interleaved, one process each "
+              "per round. See bench/compare/README.md.")
+    md.append("")
+
+    if failures:
+        md.append("## FAILURES")
+        md.append("")
+        md.append("These runs printed a wrong answer, crashed, timed out or printed a "
+                  "RESULT line that does not match the request. Their cells say **FAIL** "
+                  "and no time of theirs is used.")
+        md.append("")
+        for run, why in failures:
+            md.append("- **%s**: %s" % (run.where, why))
+        md.append("")
+
+    nproc = sum(1 for r in runs if r.h.get("status") != "unsupported")
+    if not failures and nproc:
+        md.append("All %d peer processes exited 0 and every answer they printed was checked "
+                  "correct (ok=1)." % nproc)
+        md.append("")
+    measured = [k for k in cpu if busy(*k) is not None]
+    noisy = [k for k in measured if is_busy(*k)]
+    if noisy:
+        md.append("**Busy machine.** † marks cells whose processes ran while other processes "
+                  "kept on average more than %.2f CPU busy (%d of %d cells; worst %.2f CPU). "
+                  "Those times, above all at 2 workers, are not clean measurements: rerun on "
+                  "an idle machine." % (BUSY_CPU, len(noisy), len(measured),
+                                         max(busy(*k) for k in noisy)))
+        md.append("")
+
+    if not cases:
+        md.append("No successful run: nothing to tabulate.")
+        md.append("")
+    else:
+        head = "| workload | workers | " + " | ".join(peers) + " |"
+        rule = "|---|---:|" + "---:|" * len(peers)
+
+        md.append("## Median wall time (ms)")
+        md.append("")
+        md.append(head)
+        md.append(rule)
+        for w, s in cases:
+            for p in workers:
+                md.append("| %s %s | %d | %s |" % (
+                    w, s, p, " | ".join(cell(w, s, p, peer) for peer in peers)))
+        md.append("")
+
+        others = [peer for peer in peers if peer != "wsched"]
+        if "wsched" not in peers:
+            md.append("wsched did not run (see Skipped), so there is no wsched / peer table.")
+            md.append("")
+        elif others:
+            md.append("## wsched / peer")
+            md.append("")
+            md.append("Median wsched time divided by the peer's median time, same run, "
+                      "same worker count: below 1.00 wsched is faster, above 1.00 the peer is.")
+            md.append("")
+            md.append("| workload | workers | " + " | ".join(others) + " |")
+            md.append("|---|---:|" + "---:|" * len(others))
+            for w, s in cases:
+                for p in workers:
+                    ws = med(w, s, p, "wsched")
+                    if ws is None:
+                        continue   # wsched failed or skipped this cell
+                    row = []
+                    for peer in others:
+                        m = med(w, s, p, peer)
+                        row.append(fmt_x(ws / m) if ws and m else "—")
+                    md.append("| %s %s | %d | %s |" % (w, s, p, " | ".join(row)))
+            md.append("")
+
+        if len(workers) > 1:
+            base = workers[0]
+            for p in workers[1:]:
+                md.append("## Speedup %d → %d workers" % (base, p))
+                md.append("")
+                md.append("Median at %d worker(s) divided by median at %d: %.2f is perfect scaling." %
+                          (base, p, p / base))
+                md.append("")
+                par = [peer for peer in peers if peer != "serial"]
+                md.append("| workload | " + " | ".join(par) + " |")
+                md.append("|---|" + "---:|" * len(par))
+                for w, s in cases:
+                    row = []
+                    for peer in par:
+                        a, b = med(w, s, base, peer), med(w, s, p, peer)
+                        row.append(fmt_x(a / b) if a and b else "—")
+                    md.append("| %s %s | %s |" % (w, s, " | ".join(row)))
+                md.append("")
+
+        if "serial" in peers:
+            par = [peer for peer in peers if peer != "serial"]
+            md.append("## Speedup over serial")
+            md.append("")
+            md.append("The serial C program's median (run at 1 worker) divided by the "
+                      "peer's median: what the parallel version buys over plain recursion.")
+            md.append("")
+            md.append("| workload | workers | " + " | ".join(par) + " |")
+            md.append("|---|---:|" + "---:|" * len(par))
+            for w, s in cases:
+                ser = med(w, s, 1, "serial")
+                for p in workers:
+                    row = []
+                    for peer in par:
+                        m = med(w, s, p, peer)
+                        row.append(fmt_x(ser / m) if ser and m else "—")
+                    md.append("| %s %s | %d | %s |" % (w, s, p, " | ".join(row)))
+            md.append("")
+
+        md.append("## Samples")
+        md.append("")
+        md.append("n = samples pooled over rounds; spread = (max - min) / median; "
+                  "other load = CPUs kept busy by other processes while this peer's processes "
+                  "ran (? when they ran under %.0f s in all, too short to tell)." % MIN_WALL)
+        md.append("")
+        md.append("| workload | workers | peer | n | min | median | max | spread | other load |")
+        md.append("|---|---:|---|---:|---:|---:|---:|---:|---:|")
+        for w, s in cases:
+            for p in workers:
+                for peer in peers:
+                    v = samples.get((w, s, p, peer))
+                    if (w, s, p, peer) in failed_keys:
+                        md.append("| %s %s | %d | %s | — | — | **FAIL** | — | — | — |" % (w, s, p, peer))
+                    elif v:
+                        m = statistics.median(v)
+                        md.append("| %s %s | %d | %s | %d | %s | %s | %s | %.0f%% | %s |" % (
+                            w, s, p, peer, len(v), fmt_ms(min(v)), fmt_ms(m), fmt_ms(max(v)),
+                            100.0 * (max(v) - min(v)) / m if m else 0, fmt_load(busy(w, s, p, peer))))
+        md.append("")
+
+    if skipped or unsupported:
+        md.append("## Skipped")
+        md.append("")
+        for peer in sorted(skipped, key=order_key(PEER_ORDER)):
+            md.append("- %s: %s" % (peer, skipped[peer]))
+        for (peer, w, s), err in sorted(unsupported.items()):
+            md.append("- %s does not run %s %s%s" % (peer, w, s, (": " + err) if err else ""))
+        md.append("")
+
+    chart = draw_chart(out, cases, workers, peers, samples, failed_keys)
+    if chart:
+        md.append("## Chart")
+        md.append("")
+        md.append("![median ms per peer, log scale](%s)" % chart)
+        md.append("")
+
+    if versions:
+        md.append("## Versions and machine")
+        md.append("")
+        for v in versions:
+            md.append("- " + v)
+        md.append("")
+
+    with open(os.path.join(out, "results.md"), "w", encoding="utf-8") as f:
+        f.write("\n".join(md))
+
+    with open(os.path.join(out, "results.csv"), "w", encoding="utf-8") as f:
+        f.write("workload,size,workers,peer,n,min_ms,median_ms,max_ms,failed,other_cpu\n")
+        for (w, s, p, peer), v in sorted(samples.items()):
+            bad = (w, s, p, peer) in failed_keys
+            other = busy(w, s, p, peer)
+            other = "" if other is None else "%.2f" % other
+            if v:
+                f.write("%s,%s,%d,%s,%d,%.3f,%.3f,%.3f,%d,%s\n" % (
+                    w, s, p, peer, len(v), min(v), statistics.median(v), max(v), bad, other))
+            else:
+                f.write("%s,%s,%d,%s,0,,,,%d,%s\n" % (w, s, p, peer, bad, other))
+
+    print("report: %s/results.md (%d runs, %d failed)" % (out, len(runs), len(failures)))
+    return 1 if failures else 0
+
+
+def draw_chart(out, cases, workers, peers, samples, failed_keys):
+    """One panel per workload: bars of median ms per peer and worker count,
+    error bars from min to max, log scale. Returns the file name or None."""
+    if not cases or not peers:
+        return None
+    gnuplot = shutil.which("gnuplot")
+    if not gnuplot:
+        print("report: no gnuplot, no chart", file=sys.stderr)
+        return None
+    datadir = os.path.join(out, "chart-data")
+    os.makedirs(datadir, exist_ok=True)
+    cols = 2 if len(cases) > 1 else 1
+    rows = int(math.ceil(len(cases) / cols))
+    gp = [
+        "set terminal pngcairo size %d,%d font 'sans,10'" % (640 * cols, 380 * rows),
+        "set output '%s'" % os.path.join(out, "chart.png"),
+        "set datafile missing 'NaN'",
+        "set style data histograms",
+        "set style histogram errorbars gap 1 lw 1",
+        "set style fill solid 0.8 border -1",
+        "set logscale y",
+        "set ylabel 'ms (median, min-max)'",
+        "set xtics rotate by -30 nomirror",
+        "set key above horizontal",
+        "set grid ytics",
+        "set multiplot layout %d,%d" % (rows, cols),
+    ]
+    for i, (w, s) in enumerate(cases):
+        path = os.path.join(datadir, "%s-%s.dat" % (w, s))
+        vals = [x for peer in peers for p in workers
+                for x in samples.get((w, s, p, peer), [])
+                if (w, s, p, peer) not in failed_keys]
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("# peer" + "".join(" med%d min%d max%d" % (p, p, p) for p in workers) + "\n")
+            for peer in peers:
+                f.write(peer)
+                for p in workers:
+                    v = samples.get((w, s, p, peer))
+                    if v and (w, s, p, peer) not in failed_keys:
+                        f.write(" %.3f %.3f %.3f" % (statistics.median(v), min(v), max(v)))
+                    else:
+                        f.write(" NaN NaN NaN")
+                f.write("\n")
+        gp.append("set title '%s %s: ms per run, lower is better'" % (w, s))
+        if vals:
+            # Log-scale bars rise from the bottom edge: put it a bit below the
+            # smallest value so the shortest bar stays visible.
+            gp.append("set yrange [%g:%g]" % (min(vals) / 2.5, max(vals) * 1.6))
+        plots = []
+        for j, p in enumerate(workers):
+            c = 2 + 3 * j
+            src = "'%s'" % path if j == 0 else "''"
+            xt = ":xtic(1)" if j == 0 else ""
+            plots.append("%s using %d:%d:%d%s title '%d worker%s'" %
+                         (src, c, c + 1, c + 2, xt, p, "" if p == 1 else "s"))
+        gp.append("plot " + ", ".join(plots))
+    gp.append("unset multiplot")
+    script = os.path.join(datadir, "chart.gp")
+    with open(script, "w", encoding="utf-8") as f:
+        f.write("\n".join(gp) + "\n")
+    r = subprocess.run([gnuplot, script], capture_output=True, text=True)
+    if r.returncode != 0:
+        print("report: gnuplot failed:\n" + r.stderr, file=sys.stderr)
+        return None
+    return "chart.png"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,459 @@
+#!/usr/bin/env bash
+# bench/compare/run.sh: build wsched's comparison peers, run every workload on
+# every peer at 1 and 2 workers in interleaved rounds, check every answer, and
+# write raw.txt, results.md and chart.png under bench/compare/results/<date>/.
+#
+#   bench/compare/run.sh            full run (5 rounds x --repeat 3)
+#   bench/compare/run.sh --quick    small sizes, 1 round: a smoke test
+#   bench/compare/run.sh --help     every option
+#
+# A peer that is missing, fails to build or does not know a workload is
+# skipped with a message; a peer that prints ok=0, exits non-zero or times out
+# is a FAILURE: it is reported at the top of results.md and this script exits 1.
+# See bench/compare/README.md.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ORIG_ARGS="$*"
+ROOT=$(cd "$HERE/../.." && pwd)
+
+ALL_WORKLOADS="fib nqueens uts fanout tri"
+ALL_PEERS="wsched serial omp-gcc omp-clang tbb pthreadpool go java-fj rayon"
+
+# Sizes: full run and --quick. uts takes tree names; a workload may have several.
+declare -A SIZES=([fib]="32" [nqueens]="12" [uts]="T1 T3" [fanout]="1000000" [tri]="34000")
+declare -A QUICK_SIZES=([fib]="25" [nqueens]="10" [uts]="T1" [fanout]="100000" [tri]="10000")
+
+# Debian packages the peers need, by what they provide. The C peers' list is
+# extended by bench/compare/c/packages.txt when that file exists.
+PKGS_BASE="make python3 gnuplot-nox"
+PKGS_C="gcc g++ clang libomp-dev libtbb-dev libssl-dev"
+PKGS_GO="golang-go"
+PKGS_JAVA="openjdk-17-jdk-headless"
+PKGS_RUST="librust-rayon-dev librust-sha1-dev"   # cargo + rustc added if no cargo
+
+usage() {
+    cat <<EOF
+usage: bench/compare/run.sh [options]
+
+  --quick               small sizes, 1 round, --repeat 2 (a few minutes)
+  --workloads LIST      comma-separated subset of: ${ALL_WORKLOADS// /,}
+  --peers LIST          comma-separated subset of: ${ALL_PEERS// /,}
+  --rounds N            interleaved rounds per (workload, workers)   [5; quick 1]
+  --repeat R            repetitions inside each process               [3; quick 2]
+  --warmup K            leading repetitions of each process dropped as
+                        warm-up (never all of them)                              [1]
+  --workers LIST        worker counts, comma-separated               [1,2]
+  --size W=S[,S...]     sizes for workload W, e.g. --size fib=30 --size uts=T1,T3
+  --out DIR             output directory     [bench/compare/results/<date>]
+  --build-dir DIR       where peers are built                [build/compare]
+  --timeout SECS        limit for one peer process                    [900]
+  --no-install          never call apt-get, only report what is missing
+  --no-build            use the binaries already in the build directory
+  -h, --help            this text
+
+Environment: WSBENCH = path to wsched's wsbench. When it is unset, run.sh
+builds the wsbench target in a Release tree of its own, BUILD-DIR/wsched
+(falling back to build/wsbench when there is no cmake). CARGO, RUSTC, GO,
+JAVA, JAVAC pick toolchains.
+EOF
+}
+
+die() { echo "run.sh: $*" >&2; exit 2; }
+note() { echo "run.sh: $*" >&2; }
+
+# ---- options ----------------------------------------------------------------
+QUICK=0
+WORKLOADS=""
+PEERS=""
+ROUNDS=""
+REPEAT=""
+WARMUP=1
+WORKERS="1,2"
+OUT=""
+BUILD="$ROOT/build/compare"
+TIMEOUT=900
+INSTALL=1
+BUILD_PEERS=1
+declare -A SIZE_OVERRIDE=()
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --quick) QUICK=1 ;;
+    --workloads) WORKLOADS="${2:?}"; shift ;;
+    --peers) PEERS="${2:?}"; shift ;;
+    --rounds) ROUNDS="${2:?}"; shift ;;
+    --repeat) REPEAT="${2:?}"; shift ;;
+    --warmup) WARMUP="${2:?}"; shift ;;
+    --workers) WORKERS="${2:?}"; shift ;;
+    --size)
+        kv="${2:?}"; shift
+        [[ "$kv" == *=* ]] || die "--size wants W=S, got '$kv'"
+        SIZE_OVERRIDE["${kv%%=*}"]="${kv#*=}"
+        ;;
+    --out) OUT="${2:?}"; shift ;;
+    --build-dir) BUILD="${2:?}"; shift ;;
+    --timeout) TIMEOUT="${2:?}"; shift ;;
+    --no-install) INSTALL=0 ;;
+    --no-build) BUILD_PEERS=0 ;;
+    -h|--help) usage; exit 0 ;;
+    *) usage >&2; die "unknown option '$1'" ;;
+    esac
+    shift
+done
+
+if [ "$QUICK" = 1 ]; then
+    : "${ROUNDS:=1}" "${REPEAT:=2}"
+    for w in "${!QUICK_SIZES[@]}"; do SIZES[$w]="${QUICK_SIZES[$w]}"; done
+else
+    : "${ROUNDS:=5}" "${REPEAT:=3}"
+fi
+for w in "${!SIZE_OVERRIDE[@]}"; do SIZES[$w]="${SIZE_OVERRIDE[$w]//,/ }"; done
+WORKLOADS="${WORKLOADS:-$ALL_WORKLOADS}"; WORKLOADS="${WORKLOADS//,/ }"
+PEERS="${PEERS:-$ALL_PEERS}"; PEERS="${PEERS//,/ }"
+WORKERS="${WORKERS//,/ }"
+for w in $WORKLOADS; do [[ " $ALL_WORKLOADS " == *" $w "* ]] || die "unknown workload '$w'"; done
+for p in $PEERS; do [[ " $ALL_PEERS " == *" $p "* ]] || die "unknown peer '$p'"; done
+for w in "${!SIZE_OVERRIDE[@]}"; do [[ " $ALL_WORKLOADS " == *" $w "* ]] || die "--size: unknown workload '$w'"; done
+[[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || die "--rounds wants a positive integer"
+[[ "$REPEAT" =~ ^[1-9][0-9]*$ ]] || die "--repeat wants a positive integer"
+[[ "$WARMUP" =~ ^[0-9]+$ ]] || die "--warmup wants an integer >= 0"
+[ "$WARMUP" -lt "$REPEAT" ] || note "--warmup $WARMUP >= --repeat $REPEAT: only the last repetition of each process counts"
+[[ "$TIMEOUT" =~ ^[1-9][0-9]*$ ]] || die "--timeout wants a positive integer"
+for p in $WORKERS; do [[ "$p" =~ ^[1-9][0-9]*$ ]] || die "--workers wants positive integers"; done
+
+STAMP=$(date +%Y-%m-%d-%H%M%S)
+[ "$QUICK" = 1 ] && STAMP="$STAMP-quick"
+OUT="${OUT:-$HERE/results/$STAMP}"
+mkdir -p "$OUT" "$BUILD/bin" || die "cannot create $OUT or $BUILD"
+OUT=$(cd "$OUT" && pwd)
+BUILD=$(cd "$BUILD" && pwd)
+BIN="$BUILD/bin"
+LOG="$OUT/build.log"
+: >"$LOG"
+
+GO="${GO:-go}"
+CARGO="${CARGO:-cargo}"
+JAVA="${JAVA:-java}"
+JAVAC="${JAVAC:-javac}"
+
+# ---- 1. packages ----------------------------------------------------------------
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+
+install_packages() {
+    local want="$PKGS_BASE" missing="" p
+    [[ " $PEERS " =~ \ (serial|omp-gcc|omp-clang|tbb|pthreadpool)\  ]] && want="$want $PKGS_C"
+    if [ -f "$HERE/c/packages.txt" ]; then
+        want="$want $(grep -v '^#' "$HERE/c/packages.txt" | tr '\n' ' ')"
+    fi
+    [[ " $PEERS " == *" go "* ]] && want="$want $PKGS_GO"
+    [[ " $PEERS " == *" java-fj "* ]] && want="$want $PKGS_JAVA"
+    if [[ " $PEERS " == *" rayon "* ]]; then
+        want="$want $PKGS_RUST"
+        command -v "$CARGO" >/dev/null 2>&1 || want="$want cargo rustc"
+    fi
+    command -v dpkg-query >/dev/null 2>&1 || { note "no dpkg: not checking packages"; return; }
+    for p in $want; do have_pkg "$p" || missing="$missing $p"; done
+    [ -z "$missing" ] && return
+    if [ "$INSTALL" = 1 ] && [ "$(id -u)" = 0 ]; then
+        note "installing:$missing"
+        { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing; } \
+            >>"$LOG" 2>&1 || note "apt-get failed (see $LOG); peers that need$missing will be skipped"
+    else
+        note "missing Debian packages:$missing"
+        note "install them with: sudo apt-get update && sudo apt-get install$missing"
+    fi
+}
+install_packages
+
+# ---- 2. build -------------------------------------------------------------------
+declare -A SKIP=()   # peer -> reason it is not run at all
+
+# build_step NAME CMD...: runs CMD with output in build.log; on failure prints
+# the tail and returns 1.
+build_step() {
+    local name="$1"; shift
+    echo "== build $name: $*" >>"$LOG"
+    if "$@" >>"$LOG" 2>&1; then
+        note "built $name"
+        return 0
+    fi
+    note "BUILD FAILED: $name (last lines of $LOG follow)"
+    tail -n 15 "$LOG" | sed 's/^/    /' >&2
+    return 1
+}
+
+want_peer() { [[ " $PEERS " == *" $1 "* ]]; }
+
+build_c() {
+    if [ ! -f "$HERE/c/Makefile" ]; then
+        note "no bench/compare/c/Makefile: C peers are skipped"
+        return
+    fi
+    # Remove old binaries first, so a program that fails to build now is
+    # reported missing instead of running stale.
+    rm -f "$BIN/serial" "$BIN/omp-gcc" "$BIN/omp-clang" "$BIN/tbb" "$BIN/pthreadpool"
+    build_step "C peers" make -C "$HERE/c" OUT="$BIN" || true
+}
+
+build_go() {
+    command -v "$GO" >/dev/null 2>&1 || { SKIP[go]="no go toolchain (apt-get install golang-go)"; return; }
+    # A private cache keeps the build independent of HOME; GOPROXY=off makes
+    # sure nothing is fetched (the module has no dependencies).
+    build_step go env GOCACHE="${GOCACHE:-$BUILD/go-cache}" GOPROXY=off GOFLAGS=-buildvcs=false \
+        GOTOOLCHAIN=local sh -c "cd '$HERE/go' && '$GO' build -trimpath -o '$BIN/go' ." \
+        || SKIP[go]="build failed (see build.log)"
+}
+
+build_java() {
+    command -v "$JAVAC" >/dev/null 2>&1 || { SKIP[java-fj]="no javac (apt-get install openjdk-17-jdk-headless)"; return; }
+    local classes="$BUILD/java-classes" java
+    rm -rf "$classes"
+    if build_step java "$JAVAC" --release 17 -Xlint:all,-serial -d "$classes" "$HERE"/java/src/wsbench/*.java; then
+        java=$(command -v "$JAVA") || { SKIP[java-fj]="no java runtime"; return; }
+        # -Xss: uts T3 joins 1572 levels deep and a joining worker runs other
+        # tasks on top of its own frames; the reserve costs nothing unused.
+        cat >"$BIN/java-fj" <<EOF
+#!/bin/sh
+exec "$java" -Xss256m -cp "$classes" wsbench.Main "\$@"
+EOF
+        chmod +x "$BIN/java-fj"
+    else
+        SKIP[java-fj]="build failed (see build.log)"
+    fi
+}
+
+build_rust() {
+    command -v "$CARGO" >/dev/null 2>&1 || { SKIP[rayon]="no cargo (apt-get install cargo rustc)"; return; }
+    [ -d /usr/share/cargo/registry ] || { SKIP[rayon]="no /usr/share/cargo/registry (apt-get install $PKGS_RUST)"; return; }
+    # Build a copy so the source tree gets no Cargo.lock; the copy's
+    # .cargo/config.toml points crates-io at Debian's crate directory.
+    local src="$BUILD/rust-src"
+    rm -rf "$src" && mkdir -p "$src" && cp -r "$HERE/rust/Cargo.toml" "$HERE/rust/src" "$HERE/rust/.cargo" "$src/"
+    if build_step rayon env CARGO_HOME="${CARGO_HOME:-$BUILD/cargo-home}" sh -c \
+        "cd '$src' && '$CARGO' build --release --offline --target-dir '$BUILD/rust-target'"; then
+        cp "$BUILD/rust-target/release/rayon" "$BIN/rayon"
+    else
+        SKIP[rayon]="build failed (see build.log)"
+    fi
+}
+
+# wsched: an explicit WSBENCH is used as given. Otherwise run.sh builds the
+# wsbench target in a Release tree of its own, $BUILD/wsched, so it never
+# races a developer's build in build/ nor picks up a sanitizer build.
+WSBENCH_DEFAULT="$ROOT/build/wsbench"
+WSCHED_TREE="$BUILD/wsched"
+build_wsched() {
+    if [ -n "${WSBENCH:-}" ] || [ ! -f "$ROOT/CMakeLists.txt" ]; then return; fi
+    if ! command -v cmake >/dev/null 2>&1; then
+        note "no cmake: using $WSBENCH_DEFAULT as it is"
+        return
+    fi
+    if [ ! -f "$WSCHED_TREE/CMakeCache.txt" ]; then
+        build_step "wsched (configure)" cmake -S "$ROOT" -B "$WSCHED_TREE" -DCMAKE_BUILD_TYPE=Release \
+            || { SKIP[wsched]="cmake configure failed (see build.log)"; return; }
+    fi
+    rm -f "$WSCHED_TREE/wsbench"
+    if build_step wsched cmake --build "$WSCHED_TREE" --target wsbench -j "$(nproc)"; then
+        WSBENCH="$WSCHED_TREE/wsbench"
+    else
+        SKIP[wsched]="wsbench did not build (see build.log)"
+    fi
+}
+
+if [ "$BUILD_PEERS" = 1 ]; then
+    want_peer wsched && build_wsched
+    [[ " $PEERS " =~ \ (serial|omp-gcc|omp-clang|tbb|pthreadpool)\  ]] && build_c
+    want_peer go && build_go
+    want_peer java-fj && build_java
+    want_peer rayon && build_rust
+fi
+if [ -z "${WSBENCH:-}" ] && [ -x "$WSCHED_TREE/wsbench" ] && [ "$BUILD_PEERS" = 0 ]; then
+    WSBENCH="$WSCHED_TREE/wsbench"
+fi
+WSBENCH="${WSBENCH:-$WSBENCH_DEFAULT}"
+
+# peer_cmd PEER: the command prefix for PEER, or nothing when it cannot run.
+peer_cmd() {
+    case "$1" in
+    wsched) [ -x "$WSBENCH" ] && echo "$WSBENCH" ;;
+    *) [ -x "$BIN/$1" ] && echo "$BIN/$1" ;;
+    esac
+}
+
+ACTIVE=""
+for p in $PEERS; do
+    if [ -n "${SKIP[$p]:-}" ]; then :
+    elif [ -z "$(peer_cmd "$p")" ]; then
+        if [ "$p" = wsched ]; then SKIP[$p]="no executable at $WSBENCH (set WSBENCH)"
+        else SKIP[$p]="no executable at $BIN/$p (not built)"; fi
+    fi
+    if [ -n "${SKIP[$p]:-}" ]; then
+        note "SKIP $p: ${SKIP[$p]}"
+    else
+        ACTIVE="$ACTIVE $p"
+    fi
+done
+ACTIVE="${ACTIVE# }"
+[ -n "$ACTIVE" ] || die "no peer can run (see above)"
+
+# ---- 3. versions ------------------------------------------------------------------
+first_line() { "$@" 2>&1 | head -n 1; }
+pkg_version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed"; }
+{
+    echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "host: $(uname -srm)"
+    echo "cpu: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n 1), $(nproc) CPUs online"
+    echo "memory: $(free -h 2>/dev/null | awk '/^Mem:/ {print $2}')"
+    echo "load before run: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
+    rev=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "no commit")
+    dirty=$(git -C "$ROOT" status --porcelain 2>/dev/null | grep -q . && echo " (+ uncommitted changes)")
+    echo "wsched: $rev${dirty:-}, $WSBENCH"
+    if [ "$WSBENCH" = "$WSCHED_TREE/wsbench" ] && [ -f "$WSCHED_TREE/CMakeCache.txt" ]; then
+        echo "wsched build type: $(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$WSCHED_TREE/CMakeCache.txt")"
+    fi
+    # A sanitizer build would make every wsched time meaningless: say so.
+    for san in asan tsan msan ubsan; do
+        [ -f "$WSBENCH" ] && grep -aq "__${san}_init" "$WSBENCH" 2>/dev/null && \
+            echo "WARNING: $WSBENCH is built with ${san}: its times are not representative"
+    done
+    echo "gcc: $(first_line gcc --version)"
+    echo "clang: $(first_line clang --version)"
+    echo "libomp: libomp-dev $(pkg_version libomp-dev) ($(dpkg-query -W -f='${Package} ${Version} ' 'libomp-[0-9]*-dev' 2>/dev/null))"
+    echo "oneTBB: libtbb-dev $(pkg_version libtbb-dev)"
+    have_pkg libpthreadpool-dev && echo "pthreadpool: libpthreadpool-dev $(pkg_version libpthreadpool-dev)"
+    echo "go: $(first_line "$GO" version)"
+    echo "java: $(first_line "$JAVA" -version) / $("$JAVA" -version 2>&1 | sed -n 2p)"
+    echo "cargo: $(first_line "$CARGO" --version)"
+    echo "rustc: $(first_line env CARGO_HOME="${CARGO_HOME:-$BUILD/cargo-home}" "${RUSTC:-rustc}" --version)"
+    lock="$BUILD/rust-src/Cargo.lock"
+    if [ -f "$lock" ]; then
+        for c in rayon rayon-core sha1; do
+            echo "$c: $(awk -v c="$c" '$0 == "name = \"" c "\"" {getline; gsub(/version = |"/, ""); print}' "$lock")"
+        done
+    fi
+} >"$OUT/versions.txt"
+
+# ---- 4. runs ------------------------------------------------------------------
+RAW="$OUT/raw.txt"
+ERRLOG="$OUT/stderr.log"
+: >"$RAW"; : >"$ERRLOG"
+{
+    echo "# wsched comparison: raw output, one RUN header per process, then its RESULT lines"
+    echo "# command: bench/compare/run.sh $ORIG_ARGS"
+    echo "# rounds=$ROUNDS repeat=$REPEAT warmup=$WARMUP workers=${WORKERS// /,} peers=${ACTIVE// /,} timeout=$TIMEOUT"
+    for p in $PEERS; do [ -n "${SKIP[$p]:-}" ] && echo "SKIP peer=$p reason=${SKIP[$p]}"; done
+} >>"$RAW"
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+# Interference check. The CPU time the whole machine spent busy while a peer
+# ran, minus the CPU time of the peer itself, is what other processes took.
+# Each RUN header records the three numbers (wall, busy and self seconds);
+# report.py divides the other processes' share by the wall time, per cell, and
+# flags cells where it was not near 0. /proc/stat counts in clock ticks, so a
+# single short process says little: the report sums over a cell's processes.
+HZ=$(getconf CLK_TCK 2>/dev/null || echo 100)
+busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat 2>/dev/null || echo 0; }
+# children_cpu: sets CHILD_CPU to the user + sys seconds of this shell's
+# finished children. `times` must run in this shell, not in $(...): a
+# subshell would report its own, empty, children.
+children_cpu() {
+    times >"$TMP/times"
+    CHILD_CPU=$(awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); sub("s", "", a[2]); t += a[1] * 60 + a[2] } print t }' "$TMP/times")
+}
+
+# run_one PEER WORKLOAD SIZE P ROUND: one process; appends to raw.txt and
+# prints a one-line summary. Returns 0 ok, 1 failed, 2 unsupported.
+run_one() {
+    local peer="$1" wl="$2" size="$3" p="$4" round="$5" cmd rc t0 t1 status summary
+    local b0 b1 c0 c1 load
+    cmd=$(peer_cmd "$peer")
+    local -a argv=("$cmd" --workers "$p" --repeat "$REPEAT")
+    [ "$peer" = wsched ] && argv+=(--results)
+    argv+=("$wl" "$size")
+    children_cpu; c0=$CHILD_CPU; b0=$(busy_ticks); t0=$(date +%s.%N)
+    timeout --kill-after=10 "$TIMEOUT" "${argv[@]}" >"$TMP/out" 2>"$TMP/err" </dev/null
+    rc=$?
+    t1=$(date +%s.%N); b1=$(busy_ticks); children_cpu; c1=$CHILD_CPU
+    # "wall=W busy=B self=S" for the RUN header, and a rough "other load" for
+    # the terminal when the process ran long enough for ticks to mean much.
+    load=$(awk -v b0="$b0" -v b1="$b1" -v hz="$HZ" -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" \
+        'BEGIN { w = t1 - t0; b = (b1 - b0) / hz; c = c1 - c0
+                 f = "?"
+                 if (w >= 0.5) { f = (b - c) / w; if (f < 0) f = 0; f = sprintf("%.2f", f) }
+                 printf("wall=%.3f busy=%.2f self=%.2f|%s", w, b, c, f) }')
+    local nres nbad
+    nres=$(grep -c '^RESULT ' "$TMP/out")
+    nbad=$(grep '^RESULT ' "$TMP/out" | grep -vc ' ok=1$')
+    if [ "$rc" = 0 ] && [ "$nres" = "$REPEAT" ] && [ "$nbad" = 0 ]; then
+        status=ok
+    elif [ "$rc" = 2 ] && [ "$nres" = 0 ]; then
+        status=unsupported
+    elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+        status=timeout
+    else
+        status=failed
+    fi
+    {
+        printf 'RUN peer=%s workload=%s size=%s workers=%s round=%s repeat=%s warmup=%s rc=%s status=%s %s\n' \
+            "$peer" "$wl" "$size" "$p" "$round" "$REPEAT" "$WARMUP" "$rc" "$status" "${load%|*}"
+        grep '^RESULT ' "$TMP/out"
+        grep -v '^RESULT ' "$TMP/out" | sed 's/^/OUT /'
+        sed 's/^/ERR /' "$TMP/err" | head -n 20
+    } >>"$RAW"
+    if [ -s "$TMP/err" ]; then
+        { echo "== $peer $wl $size workers=$p round=$round rc=$rc"; cat "$TMP/err"; } >>"$ERRLOG"
+    fi
+    summary=$(grep '^RESULT ' "$TMP/out" | sed -n 's/.* ms=\([0-9.]*\).*/\1/p' | tr '\n' ' ')
+    case "$status" in
+    ok) printf '    %-12s ok   ms: %s(other load %s CPU)\n' "$peer" "$summary" "${load#*|}" ;;
+    unsupported)
+        printf '    %-12s SKIP does not support %s %s: %s\n' "$peer" "$wl" "$size" "$(head -n 1 "$TMP/err")"
+        return 2 ;;
+    *)
+        printf '    %-12s FAIL %s (exit %s, %s/%s RESULT lines, %s wrong) %s\n' "$peer" "$status" "$rc" \
+            "$nres" "$REPEAT" "$nbad" "$(head -n 1 "$TMP/err")"
+        return 1 ;;
+    esac
+}
+
+FAILED=0
+for wl in $WORKLOADS; do
+    for size in ${SIZES[$wl]}; do
+        for p in $WORKERS; do
+            declare -A GAVE_UP=()
+            for ((r = 1; r <= ROUNDS; r++)); do
+                echo "[$wl $size, $p worker(s), round $r/$ROUNDS]"
+                for peer in $ACTIVE; do
+                    # serial ignores --workers: run it once, at 1 worker.
+                    [ "$peer" = serial ] && [ "$p" != 1 ] && continue
+                    [ -n "${GAVE_UP[$peer]:-}" ] && continue
+                    run_one "$peer" "$wl" "$size" "$p" "$r"
+                    case $? in
+                    1) FAILED=1; GAVE_UP[$peer]=1 ;;
+                    2) GAVE_UP[$peer]=1 ;;
+                    esac
+                done
+            done
+            unset GAVE_UP
+        done
+    done
+done
+
+# ---- 5. report ------------------------------------------------------------------
+echo "load after run: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)" >>"$OUT/versions.txt"
+note "writing the report"
+# report.py exits 1 when a run failed; a crash shows as a missing results.md.
+rm -f "$OUT/results.md" "$OUT/chart.png"
+python3 "$HERE/report.py" "$OUT"
+[ -f "$OUT/results.md" ] || { note "report.py failed to write results.md"; FAILED=1; }
+echo
+echo "results: $OUT/results.md"
+[ -f "$OUT/chart.png" ] && echo "chart:   $OUT/chart.png"
+if [ "$FAILED" = 1 ] || grep -q '^## FAILURES' "$OUT/results.md" 2>/dev/null; then
+    echo "run.sh: SOME PEERS FAILED: see the top of $OUT/results.md" >&2
+    exit 1
+fi
+exit 0
