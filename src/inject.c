@@ -39,7 +39,7 @@ unsigned ws__inject_take(ws__inject *q, ws__task **out, unsigned max, unsigned s
   unsigned n = 0;
   pthread_mutex_lock(&q->lock);
   uint64_t len = atomic_load_explicit(&q->len, memory_order_relaxed); /* under the lock */
-  uint64_t want = len / (share ? share : 1) + 1;
+  uint64_t want = len / (2 * (uint64_t)(share ? share : 1)) + 1;
   if (want > len)
     want = len;
   if (want > max)

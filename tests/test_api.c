@@ -21,6 +21,8 @@ static void strerror_table(void)
   }
 }
 
+static int noop(void *arg);
+
 static void options(void)
 {
   ws_options_t o;
@@ -58,6 +60,18 @@ static void options(void)
   ASSERT_OK(ws_pool_create(&p, &o));
   ASSERT_EQ(ws_pool_workers(p), 3);
   ASSERT_OK(ws_pool_destroy(p));
+  /* Pinned workers run tasks like any others, and say so. */
+  ws_options_init(&o);
+  o.pin = 1;
+  o.workers = 4;
+  ASSERT_OK(ws_pool_create(&p, &o));
+  char desc[1024];
+  ASSERT_GT(ws_pool_describe(p, desc, sizeof desc), 0);
+  ASSERT(strstr(desc, "4 workers") != NULL);
+  ASSERT(strstr(desc, "pinned") != NULL && strstr(desc, "not pinned") == NULL);
+  ASSERT_OK(ws_join(p, noop, NULL, noop, NULL));
+  ASSERT_OK(ws_pool_destroy(p));
+  ASSERT_EQ(ws_pool_describe(NULL, desc, sizeof desc), WS_EINVAL);
 }
 
 static void env_workers(void)

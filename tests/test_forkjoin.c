@@ -380,8 +380,8 @@ static void test_forced_steal(ws_pool_t *p)
 int main(int argc, char **argv)
 {
   const char *only = argc > 1 ? argv[1] : NULL;
-  long fib_max = 30 - (TEST_SCALE_DIV > 1 ? 5 : 0);
-  int nq_max = TEST_SCALE_DIV > 1 ? 11 : 12;
+  long fib_max = 30;
+  int nq_max = 12;
   int64_t big = 10000000 / TEST_SCALE_DIV;
   static const ws_deque_kind_t dqs[] = {WS_DEQUE_LOCKFREE, WS_DEQUE_LOCKED};
   static const ws_steal_policy_t sts[] = {WS_STEAL_ONE, WS_STEAL_HALF};

@@ -100,13 +100,15 @@ static void usage(FILE *out)
   fprintf(out,
           "usage: wsbench [--workers N] [--deque lockfree|locked] [--steal one|half]\n"
           "               [--repeat R] [--json FILE] [--results] [--small] [--list]\n"
-          "               [--profile] [WORKLOAD [SIZE]]\n"
+          "               [--profile] [--serial] [WORKLOAD [SIZE]]\n"
           "Runs every workload (or one) serially, on 1 worker and on N workers\n"
           "(default: every CPU this process may use), R times interleaved (default 5),\n"
           "and prints medians. Every run checks its answer; a wrong one exits 1.\n"
           "--profile WORKLOAD [SIZE]: work/span profile of a fork/join workload, its\n"
           "speedup bounds, and its measured speedup on 1..N workers (table, and a PNG\n"
-          "through gnuplot when installed).\n");
+          "through gnuplot when installed).\n"
+          "--results: one RESULT line per N-worker repetition (bench/compare's format);\n"
+          "--serial: the same for the serial twin.\n");
 }
 
 static long parse_long(const char *s, const char *what)
@@ -269,7 +271,7 @@ static int run_profile(const wb_workload *w, const char *size, const ws_options_
 int main(int argc, char **argv)
 {
   ws_options_t opt;
-  int reps = 5, results = 0, small = 0, profile = 0;
+  int reps = 5, results = 0, small = 0, profile = 0, serial_only = 0;
   const char *json = NULL, *only = NULL, *size_arg = NULL;
 
   ws_options_init(&opt);
@@ -309,6 +311,10 @@ int main(int argc, char **argv)
       small = 1;
     else if (!strcmp(a, "--profile"))
       profile = 1;
+    else if (!strcmp(a, "--serial")) {
+      serial_only = 1; /* --results for the serial twin (impl=serial-twin) */
+      results = 1;
+    }
     else if (!strcmp(a, "--list")) {
       for (size_t k = 0; k < NWORKLOADS; k++)
         printf("%-11s %-9s %s\n", workloads[k]->name, workloads[k]->default_size,
@@ -350,13 +356,13 @@ int main(int argc, char **argv)
                        &opt, reps);
   }
 
-  ws_pool_t *many, *one = NULL;
-  int rc = ws_pool_create(&many, &opt);
+  ws_pool_t *many = NULL, *one = NULL;
+  int rc = serial_only ? 0 : ws_pool_create(&many, &opt); /* --serial: no pool at all */
   if (rc != 0) {
     fprintf(stderr, "wsbench: cannot create the pool: %s\n", ws_strerror(rc));
     return 2;
   }
-  int nworkers = ws_pool_workers(many);
+  int nworkers = many != NULL ? ws_pool_workers(many) : 1;
   if (!results) {
     ws_options_t o1 = opt;
     o1.workers = 1;
@@ -388,14 +394,17 @@ int main(int argc, char **argv)
     r->size = size;
     r->ok = 1;
     ws_stats_t before, after;
-    ws_pool_stats(many, &before, NULL, 0);
+    if (many != NULL)
+      ws_pool_stats(many, &before, NULL, 0);
     for (int i = 0; i < reps; i++) {
       wb_result res;
       if (results) {
         memset(&res, 0, sizeof res);
-        int ok = check(w, "parallel", w->parallel(many, size, &res), &res);
-        printf("RESULT impl=wsched workload=%s size=%s workers=%d ms=%.3f answer=%llu ok=%d\n",
-               w->name, size, nworkers, res.ms, (unsigned long long)res.answer, ok);
+        int ok = serial_only ? check(w, "serial", w->serial(size, &res), &res)
+                             : check(w, "parallel", w->parallel(many, size, &res), &res);
+        printf("RESULT impl=%s workload=%s size=%s workers=%d ms=%.3f answer=%llu ok=%d\n",
+               serial_only ? "serial-twin" : "wsched", w->name, size, serial_only ? 1 : nworkers,
+               res.ms, (unsigned long long)res.answer, ok);
         fflush(stdout);
         r->ok &= ok;
         continue;
@@ -414,7 +423,8 @@ int main(int argc, char **argv)
       tn[i] = res.ms;
       snprintf(r->detail, sizeof r->detail, "%s", res.detail);
     }
-    ws_pool_stats(many, &after, NULL, 0);
+    if (many != NULL)
+      ws_pool_stats(many, &after, NULL, 0);
     all_ok &= r->ok;
     if (results)
       continue;
@@ -476,7 +486,8 @@ int main(int argc, char **argv)
   free(tn);
   if (one != NULL)
     ws_pool_destroy(one);
-  ws_pool_destroy(many);
+  if (many != NULL)
+    ws_pool_destroy(many);
   if (!all_ok)
     fprintf(stderr, "wsbench: FAILED: at least one wrong answer\n");
   return all_ok ? 0 : 1;
