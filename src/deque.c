@@ -193,7 +193,7 @@ int ws__deque_init(ws__deque *q, int kind, unsigned log_cap)
     if (q->ring == NULL)
       return WS_ENOMEM;
     q->ring_mask = cap - 1;
-    if (pthread_mutex_init(&q->lock, NULL) != 0) {
+    if (ws__mutex_init_short(&q->lock) != 0) {
       free(q->ring);
       return WS_ENOMEM;
     }

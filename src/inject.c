@@ -1,57 +1,106 @@
-/* The global injection queue: a mutex-protected intrusive FIFO (inject.h). */
+/*
+ * The global injection queue (inject.h): Vyukov's intrusive MPSC queue with
+ * a try-lock in front of the single consumer side.
+ *
+ * Producers: rec->qnext = NULL; prev = exchange(tail, rec); prev->qnext = rec.
+ * Between the exchange and the link, the chain is broken at prev: the
+ * consumer that reaches prev sees next == NULL while tail != prev and stops
+ * (a transient "busy"); the producer's link follows within instructions.
+ *
+ * Consumer: head starts at the stub. Popping the last real record X (head ==
+ * X, X->qnext == NULL, tail == X) re-pushes the stub behind X so that X can
+ * be removed while the queue stays non-empty for producers. Hence tail ==
+ * stub exactly when the queue holds no record — or, briefly, while the
+ * consumer re-pushes the stub behind a producer that exchanged tail after
+ * the consumer looked: then that consumer is active and will find the
+ * record, so nothing is stranded.
+ */
 #include "inject.h"
 
 int ws__inject_init(ws__inject *q)
 {
-  q->head = q->tail = NULL;
-  atomic_init(&q->len, 0);
-  return pthread_mutex_init(&q->lock, NULL) == 0 ? 0 : WS_ENOMEM;
+  atomic_init(&q->stub.qnext, NULL);
+  atomic_init(&q->tail, &q->stub);
+  atomic_init(&q->pushed, 0);
+  atomic_init(&q->popped, 0);
+  atomic_init(&q->lock, 0);
+  q->head = &q->stub;
+  return 0;
 }
 
 void ws__inject_destroy(ws__inject *q)
 {
-  pthread_mutex_destroy(&q->lock);
+  (void)q; /* nothing allocated */
 }
 
 void ws__inject_push(ws__inject *q, ws__task *first, ws__task *last, uint64_t n)
 {
-  last->next = NULL;
-  pthread_mutex_lock(&q->lock);
-  if (q->tail != NULL)
-    q->tail->next = first;
-  else
-    q->head = first;
-  q->tail = last;
-  atomic_store_explicit(&q->len, atomic_load_explicit(&q->len, memory_order_relaxed) + n,
-                        memory_order_relaxed); /* under the lock; readers take it as a hint */
-  pthread_mutex_unlock(&q->lock);
+  if (n != 0)
+    atomic_fetch_add_explicit(&q->pushed, n, memory_order_relaxed); /* a hint */
+  atomic_store_explicit(&last->qnext, NULL, memory_order_relaxed); /* before publication */
+  /* acq_rel: release publishes the records' fields to the consumer that
+     follows the link; acquire orders us after the previous producer. */
+  ws__task *prev = atomic_exchange_explicit(&q->tail, last, memory_order_acq_rel);
+  /* Release: the consumer loads prev->next with acquire. */
+  atomic_store_explicit(&prev->qnext, first, memory_order_release);
 }
 
-/*
- * Takes min(max, len / share + 1) records: `share` is the number of workers,
- * so one worker grabs its fair part of a long queue in one lock round-trip
- * (Go's globrunqget) and leaves the rest to the others.
- */
+/* Consumer lock held. One record, or NULL when empty or busy. */
+static ws__task *pop(ws__inject *q)
+{
+  ws__task *head = q->head;
+  ws__task *next = atomic_load_explicit(&head->qnext, memory_order_acquire); /* pairs with push */
+  if (head == &q->stub) {
+    if (next == NULL)
+      return NULL;
+    q->head = head = next;
+    next = atomic_load_explicit(&head->qnext, memory_order_acquire);
+  }
+  if (next != NULL) {
+    q->head = next;
+    return head;
+  }
+  if (atomic_load_explicit(&q->tail, memory_order_acquire) != head)
+    return NULL; /* a producer is linking behind head: retry later */
+  ws__inject_push(q, &q->stub, &q->stub, 0);
+  next = atomic_load_explicit(&head->qnext, memory_order_acquire);
+  if (next != NULL) {
+    q->head = next;
+    return head;
+  }
+  return NULL;
+}
+
 unsigned ws__inject_take(ws__inject *q, ws__task **out, unsigned max, unsigned share)
 {
-  if (ws__inject_len(q) == 0)
+  if (!ws__inject_nonempty(q))
     return 0;
-  unsigned n = 0;
-  pthread_mutex_lock(&q->lock);
-  uint64_t len = atomic_load_explicit(&q->len, memory_order_relaxed); /* under the lock */
+  /* The consumer lock is held for a few pops: wait a little for it rather
+     than fall back to stealing (a steal is dearer). Acquire: the previous
+     consumer's updates of head. */
+  for (int spins = 0;; spins++) {
+    uint32_t unlocked = 0;
+    if (atomic_compare_exchange_weak_explicit(&q->lock, &unlocked, 1, memory_order_acquire,
+                                              memory_order_relaxed))
+      break;
+    if (spins == 64 || !ws__inject_nonempty(q))
+      return 0; /* the holder may be preempted, or it took everything */
+    ws__cpu_relax();
+  }
+  uint64_t popped = atomic_load_explicit(&q->popped, memory_order_relaxed); /* ours */
+  uint64_t pushed = atomic_load_explicit(&q->pushed, memory_order_relaxed); /* a hint */
+  uint64_t len = pushed > popped ? pushed - popped : 0;
   uint64_t want = len / (2 * (uint64_t)(share ? share : 1)) + 1;
-  if (want > len)
-    want = len;
   if (want > max)
     want = max;
+  unsigned n = 0;
   while (n < want) {
-    ws__task *t = q->head;
-    q->head = t->next;
+    ws__task *t = pop(q);
+    if (t == NULL)
+      break;
     out[n++] = t;
   }
-  if (q->head == NULL)
-    q->tail = NULL;
-  atomic_store_explicit(&q->len, len - n, memory_order_relaxed); /* under the lock */
-  pthread_mutex_unlock(&q->lock);
+  atomic_store_explicit(&q->popped, popped + n, memory_order_relaxed); /* under the lock */
+  atomic_store_explicit(&q->lock, 0, memory_order_release); /* pairs with the acquire above */
   return n;
 }

@@ -1,10 +1,18 @@
 /*
  * The global injection queue: where root submissions (from threads outside
  * the pool) wait, and where a child goes when its worker's deque cannot grow.
- * A FIFO of task records linked through their `next` field, under one mutex,
- * as Go's global run queue is. It never allocates, so pushing cannot fail.
  *
- * Who may call what: any thread.
+ * A multi-producer intrusive FIFO (Vyukov's MPSC queue) of task records
+ * linked through their `qnext` field: a producer appends with one atomic
+ * exchange and one store, never a lock, so a thread that submits in a loop
+ * does not contend with the workers that drain the queue (with a mutex, the
+ * producer and the worker collided on nearly every task and the loser slept:
+ * measured 1,295 futex sleeps and 2,628 wakes on that lock in one
+ * 10^6-task fan-out). Consumers (workers) take turns through a try-lock;
+ * one that finds it taken tries its other sources instead of waiting.
+ * Pushing never allocates, so it cannot fail.
+ *
+ * Who may call what: push and nonempty, any thread; take, any worker.
  */
 #ifndef WS_INJECT_H
 #define WS_INJECT_H
@@ -15,11 +23,17 @@
 #include <stdalign.h>
 
 typedef struct ws__inject {
-  /* `lock` covers head and tail. `len` is written under the lock and read
-     without it (relaxed) as an emptiness hint and for the stats. */
-  alignas(WS__CACHELINE) pthread_mutex_t lock;
-  ws__task *head, *tail;
-  _Atomic uint64_t len;
+  /* The last record: producers exchange it (acq_rel). Its own line. */
+  alignas(WS__CACHELINE) _Atomic(ws__task *) tail;
+  /* Records pushed: producers add (relaxed RMW); a hint. */
+  _Atomic uint64_t pushed;
+  /* Consumer side: `lock` (a try-lock flag, acquire/release) covers head.
+     popped: records taken, stored under the lock, read as a hint. */
+  alignas(WS__CACHELINE) _Atomic uint32_t lock;
+  ws__task *head;
+  _Atomic uint64_t popped;
+  /* The queue's dummy record; its `qnext` is written by producers. */
+  alignas(WS__CACHELINE) ws__task stub;
 } ws__inject;
 
 int ws__inject_init(ws__inject *q);
@@ -28,14 +42,27 @@ void ws__inject_destroy(ws__inject *q);
 /* Appends the chain first..last (linked through next) of n records. */
 void ws__inject_push(ws__inject *q, ws__task *first, ws__task *last, uint64_t n);
 
-/* Removes up to max (>= 1) records, oldest first, into out[]. Returns the
-   number removed. A queue that looks empty is not locked. */
+/* Removes up to min(max, len / (2 * share) + 1) records (at least one when
+   there are any), oldest first, into out[]. Returns the number removed; 0 if
+   empty, or if another worker is taking right now, or if a producer is in
+   the middle of an append at the head (all transient). */
 unsigned ws__inject_take(ws__inject *q, ws__task **out, unsigned max, unsigned share);
+
+/* False only if the queue is empty (producers that have finished their
+   append are always seen after an acquire of their publication). */
+static inline bool ws__inject_nonempty(ws__inject *q)
+{
+  /* Acquire: pairs with the producers' exchange. The tail is the stub only
+     when the queue holds no record (see inject.c). */
+  return atomic_load_explicit(&q->tail, memory_order_acquire) != &q->stub;
+}
 
 /* A snapshot of the length (a hint). */
 static inline uint64_t ws__inject_len(ws__inject *q)
 {
-  return atomic_load_explicit(&q->len, memory_order_relaxed); /* hint; see ws__inject */
+  uint64_t popped = atomic_load_explicit(&q->popped, memory_order_relaxed); /* hint */
+  uint64_t pushed = atomic_load_explicit(&q->pushed, memory_order_relaxed); /* hint */
+  return pushed > popped ? pushed - popped : 0;
 }
 
 #endif /* WS_INJECT_H */

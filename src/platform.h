@@ -77,6 +77,12 @@ static inline void ws__cpu_relax(void)
 /* Gives up the CPU to another runnable thread (not a sleep). */
 void ws__yield(void);
 
+/* Initialises a mutex for short critical sections contended by several
+   threads (the global queue, the spare-record list, a locked deque): it
+   spins briefly before sleeping, where a plain mutex would put the loser to
+   sleep at once (a context switch per collision). Returns 0 or WS_ENOMEM. */
+int ws__mutex_init_short(pthread_mutex_t *m);
+
 /* Starts a thread with every asynchronous signal blocked, so that signals go
    to the application's own threads. stack_size 0 keeps the default.
    Returns 0 or WS_ESYS. */

@@ -167,7 +167,7 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
     free(p);
     return WS_ENOMEM;
   }
-  if (pthread_mutex_init(&p->spare_lock, NULL) != 0) {
+  if (ws__mutex_init_short(&p->spare_lock) != 0) {
     pthread_mutex_destroy(&p->idle_lock);
     free(p);
     return WS_ENOMEM;

@@ -62,7 +62,6 @@ void *ws__aligned_alloc(size_t align, size_t size)
    to (typically the application's own threads). Records are plain memory, so
    one cache serves every pool; a thread-exit destructor frees it. */
 #define WS__TLS_CACHE 256
-#define WS__BATCH 64
 #define WS__SPARE_MAX ((size_t)1 << 16)
 
 static _Thread_local ws__task *tls_cache;
@@ -92,24 +91,28 @@ static void tls_init(void)
   pthread_key_create(&tls_key, tls_cache_destroy);
 }
 
-/* Takes up to WS__BATCH records from the pool's spare list. */
+/*
+ * The pool's spare list is a stack of bundles: chains of records that a
+ * worker's cache overflowed, linked through their `next` fields and
+ * terminated by NULL. A bundle's first record holds the next bundle in its
+ * `arg` field and the chain's length in its `rc` field. Taking or giving a
+ * bundle is O(1) under the lock: walking a chain of records another core
+ * just freed would take a cache miss per record while holding it.
+ */
 static ws__task *spare_take(ws_pool_t *p, unsigned *n)
 {
-  ws__task *head = NULL;
   *n = 0;
   if (p == NULL)
     return NULL;
   pthread_mutex_lock(&p->spare_lock);
-  while (p->spare != NULL && *n < WS__BATCH) {
-    ws__task *t = p->spare;
-    p->spare = t->next;
-    t->next = head;
-    head = t;
-    (*n)++;
+  ws__task *b = p->spare;
+  if (b != NULL) {
+    p->spare = b->arg;
+    *n = (unsigned)b->rc;
+    p->nspare -= *n;
   }
-  p->nspare -= *n;
   pthread_mutex_unlock(&p->spare_lock);
-  return head;
+  return b;
 }
 
 ws__task *ws__task_alloc(ws__worker *w, ws_pool_t *p)
@@ -163,25 +166,28 @@ void ws__task_free(ws__worker *w, ws__task *t)
   }
   w->cache = last->next;
   w->ncache -= n;
+  last->next = NULL;
+  first->rc = (int)n;
   ws_pool_t *p = w->pool;
   pthread_mutex_lock(&p->spare_lock);
   if (p->nspare + n <= WS__SPARE_MAX) {
-    last->next = p->spare;
+    first->arg = p->spare;
     p->spare = first;
     p->nspare += n;
     first = NULL;
   }
   pthread_mutex_unlock(&p->spare_lock);
-  if (first != NULL) {
-    last->next = NULL;
+  if (first != NULL)
     free_chain(first); /* the spare list is full */
-  }
 }
 
 void ws__task_spare_drain(ws_pool_t *p)
 {
-  free_chain(p->spare);
-  p->spare = NULL;
+  while (p->spare != NULL) {
+    ws__task *b = p->spare;
+    p->spare = b->arg;
+    free_chain(b);
+  }
   p->nspare = 0;
 }
 

@@ -40,8 +40,13 @@ struct ws__group;
 struct ws_future {
   alignas(64) ws_task_fn fn; /* set before publication, read-only after */
   void *arg;           /* idem */
-  struct ws_future *next; /* injection-queue or free-list link: written only by
-                             the thread that currently holds the record */
+  /* A record is in at most one list at a time: `next` links the free lists
+     (plain: one thread holds the record and the list), `qnext` the global
+     injection queue (atomic: producers and the consumer meet there). */
+  union {
+    struct ws_future *next;
+    _Atomic(struct ws_future *) qnext;
+  };
   ws_pool_t *pool;     /* set before publication, read-only after */
   struct ws__group *group; /* FRAME/GROUP: the group to report to; read-only */
   uint32_t flags;      /* set before publication, read-only after */

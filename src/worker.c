@@ -7,15 +7,16 @@
  * the bottom, depth-first, so the task it touched last runs next while its
  * data is warm; thieves take from the top, the oldest and usually largest
  * piece of work. Tasks submitted from outside the pool wait in one global
- * injection queue (inject.c), as Go's global run queue does.
+ * injection queue (inject.c), like Go's global run queue but lock-free for
+ * the producers.
  *
  * Finding work (ws__find_work), in this order:
  *   1. every 61st scheduling tick, one task from the global queue first, so a
  *      worker busy with its own deque cannot starve outside submitters (61,
  *      like Go's schedule(): prime, so it does not beat with program loops);
  *   2. the worker's own deque;
- *   3. the global queue, taking its fair share (len / N + 1, bounded) in one
- *      lock round-trip, the extras going into its own deque;
+ *   3. the global queue, taking a share (len / 2N + 1, bounded) in one
+ *      consumer turn, the extras going into its own deque;
  *   4. stealing: victims are visited in a pseudo-random permutation: a random
  *      start and a random stride coprime with N, so every other worker is
  *      visited exactly once per round and thieves do not herd on one victim.
@@ -297,13 +298,15 @@ static void stop_spinning(ws__worker *w)
     ws__wake_one(p);
 }
 
-static void backoff(ws_pool_t *p, unsigned round)
+static void backoff(unsigned round)
 {
   unsigned spins = 1u << (round < 6 ? round : 6);
   for (unsigned i = 0; i < spins; i++)
     ws__cpu_relax();
-  /* Oversubscribed: let a worker that has work have the CPU. */
-  if (p->nworkers > p->ncpus && (round & 3) == 3)
+  /* Every fourth round, give the CPU to any runnable thread: a worker with
+     work, or a thread outside the pool that feeds it (a submitter competes
+     with spinning workers for the same CPUs). */
+  if ((round & 3) == 3)
     ws__yield();
 }
 
@@ -348,7 +351,7 @@ static ws__task *spin(ws__worker *w, const search *s, bool (*stop)(void *), void
     w->spinning = true;
   }
   for (unsigned round = 0; round < p->spin_rounds; round++) {
-    backoff(p, round);
+    backoff(round);
     ws__task *t = search_once(w, s);
     if (t != NULL)
       return t;

@@ -95,6 +95,19 @@ void ws__yield(void)
   sched_yield();
 }
 
+int ws__mutex_init_short(pthread_mutex_t *m)
+{
+  pthread_mutexattr_t attr;
+  if (pthread_mutexattr_init(&attr) != 0)
+    return WS_ENOMEM;
+#ifdef PTHREAD_MUTEX_ADAPTIVE_NP
+  pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP); /* glibc: spin, then futex */
+#endif
+  int rc = pthread_mutex_init(m, &attr);
+  pthread_mutexattr_destroy(&attr);
+  return rc == 0 ? 0 : WS_ENOMEM;
+}
+
 int ws__thread_start(pthread_t *thread, size_t stack_size, void *(*fn)(void *), void *arg)
 {
   pthread_attr_t attr;
