@@ -284,7 +284,8 @@ struct join_args {
  */
 /* A join while tracing or profiling: the general group path, which has the
    hooks (its cost does not matter then). */
-static int join_observed(ws_task_fn fa, void *a, ws_task_fn fb, void *b)
+__attribute__((noinline, cold)) static int join_observed(ws_task_fn fa, void *a, ws_task_fn fb,
+                                                         void *b)
 {
   ws_group_t g;
   ws_group_init(&g, NULL);

@@ -492,9 +492,18 @@ typedef struct ws__tbuf {
 
 void ws__trace_event(ws__worker *w, uint32_t kind, uint64_t ptr, uint32_t arg);
 
+#ifndef WS_OBSERVE
+#define WS_OBSERVE 1
+#endif
+
 static inline uint32_t ws__hooks(ws__worker *w)
 {
+#if WS_OBSERVE
   return atomic_load_explicit(&w->hooks, memory_order_relaxed); /* set by the controller */
+#else
+  (void)w; /* hooks compiled out (-DWSCHED_OBSERVE=OFF): measuring their cost */
+  return 0;
+#endif
 }
 
 /* Profiling: the strand state of one running task. */
