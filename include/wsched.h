@@ -65,7 +65,10 @@ WS_EXTERN const char *ws_strerror(int code);
 
 typedef enum ws_deque_kind {
   WS_DEQUE_DEFAULT = 0,  /* the lock-free one */
-  WS_DEQUE_LOCKFREE = 1, /* Chase-Lev with the C11 orderings of Le et al. (PPoPP 2013) */
+  WS_DEQUE_LOCKFREE = 1, /* Chase-Lev with the C11 orderings of Le et al. (PPoPP 2013);
+                            where Linux membarrier() exists its StoreLoad fence pair is
+                            asymmetric (free pops, a system call per steal);
+                            WS_NO_MEMBARRIER=1 in the environment keeps both fences */
   WS_DEQUE_LOCKED = 2    /* a mutex-protected array deque: the baseline and test oracle */
 } ws_deque_kind_t;
 
