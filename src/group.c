@@ -118,6 +118,21 @@ void ws__group_remote_done(ws__group *g, int rc)
 
 void ws__group_child_done(ws__worker *w, ws__task *t, int rc)
 {
+  if (t->flags & WS__TASK_JOIN) {
+    /* The second half of a ws_join: report in the frame itself. Read what
+       we need first: once DONE is visible the owner may reuse the frame. */
+    ws__worker *owner = t->owner;
+    t->rc = rc; /* published by the release below */
+    if (owner == w) {
+      atomic_store_explicit(&t->state, WS__JOIN_DONE, memory_order_relaxed); /* same thread */
+      return;
+    }
+    /* Release: rc and the task's effects before DONE; pairs with join_done. */
+    uint32_t old = atomic_exchange_explicit(&t->state, WS__JOIN_DONE, memory_order_acq_rel);
+    if (old & WS__JOIN_WAITER)
+      ws__wake_worker(owner->pool, owner);
+    return;
+  }
   ws__group *g = t->group;
   if (g->owner == w) {
     if (rc != 0)
@@ -159,7 +174,7 @@ int ws_group_init(ws_group_t *g_, ws_pool_t *pool)
   g->done_local = 0;
   atomic_init(&g->remote, 0);
   atomic_init(&g->error, 0);
-  atomic_init(&g->last_thief, -1);
+  atomic_init(&g->last_thief, UINT32_MAX);
   atomic_init(&g->prof_work, 0);
   atomic_init(&g->prof_lspan, 0);
   g->mark = w != NULL ? w->frame_top : 0;
@@ -295,33 +310,43 @@ __attribute__((noinline, cold)) static int join_observed(ws_task_fn fa, void *a,
   return ra != 0 ? ra : rb;
 }
 
+static bool join_done(void *arg)
+{
+  ws__task *t = arg;
+  /* Acquire: pairs with the release exchange of the worker that ran it. */
+  return atomic_load_explicit(&t->state, memory_order_acquire) & WS__JOIN_DONE;
+}
+
+static void join_set_waiter(void *arg)
+{
+  ws__task *t = arg;
+  /* Relaxed: the runner's exchange on the same word either sees the bit or
+     comes first, and the owner re-checks join_done after announcing itself
+     idle (park.c). */
+  atomic_fetch_or_explicit(&t->state, WS__JOIN_WAITER, memory_order_relaxed);
+}
+
 static int join_inside(ws__worker *w, ws_task_fn fa, void *a, ws_task_fn fb, void *b)
 {
   if (__builtin_expect(ws__hooks(w) != 0, 0))
     return join_observed(fa, a, fb, b);
-  ws__group g;
-  g.pool = w->pool;
-  g.owner = w;
-  g.spawned = 1;
-  g.done_local = 0;
-  atomic_init(&g.remote, 0);
-  atomic_init(&g.error, 0);
-  atomic_init(&g.last_thief, -1);
-  atomic_init(&g.prof_work, 0);
-  atomic_init(&g.prof_lspan, 0);
-  g.mark = w->frame_top;
+  uint32_t mark = w->frame_top;
   ws__task *t = frame_alloc(w);
   if (__builtin_expect(t == NULL, 0)) {
     /* No frame: run both here, one after the other. */
     int ra = fa(a), rb = fb(b);
     return ra != 0 ? ra : rb;
   }
+  /* The join's whole state lives in the frame (task.h, WS__TASK_JOIN): no
+     group to set up while nothing is stolen. */
   t->fn = fb;
   t->arg = b;
-  t->group = &g;
-  t->flags = WS__TASK_FRAME;
+  t->owner = w;
+  t->flags = WS__TASK_FRAME | WS__TASK_JOIN;
+  atomic_store_explicit(&t->state, 0, memory_order_relaxed);        /* published by the push */
+  atomic_store_explicit(&t->refs, UINT32_MAX, memory_order_relaxed); /* idem */
   if (__builtin_expect(ws__deque_push(&w->deque, t) != 0, 0)) {
-    w->frame_top = g.mark;
+    w->frame_top = mark;
     int ra = fa(a), rb = fb(b);
     return ra != 0 ? ra : rb;
   }
@@ -335,15 +360,22 @@ static int join_inside(ws__worker *w, ws_task_fn fa, void *a, ws_task_fn fb, voi
     /* Not stolen: b runs here like a plain call. */
     int rb = fb(b);
     ws__fj_count_run(w, rb);
-    w->frame_top = g.mark;
+    w->frame_top = mark;
     return ra != 0 ? ra : rb;
   }
-  /* b was stolen (x is NULL), or a left a task above it (a ws_submit child). */
-  if (x != NULL)
+  /* b was stolen (x is NULL), or a left a task above it (a ws_submit child):
+     run what is ours, then help until b is done. */
+  while (x != NULL) {
     ws__run(w, x);
-  wait_inside(w, &g);
-  w->frame_top = g.mark;
-  return ra != 0 ? ra : atomic_load_explicit(&g.error, memory_order_relaxed); /* ordered by wait */
+    if (join_done(t))
+      break;
+    x = ws__deque_pop(&w->deque);
+  }
+  if (!join_done(t))
+    ws__help_join(w, join_done, join_set_waiter, t, &t->refs);
+  int rb = t->rc; /* ordered by join_done's acquire */
+  w->frame_top = mark;
+  return ra != 0 ? ra : rb;
 }
 
 static int join_task(void *arg)

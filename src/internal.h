@@ -246,8 +246,9 @@ typedef struct ws__group {
      while fewer than 2^30 children are pending. */
   _Atomic uint32_t remote;
   _Atomic int error;      /* first non-zero result: CAS 0 -> rc by whoever ran it */
-  _Atomic int last_thief; /* worker that last stole a child: written by thieves,
-                             read by the waiter to steal back (leapfrogging) */
+  _Atomic uint32_t last_thief; /* worker that last stole a child (UINT32_MAX:
+                                  none): written by thieves, read by the
+                                  waiter to steal back (leapfrogging) */
   uint32_t mark;          /* owner-private: frame_top at init */
   uint32_t magic;         /* WS__GROUP_MAGIC once initialised */
   /* Profiling (profile.c): children's work summed and the longest
@@ -334,7 +335,7 @@ int ws__help_until(ws__worker *w, bool (*done)(void *), void *arg, int64_t deadl
    from worker `hint` (if >= 0) before anyone else, and when the stack runs
    low only pops its own deque. Never times out. */
 void ws__help_join(ws__worker *w, bool (*done)(void *), void (*before_sleep)(void *), void *arg,
-                   const _Atomic int *hint);
+                   const _Atomic uint32_t *hint);
 
 /* park.c */
 void ws__wake_one(ws_pool_t *pool);

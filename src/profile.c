@@ -87,7 +87,9 @@ int ws__run_observed(ws__worker *w, ws__task *t)
     rc = t->fn(t->arg);
     strand_end(w, &st, ws__now_ns());
     w->prof_cur = prev;
-    if (t->flags & WS__TASK_FRAME)
+    /* A JOIN frame reports to no group (it was spawned while nobody
+       profiled: the observed join uses group frames). */
+    if ((t->flags & (WS__TASK_FRAME | WS__TASK_JOIN)) == WS__TASK_FRAME)
       deliver(t->group, t->prof_at, &st);
   } else {
     rc = t->fn(t->arg);

@@ -30,6 +30,16 @@ struct ws__worker;
 #define WS__TASK_GROUP 0x4u  /* a heap record spawned into a group from outside
                                 the pool: counted in life like a root task and
                                 reported to its group */
+#define WS__TASK_JOIN 0x8u   /* with FRAME: the second half of a ws_join; its
+                                completion goes into the frame itself (state,
+                                rc), the waiter being `owner` */
+
+/* JOIN frames: `state` is WS__JOIN_DONE once the task has run (release, by
+   whoever ran it; `rc` holds its result), plus WS__JOIN_WAITER while the
+   owner may sleep; `refs` holds the index of the thief that took it
+   (UINT32_MAX: none), for the owner to steal back from. */
+#define WS__JOIN_WAITER 1u
+#define WS__JOIN_DONE 2u
 
 struct ws__group;
 
@@ -48,7 +58,12 @@ struct ws_future {
     _Atomic(struct ws_future *) qnext;
   };
   ws_pool_t *pool;     /* set before publication, read-only after */
-  struct ws__group *group; /* FRAME/GROUP: the group to report to; read-only */
+  /* Read-only after publication. FRAME/GROUP: the group to report to; JOIN:
+     the worker whose ws_join waits for this frame. */
+  union {
+    struct ws__group *group;
+    struct ws__worker *owner;
+  };
   uint32_t flags;      /* set before publication, read-only after */
   /* Status and waiter bits. The runner CASes PENDING -> RUNNING (the claim of
      a task with a future) and then RUNNING -> DONE/FAILED with release;

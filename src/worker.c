@@ -181,10 +181,14 @@ static ws__task *steal_victim(ws__worker *w, unsigned v, unsigned *taken)
         break;
     }
   }
-  if (got != NULL && (got->flags & WS__TASK_FRAME))
+  if (got != NULL && (got->flags & WS__TASK_FRAME)) {
     /* Tell the child's waiter where to steal back from (leapfrogging).
-       Relaxed: a hint; the group outlives its unfinished child. */
-    atomic_store_explicit(&got->group->last_thief, (int)w->index, memory_order_relaxed);
+       Relaxed: a hint; the frame and its group outlive the unfinished child. */
+    if (got->flags & WS__TASK_JOIN)
+      atomic_store_explicit(&got->refs, w->index, memory_order_relaxed);
+    else
+      atomic_store_explicit(&got->group->last_thief, w->index, memory_order_relaxed);
+  }
   if (got != NULL && __builtin_expect(ws__hooks(w) & WS__HOOK_TRACE, 0))
     ws__trace_event(w, WS__EV_STEAL, 0, v);
   return got;
@@ -312,7 +316,7 @@ static void backoff(unsigned round)
 
 /* How a waiting or idle worker looks for work. */
 typedef struct search {
-  const _Atomic int *hint; /* steal from this worker first (fork/join), or NULL */
+  const _Atomic uint32_t *hint; /* steal from this worker first (fork/join), or NULL */
   bool own_only;           /* stack nearly exhausted: only our own deque */
 } search;
 
@@ -324,10 +328,10 @@ static ws__task *search_once(ws__worker *w, const search *s)
   if (t != NULL || s->own_only)
     return t;
   if (s->hint != NULL) {
-    int v = atomic_load_explicit(s->hint, memory_order_relaxed); /* a hint */
-    if (v >= 0 && (unsigned)v != w->index) {
+    uint32_t v = atomic_load_explicit(s->hint, memory_order_relaxed); /* a hint */
+    if (v < ws__nslots(w->pool) && v != w->index) {
       unsigned taken;
-      t = steal_victim(w, (unsigned)v, &taken);
+      t = steal_victim(w, v, &taken);
       count_steal(w, 1, taken);
       if (t != NULL)
         return t;
@@ -528,7 +532,7 @@ int ws__help_until(ws__worker *w, bool (*done)(void *), void *arg, int64_t deadl
 }
 
 void ws__help_join(ws__worker *w, bool (*done)(void *), void (*before_sleep)(void *), void *arg,
-                   const _Atomic int *hint)
+                   const _Atomic uint32_t *hint)
 {
   search s = {hint, false};
   help(w, &s, done, before_sleep, arg, WS__NO_DEADLINE);
