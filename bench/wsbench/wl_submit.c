@@ -13,17 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static uint64_t fib_exact(long n)
-{
-  uint64_t a = 0, b = 1;
-  for (long i = 0; i < n; i++) {
-    uint64_t t = a + b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
-
 /* Serial twin: each call kept (an indirect call through a volatile pointer,
    as the parallel version calls through the task function pointer), so the
    compiler cannot fold the recursion into a loop. */
@@ -51,7 +40,7 @@ static int fib_serial(const char *size, wb_result *r)
   double t0 = wb_now_ms();
   uint64_t v = fib_serial_ptr(n);
   r->ms = wb_now_ms() - t0;
-  fill(r, v, fib_exact(n), "fib");
+  fill(r, v, wb_fib_exact(n), "fib");
   return 0;
 }
 
@@ -91,7 +80,7 @@ static int fib_parallel(ws_pool_t *pool, const char *size, wb_result *r)
   uint64_t sum = 0;
   for (int i = 0; i < workers; i++)
     sum += fib_sums[i].v;
-  fill(r, sum, fib_exact(n), "fib");
+  fill(r, sum, wb_fib_exact(n), "fib");
   return 0;
 }
 

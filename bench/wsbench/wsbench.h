@@ -40,6 +40,18 @@ int wb_run_root(ws_pool_t *pool, ws_task_fn fn, void *arg);
 /* A size that must be a number in [lo, hi]: returns it, or -1. */
 long wb_size_long(const char *size, long lo, long hi);
 
+/* fib(n) by a loop: the reference the fib workloads are checked against. */
+static inline uint64_t wb_fib_exact(long n)
+{
+  uint64_t a = 0, b = 1;
+  for (long i = 0; i < n; i++) {
+    uint64_t t = a + b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
 /* Monotonic milliseconds. */
 double wb_now_ms(void);
 
