@@ -139,4 +139,24 @@ static inline const char *steal_name(ws_steal_policy_t s)
   return s == WS_STEAL_HALF ? "half" : "one";
 }
 
+/* fib(n) with no cutoff through ws_join: the fork/join workload several
+   tests share. Inside a task of a pool. */
+struct fibarg {
+  long n;
+  uint64_t r;
+};
+
+static inline int fib(void *p)
+{
+  struct fibarg *a = p;
+  if (a->n < 2) {
+    a->r = (uint64_t)a->n;
+    return 0;
+  }
+  struct fibarg x = {a->n - 1, 0}, y = {a->n - 2, 0};
+  int rc = ws_join(NULL, fib, &x, fib, &y);
+  a->r = x.r + y.r;
+  return rc;
+}
+
 #endif /* WS_TEST_H */

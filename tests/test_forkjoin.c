@@ -25,23 +25,6 @@ static const unsigned worker_counts[] = {1, 2, 16};
 
 /* --- fib ---------------------------------------------------------------------- */
 
-struct fibarg {
-  long n;
-  uint64_t r;
-};
-
-static int fib(void *p)
-{
-  struct fibarg *a = p;
-  if (a->n < 2) {
-    a->r = (uint64_t)a->n;
-    return 0;
-  }
-  struct fibarg x = {a->n - 1, 0}, y = {a->n - 2, 0};
-  int rc = ws_join(NULL, fib, &x, fib, &y);
-  a->r = x.r + y.r;
-  return rc;
-}
 
 static uint64_t fib_exact(long n)
 {

@@ -22,23 +22,6 @@
 
 /* --- workloads ----------------------------------------------------------------- */
 
-struct fibarg {
-  long n;
-  uint64_t r;
-};
-
-static int fib(void *p)
-{
-  struct fibarg *a = p;
-  if (a->n < 2) {
-    a->r = (uint64_t)a->n;
-    return 0;
-  }
-  struct fibarg x = {a->n - 1, 0}, y = {a->n - 2, 0};
-  int rc = ws_join(NULL, fib, &x, fib, &y);
-  a->r = x.r + y.r;
-  return rc;
-}
 
 static _Atomic uint64_t sink; /* keeps the busy loop from being optimised away */
 
