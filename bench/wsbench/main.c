@@ -89,7 +89,7 @@ static int cmp_double(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-static double median(double *v, int n)
+double wb_median(double *v, int n)
 {
   qsort(v, (size_t)n, sizeof *v, cmp_double);
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
@@ -100,7 +100,7 @@ static void usage(FILE *out)
   fprintf(out,
           "usage: wsbench [--workers N] [--deque lockfree|locked] [--steal one|half]\n"
           "               [--repeat R] [--json FILE] [--results] [--small] [--list]\n"
-          "               [--profile] [--serial] [WORKLOAD [SIZE]]\n"
+          "               [--profile] [--serial] [--join-cost] [WORKLOAD [SIZE]]\n"
           "Runs every workload (or one) serially, on 1 worker and on N workers\n"
           "(default: every CPU this process may use), R times interleaved (default 5),\n"
           "and prints medians. Every run checks its answer; a wrong one exits 1.\n"
@@ -108,7 +108,9 @@ static void usage(FILE *out)
           "speedup bounds, and its measured speedup on 1..N workers (table, and a PNG\n"
           "through gnuplot when installed).\n"
           "--results: one RESULT line per N-worker repetition (bench/compare's format);\n"
-          "--serial: the same for the serial twin.\n");
+          "--serial: the same for the serial twin.\n"
+          "--join-cost [fib SIZE]: the cost of a spawn/sync pair on one thread, as a\n"
+          "ladder from the plain recursive fib up to ws_join (default fib 32, R = 11).\n");
 }
 
 static long parse_long(const char *s, const char *what)
@@ -224,7 +226,7 @@ static int run_profile(const wb_workload *w, const char *size, const ws_options_
   double t1 = (double)pr.work_ns, tinf = (double)pr.span_ns;
   printf("\n%4s %12s %12s %14s %14s\n", "P", "median ms", "speedup", "greedy bound", "upper bound");
   for (unsigned p = 1; p <= n; p++) {
-    med[p - 1] = median(&t[(p - 1) * (size_t)reps], reps);
+    med[p - 1] = wb_median(&t[(p - 1) * (size_t)reps], reps);
     double greedy = t1 / (t1 / p + tinf), upper = pr.parallelism < p ? pr.parallelism : p;
     printf("%4u %12.2f %11.2fx %13.2fx %13.2fx\n", p, med[p - 1], med[0] / med[p - 1], greedy,
            upper);
@@ -271,7 +273,8 @@ static int run_profile(const wb_workload *w, const char *size, const ws_options_
 int main(int argc, char **argv)
 {
   ws_options_t opt;
-  int reps = 5, results = 0, small = 0, profile = 0, serial_only = 0;
+  int reps = 5, reps_given = 0, results = 0, small = 0, profile = 0, serial_only = 0;
+  int join_cost = 0;
   const char *json = NULL, *only = NULL, *size_arg = NULL;
 
   ws_options_init(&opt);
@@ -301,6 +304,7 @@ int main(int argc, char **argv)
       }
     } else if (!strcmp(a, "--repeat") && i + 1 < argc) {
       reps = (int)parse_long(argv[++i], "repeat count");
+      reps_given = 1;
       if (reps < 1)
         reps = 1;
     } else if (!strcmp(a, "--json") && i + 1 < argc)
@@ -311,6 +315,8 @@ int main(int argc, char **argv)
       small = 1;
     else if (!strcmp(a, "--profile"))
       profile = 1;
+    else if (!strcmp(a, "--join-cost"))
+      join_cost = 1;
     else if (!strcmp(a, "--serial")) {
       serial_only = 1; /* --results for the serial twin (impl=serial-twin) */
       results = 1;
@@ -342,6 +348,13 @@ int main(int argc, char **argv)
   if (size_arg != NULL && find_workload(only)->check_size(size_arg) != 0)
     return 2;
   progress_tty = isatty(2) && !results;
+  if (join_cost) {
+    if (only != NULL && strcmp(only, "fib") != 0) {
+      fprintf(stderr, "wsbench: --join-cost measures fib only\n");
+      return 2;
+    }
+    return wb_join_cost(size_arg != NULL ? size_arg : small ? "20" : "32", reps_given ? reps : 11);
+  }
   if (profile) {
     if (only == NULL) {
       fprintf(stderr, "wsbench: --profile needs a WORKLOAD\n");
@@ -428,9 +441,9 @@ int main(int argc, char **argv)
     all_ok &= r->ok;
     if (results)
       continue;
-    r->serial = median(ts, reps);
-    r->one = median(t1, reps);
-    r->many = median(tn, reps);
+    r->serial = wb_median(ts, reps);
+    r->one = wb_median(t1, reps);
+    r->many = wb_median(tn, reps);
     r->steals = (double)(after.total.steals - before.total.steals) / reps;
     r->parks = (double)(after.total.parks - before.total.parks) / reps;
   }

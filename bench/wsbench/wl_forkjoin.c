@@ -15,20 +15,15 @@
 
 /* --- fib ------------------------------------------------------------------ */
 
-struct fibarg {
-  long n;
-  uint64_t r;
-};
-
-static int fib_join(void *p)
+int wb_fib_join(void *p)
 {
-  struct fibarg *a = p;
+  wb_fibarg *a = p;
   if (a->n < 2) {
     a->r = (uint64_t)a->n;
     return 0;
   }
-  struct fibarg x = {a->n - 1, 0}, y = {a->n - 2, 0};
-  int rc = ws_join(NULL, fib_join, &x, fib_join, &y);
+  wb_fibarg x = {a->n - 1, 0}, y = {a->n - 2, 0};
+  int rc = ws_join(NULL, wb_fib_join, &x, wb_fib_join, &y);
   a->r = x.r + y.r;
   return rc;
 }
@@ -39,16 +34,21 @@ static int fib_ser(void *p);
 static int (*volatile fib_ser_ptr)(void *) = fib_ser;
 static int fib_ser(void *p)
 {
-  struct fibarg *a = p;
+  wb_fibarg *a = p;
   if (a->n < 2) {
     a->r = (uint64_t)a->n;
     return 0;
   }
-  struct fibarg x = {a->n - 1, 0}, y = {a->n - 2, 0};
+  wb_fibarg x = {a->n - 1, 0}, y = {a->n - 2, 0};
   fib_ser_ptr(&x);
   fib_ser_ptr(&y);
   a->r = x.r + y.r;
   return 0;
+}
+
+int wb_fib_twin(void *p)
+{
+  return fib_ser_ptr(p);
 }
 
 static void fib_fill(wb_result *r, long n, uint64_t got)
@@ -63,7 +63,7 @@ static int fib_serial(const char *size, wb_result *r)
   long n = wb_size_long(size, 0, 90);
   if (n < 0)
     return -1;
-  struct fibarg a = {n, 0};
+  wb_fibarg a = {n, 0};
   double t0 = wb_now_ms();
   fib_ser_ptr(&a);
   r->ms = wb_now_ms() - t0;
@@ -76,9 +76,9 @@ static int fib_parallel(ws_pool_t *pool, const char *size, wb_result *r)
   long n = wb_size_long(size, 0, 90);
   if (n < 0)
     return -1;
-  struct fibarg a = {n, 0};
+  wb_fibarg a = {n, 0};
   double t0 = wb_now_ms();
-  int rc = wb_run_root(pool, fib_join, &a);
+  int rc = wb_run_root(pool, wb_fib_join, &a);
   r->ms = wb_now_ms() - t0;
   fib_fill(r, n, a.r);
   if (rc != 0)

@@ -55,6 +55,27 @@ static inline uint64_t wb_fib_exact(long n)
 /* Monotonic milliseconds. */
 double wb_now_ms(void);
 
+/* The median of v[0..n) (sorts v). */
+double wb_median(double *v, int n);
+
+/* fib's argument and result, for ws_task_fn-style functions. */
+typedef struct wb_fibarg {
+  long n;
+  uint64_t r;
+} wb_fibarg;
+
+/* fib through ws_join (no cutoff), and its serial twin (both calls through a
+   function pointer); arg is a wb_fibarg. */
+int wb_fib_join(void *arg);
+int wb_fib_twin(void *arg);
+
+/* nulljoin.c: calls fa(a) then fb(b); schedules nothing (the floor). */
+int wb_null_join(ws_task_fn fa, void *a, ws_task_fn fb, void *b);
+
+/* wsbench --join-cost: the fib(size) cost ladder (joincost.c). Returns the
+   exit status. */
+int wb_join_cost(const char *size, int reps);
+
 extern const wb_workload wb_fib;
 extern const wb_workload wb_nqueens;
 extern const wb_workload wb_tri;
