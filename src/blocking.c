@@ -51,6 +51,7 @@ int ws__slot_init(ws_pool_t *p, ws__worker *w, unsigned index, uint64_t seed)
   w->pool = p;
   w->index = index;
   w->is_spare = index >= p->nworkers;
+  w->join_fast = p->deque_kind == WS_DEQUE_LOCKFREE && ws__membarrier_ok;
   /* splitmix64 of (seed, index): distinct, non-zero xorshift states. */
   uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (index + 1);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;

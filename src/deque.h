@@ -89,7 +89,9 @@ static inline int ws__cl_push(ws__deque *q, ws__task *x)
   return 0;
 }
 
-static inline ws__task *ws__cl_pop(ws__deque *q)
+/* `asym`: membarrier is in use (ws__membarrier_ok), passed as a constant by
+   the fork/join fast path so that the compiler drops the test. */
+static inline ws__task *ws__cl_pop_with(ws__deque *q, bool asym)
 {
   int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed) - 1; /* own variable */
   ws__cl_array *a = atomic_load_explicit(&q->array, memory_order_relaxed); /* own variable */
@@ -97,7 +99,7 @@ static inline ws__task *ws__cl_pop(ws__deque *q)
   /* StoreLoad: pairs with the barrier in cl_steal (deque.c). Either a thief sees
      bottom = b, or we see its advanced top below. Le et al.'s seq_cst fence,
      or with membarrier a compiler barrier (see the top of this file). */
-  ws__light_barrier();
+  ws__light_barrier_with(asym);
   int64_t t = atomic_load_explicit(&q->top, memory_order_relaxed);
   ws__task *x = NULL;
   if (t <= b) {
@@ -115,6 +117,11 @@ static inline ws__task *ws__cl_pop(ws__deque *q)
     atomic_store_explicit(&q->bottom, b + 1, memory_order_release);
   }
   return x;
+}
+
+static inline ws__task *ws__cl_pop(ws__deque *q)
+{
+  return ws__cl_pop_with(q, ws__membarrier_ok);
 }
 
 /* Owner only. Returns 0, or WS_ENOMEM when the deque was full and could not

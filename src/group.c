@@ -326,10 +326,33 @@ static void join_set_waiter(void *arg)
   atomic_fetch_or_explicit(&t->state, WS__JOIN_WAITER, memory_order_relaxed);
 }
 
-static int join_inside(ws__worker *w, ws_task_fn fa, void *a, ws_task_fn fb, void *b)
+/* The end of a join whose b did not come back first: b was stolen (x is
+   NULL), or a left a task above it (a ws_submit child, x). Runs what is
+   ours, then helps until b is done. Out of line, so that the fast path
+   keeps nothing live for it. */
+__attribute__((noinline)) static int join_slow_tail(ws__worker *w, ws__task *t, ws__task *x,
+                                                    int ra, uint32_t mark)
 {
-  if (__builtin_expect(ws__hooks(w) != 0, 0))
-    return join_observed(fa, a, fb, b);
+  while (x != NULL) {
+    ws__run(w, x);
+    if (join_done(t))
+      break;
+    x = ws__deque_pop(&w->deque);
+  }
+  if (!join_done(t))
+    ws__help_join(w, join_done, join_set_waiter, t, &t->refs);
+  int rb = t->rc; /* ordered by join_done's acquire */
+  w->frame_top = mark;
+  return ra != 0 ? ra : rb;
+}
+
+/* The join. `fast` (a constant at each call site) says the pool has a
+   lock-free deque and membarrier: the push, pop and notify are then the
+   lock-free kind's, with compiler barriers, and no test of either decides it
+   at run time (measured with wsbench --join-cost, docs/BENCHMARKS.md). */
+static inline __attribute__((always_inline)) int join_body(ws__worker *w, ws_task_fn fa, void *a,
+                                                           ws_task_fn fb, void *b, bool fast)
+{
   uint32_t mark = w->frame_top;
   ws__task *t = frame_alloc(w);
   if (__builtin_expect(t == NULL, 0)) {
@@ -345,17 +368,21 @@ static int join_inside(ws__worker *w, ws_task_fn fa, void *a, ws_task_fn fb, voi
   t->flags = WS__TASK_FRAME | WS__TASK_JOIN;
   atomic_store_explicit(&t->state, 0, memory_order_relaxed);        /* published by the push */
   atomic_store_explicit(&t->refs, UINT32_MAX, memory_order_relaxed); /* idem */
-  if (__builtin_expect(ws__deque_push(&w->deque, t) != 0, 0)) {
+  int pushed = fast ? ws__cl_push(&w->deque, t) : ws__deque_push(&w->deque, t);
+  if (__builtin_expect(pushed != 0, 0)) {
     w->frame_top = mark;
     int ra = fa(a), rb = fb(b);
     return ra != 0 ? ra : rb;
   }
   w->fj_spawned++;
-  ws__notify(w->pool);
+  if (fast)
+    ws__notify_with(w->pool, true);
+  else
+    ws__notify(w->pool);
 
   int ra = fa(a);
 
-  ws__task *x = ws__deque_pop(&w->deque);
+  ws__task *x = fast ? ws__cl_pop_with(&w->deque, true) : ws__deque_pop(&w->deque);
   if (__builtin_expect(x == t, 1)) {
     /* Not stolen: b runs here like a plain call. */
     int rb = fb(b);
@@ -363,19 +390,23 @@ static int join_inside(ws__worker *w, ws_task_fn fa, void *a, ws_task_fn fb, voi
     w->frame_top = mark;
     return ra != 0 ? ra : rb;
   }
-  /* b was stolen (x is NULL), or a left a task above it (a ws_submit child):
-     run what is ours, then help until b is done. */
-  while (x != NULL) {
-    ws__run(w, x);
-    if (join_done(t))
-      break;
-    x = ws__deque_pop(&w->deque);
-  }
-  if (!join_done(t))
-    ws__help_join(w, join_done, join_set_waiter, t, &t->refs);
-  int rb = t->rc; /* ordered by join_done's acquire */
-  w->frame_top = mark;
-  return ra != 0 ? ra : rb;
+  return join_slow_tail(w, t, x, ra, mark);
+}
+
+/* The locked deque, or no membarrier: every test at run time. */
+__attribute__((noinline)) static int join_general(ws__worker *w, ws_task_fn fa, void *a,
+                                                  ws_task_fn fb, void *b)
+{
+  return join_body(w, fa, a, fb, b, false);
+}
+
+static int join_inside(ws__worker *w, ws_task_fn fa, void *a, ws_task_fn fb, void *b)
+{
+  if (__builtin_expect(ws__hooks(w) != 0, 0))
+    return join_observed(fa, a, fb, b);
+  if (__builtin_expect(!w->join_fast, 0))
+    return join_general(w, fa, a, fb, b);
+  return join_body(w, fa, a, fb, b, true);
 }
 
 static int join_task(void *arg)
