@@ -25,10 +25,11 @@
 typedef struct ws__inject {
   /* The last record: producers exchange it (acq_rel). Its own line. */
   alignas(WS__CACHELINE) _Atomic(ws__task *) tail;
-  /* Records pushed: producers add (relaxed RMW); a hint. */
+  /* Records pushed: producers add (relaxed RMW) before their exchange. */
   _Atomic uint64_t pushed;
   /* Consumer side: `lock` (a try-lock flag, acquire/release) covers head.
-     popped: records taken, stored under the lock, read as a hint. */
+     popped: records taken, stored (release) under the lock after the pops;
+     read by ws__inject_nonempty (acquire) and as a length hint. */
   alignas(WS__CACHELINE) _Atomic uint32_t lock;
   ws__task *head;
   _Atomic uint64_t popped;
@@ -48,13 +49,22 @@ void ws__inject_push(ws__inject *q, ws__task *first, ws__task *last, uint64_t n)
    the middle of an append at the head (all transient). */
 unsigned ws__inject_take(ws__inject *q, ws__task **out, unsigned max, unsigned share);
 
-/* False only if the queue is empty (producers that have finished their
-   append are always seen after an acquire of their publication). */
+/* False only if the queue is empty: every record whose producer incremented
+   `pushed` before our load is either still queued or counted in `popped`.
+   May say true briefly after the queue emptied (a consumer has not stored
+   popped yet, or a push is half done): callers then search once more. */
 static inline bool ws__inject_nonempty(ws__inject *q)
 {
-  /* Acquire: pairs with the producers' exchange. The tail is the stub only
-     when the queue holds no record (see inject.c). */
-  return atomic_load_explicit(&q->tail, memory_order_acquire) != &q->stub;
+  /* Counted, not read off the links: tail == stub is no proof of emptiness
+     (a consumer that re-pushes the stub behind a racing producer leaves
+     records before the stub; see inject.c). Acquire on popped: every push
+     whose record those pops removed happened before, so pushed as loaded
+     next counts it, and pushed >= popped. A producer's own increment comes
+     before its light barrier (ws__notify), which pairs with the parker's
+     heavy barrier before this check (worker.c, S3/S4). */
+  uint64_t popped = atomic_load_explicit(&q->popped, memory_order_acquire);
+  uint64_t pushed = atomic_load_explicit(&q->pushed, memory_order_relaxed); /* see above */
+  return pushed != popped;
 }
 
 /* A snapshot of the length (a hint). */
