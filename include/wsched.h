@@ -296,7 +296,15 @@ WS_EXTERN int ws_group_wait(ws_group_t *g);
 /* Runs fa(a) and fb(b), possibly in parallel, Rayon style: b is offered to
    thieves, a runs now, then b runs here unless it was stolen. Returns fa's
    error if non-zero, else fb's. Outside the pool (pool must then not be
-   NULL) the join is submitted as one root task and the caller waits for it. */
+   NULL) the join is submitted as one root task and the caller waits for it.
+
+   Inside a task, b is first kept private to the worker while every worker is
+   busy and the worker's deque still holds work for thieves; it is offered at
+   the worker's next spawn that finds someone idle or its deque empty, and
+   before the worker waits (ws_future_wait, ws_blocking, a wait outside its
+   pool). So, as in Cilk, fa must not wait for fb by other means (a mutex, a
+   condition variable, a spin on a flag): on one worker that never ends, and
+   on several it may not either. */
 WS_EXTERN int ws_join(ws_pool_t *pool, ws_task_fn fa, void *a, ws_task_fn fb, void *b);
 
 /* A loop body: processes [begin, end), returns 0 or an error code. */

@@ -51,7 +51,6 @@ int ws__slot_init(ws_pool_t *p, ws__worker *w, unsigned index, uint64_t seed)
   w->pool = p;
   w->index = index;
   w->is_spare = index >= p->nworkers;
-  w->join_fast = p->deque_kind == WS_DEQUE_LOCKFREE && ws__membarrier_ok;
   /* splitmix64 of (seed, index): distinct, non-zero xorshift states. */
   uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (index + 1);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
@@ -140,6 +139,9 @@ int ws_blocking(ws_pool_t *pool, ws_task_fn fn, void *arg)
   if (fn == NULL)
     return WS_EINVAL;
   ws__worker *w = ws__tls_worker;
+  /* A worker (of any pool) about to block offers its private join frames
+     first: nobody could steal them while it blocks (group.c). */
+  ws__publish_private(w);
   if (w == NULL || (pool != NULL && w->pool != pool))
     return fn(arg); /* not one of the pool's workers: nothing to compensate */
   ws__blocking_begin(w);

@@ -89,9 +89,7 @@ static inline int ws__cl_push(ws__deque *q, ws__task *x)
   return 0;
 }
 
-/* `asym`: membarrier is in use (ws__membarrier_ok), passed as a constant by
-   the fork/join fast path so that the compiler drops the test. */
-static inline ws__task *ws__cl_pop_with(ws__deque *q, bool asym)
+static inline ws__task *ws__cl_pop(ws__deque *q)
 {
   int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed) - 1; /* own variable */
   ws__cl_array *a = atomic_load_explicit(&q->array, memory_order_relaxed); /* own variable */
@@ -99,7 +97,7 @@ static inline ws__task *ws__cl_pop_with(ws__deque *q, bool asym)
   /* StoreLoad: pairs with the barrier in cl_steal (deque.c). Either a thief sees
      bottom = b, or we see its advanced top below. Le et al.'s seq_cst fence,
      or with membarrier a compiler barrier (see the top of this file). */
-  ws__light_barrier_with(asym);
+  ws__light_barrier();
   int64_t t = atomic_load_explicit(&q->top, memory_order_relaxed);
   ws__task *x = NULL;
   if (t <= b) {
@@ -119,11 +117,6 @@ static inline ws__task *ws__cl_pop_with(ws__deque *q, bool asym)
   return x;
 }
 
-static inline ws__task *ws__cl_pop(ws__deque *q)
-{
-  return ws__cl_pop_with(q, ws__membarrier_ok);
-}
-
 /* Owner only. Returns 0, or WS_ENOMEM when the deque was full and could not
    grow (x was not pushed; the caller keeps it). */
 static inline int ws__deque_push(ws__deque *q, ws__task *x)
@@ -137,6 +130,18 @@ static inline ws__task *ws__deque_pop(ws__deque *q)
   return __builtin_expect(q->kind == WS_DEQUE_LOCKED, 0) ? ws__lk_pop(q) : ws__cl_pop(q);
 }
 
+
+/* Owner only: does the deque still hold something for thieves? A hint (the
+   thieves' top is read relaxed): a stale answer is allowed by its only user,
+   the fork/join publication policy (group.c). */
+static inline bool ws__deque_owner_nonempty(ws__deque *q)
+{
+  if (__builtin_expect(q->kind == WS_DEQUE_LOCKED, 0))
+    return atomic_load_explicit(&q->size_hint, memory_order_relaxed) > 0; /* a hint */
+  int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed); /* own variable */
+  int64_t t = atomic_load_explicit(&q->top, memory_order_relaxed);    /* a hint */
+  return b > t;
+}
 
 /* Any thread. Takes the oldest element into *out. Returns WS__STEAL_OK,
    WS__STEAL_EMPTY, or WS__STEAL_LOST when it lost a race (the deque may still

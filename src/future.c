@@ -61,6 +61,9 @@ int ws_future_wait(ws_future_t *f, int64_t timeout_ns)
   if (timeout_ns == 0)
     return WS_ETIMEDOUT;
   int64_t deadline = ws__deadline(timeout_ns);
+  /* A worker (of any pool) that waits offers its private join frames first
+     (group.c): while it helps or sleeps here, nobody else could run them. */
+  ws__publish_private(ws__tls_worker);
   ws__worker *w = ws__self_in(t->pool);
   if (w != NULL) {
     /* Inside the pool: help. Parked helpers are woken by the runner through

@@ -2,17 +2,20 @@
  * Fork/join: task groups, ws_join, ws_parallel_for.
  *
  * The fast path (inside a task, nothing stolen) follows the work-first
- * principle: spawning takes a frame from the worker's frame stack (a bump
- * index), fills it, increments a plain counter and pushes it on the worker's
- * deque (plain and release stores); waiting pops it back (no RMW, and with
- * membarrier no fence either: see deque.c), runs it and increments another
- * plain counter. The group's atomic word is touched only by children that
- * ran on another worker, i.e. on the steal path.
+ * principle. A join writes b into a frame taken from the worker's frame
+ * stack (a bump index) and keeps it private; the sync runs b as a plain call
+ * if nobody asked for it meanwhile (see "The join, and lazy publication"
+ * below). A group spawn pushes its child on the worker's deque at once
+ * (plain and release stores); waiting pops it back (no RMW, and with
+ * membarrier no fence either: see deque.c), runs it and increments a plain
+ * counter. The group's atomic word is touched only by children that ran on
+ * another worker, i.e. on the steal path.
  *
- * Frames are never freed one by one: a group remembers the frame-stack index
- * at init and restores it after its wait, when every child — stolen or not —
- * has finished and no thief can still hold a pointer into the frames. Groups
- * nest like the calls that create them, so the frame stack is used LIFO.
+ * Frames are never freed one by one: a group (or join) remembers the
+ * frame-stack index at init and restores it after its wait, when every child
+ * — stolen or not — has finished and no thief can still hold a pointer into
+ * the frames. Groups and joins nest like the calls that create them, so the
+ * frame stack is used LIFO.
  */
 #include "internal.h"
 
@@ -30,7 +33,7 @@ void ws__frames_free(ws__worker *w)
     free(w->frame_chunks[i]);
   free(w->frame_chunks);
   w->frame_chunks = NULL;
-  w->frame_nchunks = w->frame_cap = w->frame_top = 0;
+  w->frame_nchunks = w->frame_cap = w->frame_top = w->split = 0;
 }
 
 /* Owner only: makes room for frame_top. Returns false when memory is
@@ -67,6 +70,46 @@ static inline ws__task *frame_alloc(ws__worker *w)
     return NULL;
   w->frame_top = top + 1;
   return &w->frame_chunks[top / WS__FRAME_CHUNK][top % WS__FRAME_CHUNK];
+}
+
+/* Owner only: frame i of the frame stack (i < frame_top). */
+static inline ws__task *frame_at(ws__worker *w, uint32_t i)
+{
+  return &w->frame_chunks[i / WS__FRAME_CHUNK][i % WS__FRAME_CHUNK];
+}
+
+/* Owner only: publishes up to n private join frames, the oldest first
+   (frame split, split + 1, ...): completes their records and pushes them on
+   the deque, where thieves can take them. Stops early when the deque cannot
+   grow (the rest stay private, which is always correct: the owner runs
+   them). Returns the number published. */
+static uint32_t publish_oldest(ws__worker *w, uint32_t n)
+{
+  uint32_t done = 0;
+  while (done < n && w->split < w->frame_top) {
+    ws__task *t = frame_at(w, w->split);
+    /* fn and arg were written at the spawn. The rest only matters once
+       another worker can see the frame; the push publishes it (release). */
+    t->owner = w;
+    t->flags = WS__TASK_FRAME | WS__TASK_JOIN;
+    atomic_store_explicit(&t->state, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->refs, UINT32_MAX, memory_order_relaxed);
+    if (ws__deque_push(&w->deque, t) != 0)
+      break;
+    w->split++;
+    done++;
+  }
+  return done;
+}
+
+bool ws__publish_private(ws__worker *w)
+{
+  if (w == NULL || w->split >= w->frame_top)
+    return true;
+  uint32_t n = w->frame_top - w->split;
+  if (publish_oldest(w, n) != 0)
+    ws__notify(w->pool);
+  return w->split >= w->frame_top;
 }
 
 static bool group_done(void *arg)
@@ -217,7 +260,9 @@ int ws_group_spawn(ws_group_t *g_, ws_task_fn fn, void *arg)
     return WS_EINVAL; /* only the task that initialised the group may spawn */
 
   g->spawned++;
-  ws__task *t = frame_alloc(w);
+  /* A group child goes on the deque at once, so every older join frame must
+     be published first (private frames are the newest; see join_body). */
+  ws__task *t = ws__publish_private(w) ? frame_alloc(w) : NULL;
   if (__builtin_expect(t == NULL, 0)) {
     /* No frame: run it now; it counts like any child. */
     int rc = fn(arg);
@@ -236,6 +281,7 @@ int ws_group_spawn(ws_group_t *g_, ws_task_fn fn, void *arg)
     ws__prof_strand_end(w); /* a spawn ends the strand (profile.c) */
     t->prof_at = w->prof_cur->span;
   }
+  w->split = w->frame_top; /* no private frame below or at this one */
   if (__builtin_expect(ws__deque_push(&w->deque, t) != 0, 0))
     ws__run(w, t); /* the deque cannot grow: run it now (the frame stays reserved) */
   else
@@ -260,12 +306,17 @@ int ws_group_wait(ws_group_t *g_)
     /* The children nobody stole are on top of our deque. */
     wait_inside(w, g);
     w->frame_top = g->mark; /* every child has finished: the frames are free */
+    if (w->split > g->mark)
+      w->split = g->mark;
     if (prof) {
       ws__prof_sync(w, g);
       ws__prof_strand_begin(w);
     }
   } else {
-    /* Outside: sleep on the group's word until every child reported. */
+    /* Outside: sleep on the group's word until every child reported. A
+       worker of another pool that blocks here publishes its own private
+       frames first (see ws__publish_private). */
+    ws__publish_private(ws__tls_worker);
     for (;;) {
       uint32_t v = atomic_load_explicit(&g->remote, memory_order_acquire); /* see group_done */
       if (group_done(g))
@@ -326,13 +377,71 @@ static void join_set_waiter(void *arg)
   atomic_fetch_or_explicit(&t->state, WS__JOIN_WAITER, memory_order_relaxed);
 }
 
-/* The end of a join whose b did not come back first: b was stolen (x is
-   NULL), or a left a task above it (a ws_submit child, x). Runs what is
-   ours, then helps until b is done. Out of line, so that the fast path
-   keeps nothing live for it. */
-__attribute__((noinline)) static int join_slow_tail(ws__worker *w, ws__task *t, ws__task *x,
-                                                    int ra, uint32_t mark)
+/*
+ * The join, and lazy publication.
+ *
+ * A join frame starts private: fn and arg go into the next frame of the
+ * worker's frame stack, and nothing else happens: no deque push, no fence,
+ * no look at idle workers. If it is still private at the sync (its index is
+ * at or above w->split), b runs here like a plain call. The frame is
+ * published (completed and pushed on the deque, the oldest private frames
+ * first) when
+ *   - a spawn finds a worker spinning or parked (somebody wants work), or
+ *     its own deque empty (thieves took everything we had offered): then the
+ *     older half of the private frames, or the new frame itself when there
+ *     is none older, go on the deque (Lace's split, without its request
+ *     flag: the emptiness of our deque is the request);
+ *   - the worker is about to block or wait (ws__publish_private: future
+ *     waits, ws_blocking, outside waits, group spawns).
+ * Published frames are always older than private ones, so a sync of a
+ * published frame finds every older frame published too, and a worker that
+ * helps or parks while waiting for a stolen child holds no private frame.
+ *
+ * The price is the contract of Cilk: b is offered to thieves at the
+ * worker's next spawn, sync or wait, not the moment ws_join is called. A
+ * task that blocks by other means (a mutex, a condition variable) until its
+ * own sibling runs elsewhere may wait forever, as it would on one worker.
+ * Measured (docs/DESIGN.md, "Fork/join"): 120 instructions per join with
+ * the fib bodies, against 161 when every join pushed and popped the deque.
+ */
+
+/* Worth keeping a new join frame private? While every worker is busy and our
+   deque still holds something for thieves. Relaxed loads: a stale answer
+   only moves a publication to a later spawn; wake-ups for published work
+   follow the usual protocol (ws__notify). */
+static inline bool keep_private(ws__worker *w)
 {
+  ws_pool_t *p = w->pool;
+  if ((atomic_load_explicit(&p->nspinning, memory_order_relaxed) |
+       atomic_load_explicit(&p->nidle, memory_order_relaxed)) != 0)
+    return false;
+  return ws__deque_owner_nonempty(&w->deque);
+}
+
+/* A spawn decided to publish: the older half of the private frames below
+   the new one (index mark), or the new one when there is none. */
+__attribute__((noinline)) static void spawn_publish(ws__worker *w, uint32_t mark)
+{
+  uint32_t older = mark - w->split;
+  if (publish_oldest(w, older == 0 ? 1 : (older + 1) / 2) != 0)
+    ws__notify(w->pool);
+}
+
+/* The sync of a published frame t (index mark). b comes back from the deque
+   and runs here, or it was stolen (x is NULL), or a left a task above it (a
+   ws_submit child, x): run what is ours, then help until b is done. */
+__attribute__((noinline)) static int join_public_sync(ws__worker *w, ws__task *t, int ra,
+                                                      uint32_t mark)
+{
+  ws__task *x = ws__deque_pop(&w->deque);
+  if (x == t) {
+    /* Not stolen: nothing at or above mark is in use any more. */
+    w->frame_top = w->split = mark;
+    int rb = t->fn(t->arg);
+    ws__fj_count_run(w, rb);
+    return ra != 0 ? ra : rb;
+  }
+  w->split = mark + 1; /* == frame_top: t stays reserved, nothing is private */
   while (x != NULL) {
     ws__run(w, x);
     if (join_done(t))
@@ -342,17 +451,14 @@ __attribute__((noinline)) static int join_slow_tail(ws__worker *w, ws__task *t, 
   if (!join_done(t))
     ws__help_join(w, join_done, join_set_waiter, t, &t->refs);
   int rb = t->rc; /* ordered by join_done's acquire */
-  w->frame_top = mark;
+  w->frame_top = w->split = mark;
   return ra != 0 ? ra : rb;
 }
 
-/* The join. `fast` (a constant at each call site) says the pool has a
-   lock-free deque and membarrier: the push, pop and notify are then the
-   lock-free kind's, with compiler barriers, and no test of either decides it
-   at run time (measured with wsbench --join-cost, docs/BENCHMARKS.md). */
-static inline __attribute__((always_inline)) int join_body(ws__worker *w, ws_task_fn fa, void *a,
-                                                           ws_task_fn fb, void *b, bool fast)
+static int join_inside(ws__worker *w, ws_task_fn fa, void *a, ws_task_fn fb, void *b)
 {
+  if (__builtin_expect(ws__hooks(w) != 0, 0))
+    return join_observed(fa, a, fb, b);
   uint32_t mark = w->frame_top;
   ws__task *t = frame_alloc(w);
   if (__builtin_expect(t == NULL, 0)) {
@@ -360,53 +466,22 @@ static inline __attribute__((always_inline)) int join_body(ws__worker *w, ws_tas
     int ra = fa(a), rb = fb(b);
     return ra != 0 ? ra : rb;
   }
-  /* The join's whole state lives in the frame (task.h, WS__TASK_JOIN): no
-     group to set up while nothing is stolen. */
+  /* Private: the rest of the record is written if it is published. */
   t->fn = fb;
   t->arg = b;
-  t->owner = w;
-  t->flags = WS__TASK_FRAME | WS__TASK_JOIN;
-  atomic_store_explicit(&t->state, 0, memory_order_relaxed);        /* published by the push */
-  atomic_store_explicit(&t->refs, UINT32_MAX, memory_order_relaxed); /* idem */
-  int pushed = fast ? ws__cl_push(&w->deque, t) : ws__deque_push(&w->deque, t);
-  if (__builtin_expect(pushed != 0, 0)) {
-    w->frame_top = mark;
-    int ra = fa(a), rb = fb(b);
-    return ra != 0 ? ra : rb;
-  }
   w->fj_spawned++;
-  if (fast)
-    ws__notify_with(w->pool, true);
-  else
-    ws__notify(w->pool);
+  if (__builtin_expect(!keep_private(w), 0))
+    spawn_publish(w, mark);
 
   int ra = fa(a);
 
-  ws__task *x = fast ? ws__cl_pop_with(&w->deque, true) : ws__deque_pop(&w->deque);
-  if (__builtin_expect(x == t, 1)) {
-    /* Not stolen: b runs here like a plain call. */
-    int rb = fb(b);
-    ws__fj_count_run(w, rb);
-    w->frame_top = mark;
-    return ra != 0 ? ra : rb;
-  }
-  return join_slow_tail(w, t, x, ra, mark);
-}
-
-/* The locked deque, or no membarrier: every test at run time. */
-__attribute__((noinline)) static int join_general(ws__worker *w, ws_task_fn fa, void *a,
-                                                  ws_task_fn fb, void *b)
-{
-  return join_body(w, fa, a, fb, b, false);
-}
-
-static int join_inside(ws__worker *w, ws_task_fn fa, void *a, ws_task_fn fb, void *b)
-{
-  if (__builtin_expect(ws__hooks(w) != 0, 0))
-    return join_observed(fa, a, fb, b);
-  if (__builtin_expect(!w->join_fast, 0))
-    return join_general(w, fa, a, fb, b);
-  return join_body(w, fa, a, fb, b, true);
+  if (__builtin_expect(mark < w->split, 0))
+    return join_public_sync(w, t, ra, mark);
+  /* Still private: nobody else has seen b. Run it like a plain call. */
+  w->frame_top = mark;
+  int rb = fb(b);
+  ws__fj_count_run(w, rb);
+  return ra != 0 ? ra : rb;
 }
 
 static int join_task(void *arg)

@@ -114,9 +114,6 @@ typedef struct ws__worker {
   uint64_t rng;        /* xorshift64* state for victim selection */
   uint32_t tick;       /* scheduling ticks, for the every-61st global check */
   bool spinning;       /* counted in pool->nspinning */
-  /* The fork/join fast path applies: a lock-free deque and membarrier in
-     use (group.c, join_inside). Written once by ws__slot_init. */
-  bool join_fast;
   unsigned help_depth; /* nested tasks run while waiting (ws_future_wait) */
   /* Finished tasks still counted in pool->life (see ws__life_credit_*). */
   uint64_t life_credit;
@@ -136,6 +133,9 @@ typedef struct ws__worker {
      next free index; groups record it at init and restore it after waiting. */
   ws__task **frame_chunks;
   uint32_t frame_nchunks, frame_cap, frame_top;
+  /* Join frames at indices [split, frame_top) are private: not on the deque,
+     seen by no other thread, run by this worker at its sync (group.c). */
+  uint32_t split;
   pthread_t thread;    /* written by the creator before the pool is used */
 } ws__worker;
 
@@ -271,6 +271,10 @@ void ws__group_child_done(ws__worker *w, ws__task *t, int rc);
    from its group's owner. */
 void ws__group_remote_done(ws__group *g, int rc);
 void ws__frames_free(ws__worker *w);
+/* Owner (w may be NULL: nothing to do): publishes every private join frame
+   of w, before w blocks or waits, so that thieves can take them. Returns
+   false when some could not be published (the deque could not grow). */
+bool ws__publish_private(ws__worker *w);
 
 /* The worker the calling thread is, or NULL. Initial-exec: a plain %fs
    load, also from the shared library (no __tls_get_addr on the spawn path). */
@@ -345,19 +349,15 @@ void ws__wake_one(ws_pool_t *pool);
 
 /* Step P of the parking protocol (worker.c): called after work was made
    visible. Inline: it runs on every spawn. */
-static inline void ws__notify_with(ws_pool_t *p, bool asym)
+static inline void ws__notify(ws_pool_t *p)
 {
-  ws__light_barrier_with(asym); /* StoreLoad: the work above, the idle counters below */
+  ws__light_barrier(); /* StoreLoad: the work above, the idle counters below */
   /* Acquire: if we see a spinner's decrement we also see its nidle increment. */
   if (atomic_load_explicit(&p->nspinning, memory_order_acquire) != 0)
     return; /* a searching worker will find the work, or re-check before it sleeps */
   if (atomic_load_explicit(&p->nidle, memory_order_relaxed) == 0)
     return; /* nobody is parked: every worker will look again */
   ws__wake_one(p);
-}
-static inline void ws__notify(ws_pool_t *p)
-{
-  ws__notify_with(p, ws__membarrier_ok);
 }
 void ws__wake_all(ws_pool_t *pool);
 /* Wakes worker w if it is parked. */

@@ -52,18 +52,12 @@ extern bool ws__membarrier_ok;
 
 void ws__platform_init(void);
 
-static inline void ws__light_barrier_with(bool asym)
+static inline void ws__light_barrier(void)
 {
-  if (__builtin_expect(asym, 1))
+  if (__builtin_expect(ws__membarrier_ok, 1))
     atomic_signal_fence(memory_order_seq_cst); /* compiler-only; the parker's membarrier supplies the CPU fence */
   else
     atomic_thread_fence(memory_order_seq_cst); /* pairs with the seq_cst fence in ws__heavy_barrier */
-}
-
-/* `asym` is ws__membarrier_ok; callers that know it pass a constant. */
-static inline void ws__light_barrier(void)
-{
-  ws__light_barrier_with(ws__membarrier_ok);
 }
 
 void ws__heavy_barrier(void);

@@ -354,6 +354,7 @@ int ws_await_termination(ws_pool_t *p, int64_t timeout_ns)
   if (ws__self_in(p) != NULL)
     return WS_EDEADLK; /* our own task is outstanding */
   int64_t deadline = ws__deadline(timeout_ns);
+  ws__publish_private(ws__tls_worker); /* a worker of another pool about to block */
   /* Acquire: pairs with the terminator's release store. */
   while (atomic_load_explicit(&p->term_word, memory_order_acquire) == 0) {
     if (timeout_ns == 0 || !ws__futex_wait(&p->term_word, 0, deadline))
@@ -369,6 +370,7 @@ int ws_pool_wait_idle(ws_pool_t *p, int64_t timeout_ns)
   if (ws__self_in(p) != NULL)
     return WS_EDEADLK;
   int64_t deadline = ws__deadline(timeout_ns);
+  ws__publish_private(ws__tls_worker); /* a worker of another pool about to block */
   int rc = 0;
   /* seq_cst: pairs with ws__life_done's load of idle_waiters after its
      decrement: either it sees us, or we see its zero. */

@@ -9,6 +9,7 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <time.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -79,6 +80,15 @@ static inline uint64_t test_seed(void)
     v = 1;
   fprintf(stderr, "seed: WS_TEST_SEED=%#" PRIx64 "\n", v);
   return v;
+}
+
+/* Monotonic nanoseconds: only for deadlock detectors (a bound on a wait that
+   must end), never for a pass/fail decision about speed. */
+static inline int64_t test_now_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* A count-down latch (condition variable: waits here are for events, not time). */

@@ -16,6 +16,11 @@
  *   wide     — one group with 100000 children (frame-stack and deque growth),
  *              and injected allocation failures: children then run inline and
  *              nothing is lost.
+ *   publish  — a join frame kept private (every worker busy, work left on the
+ *              owner's deque) is published when its owner waits on a future
+ *              or calls ws_blocking: a sibling that only another task can
+ *              release, and that task only runs after b, would otherwise
+ *              never finish. Both deque kinds.
  */
 #include "test.h"
 
@@ -360,6 +365,114 @@ static void test_forced_steal(ws_pool_t *p)
   ASSERT_GE(st.total.steals, 20);
 }
 
+/* --- lazy publication: a private frame is published before its owner waits -- */
+
+struct pub {
+  ws_pool_t *pool;
+  int use_blocking;          /* 0: ws_future_wait, 1: ws_blocking */
+  test_latch hold, held;     /* the task that keeps the other worker busy */
+  _Atomic int b_ran;         /* set by the join's b */
+  _Atomic int filler_ran;
+};
+
+/* Waits until b has run. A deadlock detector, not a timing: it fails after
+   60 s instead of hanging the suite. */
+static void wait_for_b(struct pub *s)
+{
+  int64_t limit = test_now_ns() + (int64_t)60 * 1000000000;
+  while (!atomic_load(&s->b_ran)) {
+    if (test_now_ns() > limit)
+      TEST_FAIL("b never ran: a private join frame was not published before a wait");
+    sched_yield();
+  }
+}
+
+static int pub_hold(void *arg)
+{
+  struct pub *s = arg;
+  latch_count_down(&s->held);
+  latch_wait(&s->hold); /* blocks its worker, unknown to the pool */
+  return 0;
+}
+
+static int pub_filler(void *arg)
+{
+  struct pub *s = arg;
+  atomic_store(&s->filler_ran, 1);
+  return 0;
+}
+
+static int pub_needs_b(void *arg)
+{
+  wait_for_b(arg);
+  return 0;
+}
+
+static int pub_b(void *arg)
+{
+  struct pub *s = arg;
+  atomic_store(&s->b_ran, 1);
+  return 0;
+}
+
+static int pub_a(void *arg)
+{
+  struct pub *s = arg;
+  if (s->use_blocking) {
+    /* A spare takes our place; it can only find b if b was published. */
+    return ws_blocking(s->pool, pub_needs_b, s);
+  }
+  /* The task is pushed on our deque above the private frame; helping in the
+     wait pops the newest task first, which is b only if b was published. */
+  ws_future_t *f;
+  ASSERT_OK(ws_submit(s->pool, pub_needs_b, s, &f));
+  ASSERT_OK(ws_future_wait(f, WS_FOREVER));
+  ws_future_release(f);
+  return 0;
+}
+
+static int pub_root(void *arg)
+{
+  struct pub *s = arg;
+  /* Keep the other worker busy (so that nobody spins or sleeps), and leave a
+     task on our own deque: the join's frame then stays private. */
+  ASSERT_OK(ws_submit(s->pool, pub_hold, s, NULL));
+  latch_wait(&s->held);
+  ASSERT_OK(ws_submit(s->pool, pub_filler, s, NULL));
+  int rc = ws_join(NULL, pub_a, s, pub_b, s);
+  latch_count_down(&s->hold);
+  return rc;
+}
+
+static void test_publish(ws_deque_kind_t dq, int use_blocking)
+{
+  ws_options_t o;
+  ws_options_init(&o);
+  o.workers = 2;
+  o.deque = dq;
+  o.max_spares = use_blocking ? 1 : 0;
+  ws_pool_t *p;
+  ASSERT_OK(ws_pool_create(&p, &o));
+  for (int rep = 0; rep < 20; rep++) {
+    struct pub s = {.pool = p, .use_blocking = use_blocking};
+    latch_init(&s.hold, 1);
+    latch_init(&s.held, 1);
+    ws_future_t *f;
+    ASSERT_OK(ws_submit(p, pub_root, &s, &f));
+    ASSERT_OK(ws_future_wait(f, WS_FOREVER));
+    int rc = -1;
+    ASSERT_OK(ws_future_result(f, &rc));
+    ASSERT_EQ(rc, 0);
+    ws_future_release(f);
+    ASSERT_OK(ws_pool_wait_idle(p, WS_FOREVER));
+    ASSERT_EQ(atomic_load(&s.b_ran), 1);
+    ASSERT_EQ(atomic_load(&s.filler_ran), 1);
+    latch_destroy(&s.hold);
+    latch_destroy(&s.held);
+  }
+  ASSERT_OK(ws_pool_destroy(p));
+}
+
 int main(int argc, char **argv)
 {
   const char *only = argc > 1 ? argv[1] : NULL;
@@ -396,6 +509,11 @@ int main(int argc, char **argv)
           test_forced_steal(p);
         ASSERT_OK(ws_pool_destroy(p));
       }
+  if (!only || !strcmp(only, "publish"))
+    for (int d = 0; d < 2; d++) {
+      test_publish(dqs[d], 0);
+      test_publish(dqs[d], 1);
+    }
   if (!only || !strcmp(only, "outside"))
     for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++)
       test_outside(worker_counts[w]);
