@@ -262,7 +262,8 @@ int ws_group_spawn(ws_group_t *g_, ws_task_fn fn, void *arg)
   g->spawned++;
   /* A group child goes on the deque at once, so every older join frame must
      be published first (private frames are the newest; see join_body). */
-  ws__task *t = ws__publish_private(w) ? frame_alloc(w) : NULL;
+  bool flushed = w->split >= w->frame_top || ws__publish_private(w);
+  ws__task *t = flushed ? frame_alloc(w) : NULL;
   if (__builtin_expect(t == NULL, 0)) {
     /* No frame: run it now; it counts like any child. */
     int rc = fn(arg);
