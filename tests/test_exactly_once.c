@@ -3,7 +3,13 @@
  * slot, and every slot must end at exactly 1. Three shapes:
  *   external  — 8 threads outside the pool submit their share at once;
  *   tree      — a few roots spawn recursive binary trees of children;
- *   mixed     — external submitters whose tasks also spawn children.
+ *   mixed     — external submitters whose tasks also spawn children;
+ *   forkjoin  — roots whose ranges split, node by node as a hash of the range
+ *               decides, through ws_join, a group of 2-4 spawns, a detached
+ *               ws_submit beside a join, ws_parallel_for with grains 0-7, or
+ *               a join whose first half waits on a future of a sibling range:
+ *               private join frames meet group spawns, heap children above
+ *               them, publication to idle workers and flushes before waits.
  * Each runs for workers in {1 (no victims), 2, 3, 8, 64 (oversubscribed)},
  * both deque kinds and both steal policies. A fourth shape, "steals", proves
  * real steals happen and are counted: a root blocks until its children have
@@ -50,6 +56,87 @@ static int tree(void *arg)
   spawn_range(lo + 1, mid);
   spawn_range(mid, hi);
   return 0;
+}
+
+/* --- forkjoin: every fork/join construct, mixed at random by the range --- */
+struct fjr {
+  long lo, hi;
+  ws_future_t *wait_first; /* waited on before this range runs (or NULL) */
+};
+
+static int fj_node(void *arg);
+
+static int fj_code_node(void *arg)
+{
+  intptr_t code = (intptr_t)arg;
+  struct fjr r = {(long)(code >> 31), (long)(code >> 31) + (long)(code & 0x7FFFFFFF), NULL};
+  return fj_node(&r);
+}
+
+static intptr_t fj_code(long lo, long hi)
+{
+  return ((intptr_t)lo << 31) | (intptr_t)(hi - lo);
+}
+
+static int fj_body(void *ctx, int64_t lo, int64_t hi)
+{
+  (void)ctx;
+  for (int64_t i = lo; i < hi; i++)
+    mark((void *)(intptr_t)i);
+  return 0;
+}
+
+static int fj_node(void *arg)
+{
+  struct fjr *r = arg;
+  if (r->wait_first != NULL) {
+    /* A wait inside a join's first half: b may be a private frame. */
+    ASSERT_OK(ws_future_wait(r->wait_first, WS_FOREVER));
+    ws_future_release(r->wait_first);
+  }
+  long lo = r->lo, hi = r->hi, n = hi - lo;
+  if (n <= 4)
+    return fj_body(NULL, lo, hi);
+  uint64_t h = (uint64_t)lo * 0x9E3779B97F4A7C15ULL ^ (uint64_t)hi * 0xC2B2AE3D27D4EB4FULL;
+  h ^= h >> 29;
+  long mid = lo + n / 2, q = lo + n / 4;
+  switch (h % 5) {
+  case 0: { /* a join */
+    struct fjr a = {lo, mid, NULL}, b = {mid, hi, NULL};
+    return ws_join(NULL, fj_node, &a, fj_node, &b);
+  }
+  case 1: { /* a group of k parts */
+    int k = 2 + (int)((h >> 8) % 3);
+    struct fjr parts[4];
+    ws_group_t g;
+    ASSERT_OK(ws_group_init(&g, NULL));
+    for (int i = 0; i < k; i++) {
+      parts[i] = (struct fjr){lo + n * i / k, lo + n * (i + 1) / k, NULL};
+      ASSERT_OK(ws_group_spawn(&g, fj_node, &parts[i]));
+    }
+    return ws_group_wait(&g);
+  }
+  case 2: { /* a detached child on our deque, above whatever join frames */
+    ASSERT_OK(ws_submit(pool, fj_code_node, (void *)fj_code(lo, q), NULL));
+    struct fjr a = {q, mid, NULL}, b = {mid, hi, NULL};
+    return ws_join(NULL, fj_node, &a, fj_node, &b);
+  }
+  case 3: /* a loop */
+    return ws_parallel_for(NULL, lo, hi, (int64_t)((h >> 8) % 8), fj_body, NULL);
+  default: { /* a join whose first half waits for a sibling range's future */
+    ws_future_t *f;
+    ASSERT_OK(ws_submit(pool, fj_code_node, (void *)fj_code(lo, q), &f));
+    struct fjr a = {q, mid, f}, b = {mid, hi, NULL};
+    return ws_join(NULL, fj_node, &a, fj_node, &b);
+  }
+  }
+}
+
+static void run_forkjoin(void)
+{
+  for (int r = 0; r < 4; r++)
+    ASSERT_OK(ws_submit(pool, fj_code_node,
+                        (void *)fj_code(ntasks * r / 4, ntasks * (r + 1) / 4), NULL));
 }
 
 /* --- external submitters --- */
@@ -165,6 +252,8 @@ static void one_run(const char *shape, unsigned workers, ws_deque_kind_t dq, ws_
     run_external(0);
   else if (strcmp(shape, "tree") == 0)
     run_tree();
+  else if (strcmp(shape, "forkjoin") == 0)
+    run_forkjoin();
   else
     run_external(1);
   ASSERT_OK(ws_pool_wait_idle(pool, WS_FOREVER));
@@ -172,13 +261,15 @@ static void one_run(const char *shape, unsigned workers, ws_deque_kind_t dq, ws_
 
   ws_stats_t stats;
   ASSERT_EQ(ws_pool_stats(pool, &stats, NULL, 0), (int)workers);
-  ASSERT_EQ(stats.total.tasks_run, ntasks);
   ASSERT_EQ(stats.total.tasks_failed, 0);
   ASSERT_EQ(stats.outstanding, 0);
-  if (strcmp(shape, "external") != 0)
-    ASSERT_EQ(stats.total.spawned + stats.submitted, ntasks);
-  else
-    ASSERT_EQ(stats.submitted, ntasks);
+  if (strcmp(shape, "forkjoin") != 0) { /* there, tasks are ranges: the slots are the count */
+    ASSERT_EQ(stats.total.tasks_run, ntasks);
+    if (strcmp(shape, "external") != 0)
+      ASSERT_EQ(stats.total.spawned + stats.submitted, ntasks);
+    else
+      ASSERT_EQ(stats.submitted, ntasks);
+  }
   fprintf(stderr,
           "  %-8s workers=%-2u deque=%-8s steal=%-4s run=%" PRIu64 " steals=%" PRIu64
           " stolen=%" PRIu64 " global=%" PRIu64 " parks=%" PRIu64 "\n",
@@ -197,7 +288,7 @@ int main(int argc, char **argv)
   const char *only = argc > 1 ? argv[1] : NULL;
   ntasks = argc > 2 ? atol(argv[2]) : 1000000 / TEST_SCALE_DIV;
   slots = calloc((size_t)ntasks, 1);
-  static const char *const shapes[] = {"external", "tree", "mixed"};
+  static const char *const shapes[] = {"external", "tree", "mixed", "forkjoin"};
   static const unsigned workers[] = {1, 2, 3, 8, 64};
   static const ws_deque_kind_t dqs[] = {WS_DEQUE_LOCKFREE, WS_DEQUE_LOCKED};
   static const ws_steal_policy_t sts[] = {WS_STEAL_ONE, WS_STEAL_HALF};
@@ -206,7 +297,7 @@ int main(int argc, char **argv)
       for (int d = 0; d < 2; d++)
         for (int p = 0; p < 2; p++)
           steal_probe(workers[w], dqs[d], sts[p]);
-  for (int s = 0; s < 3; s++) {
+  for (int s = 0; s < 4; s++) {
     if (only != NULL && strcmp(only, shapes[s]) != 0)
       continue;
     for (int w = 0; w < 5; w++)
