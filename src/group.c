@@ -431,9 +431,9 @@ __attribute__((noinline)) static void spawn_publish(ws__worker *w, uint32_t mark
 /* The sync of a published frame t (index mark). b comes back from the deque
    and runs here, or it was stolen (x is NULL), or a left a task above it (a
    ws_submit child, x): run what is ours, then help until b is done. */
-__attribute__((noinline)) static int join_public_sync(ws__worker *w, ws__task *t, int ra,
-                                                      uint32_t mark)
+__attribute__((noinline)) static int join_public_sync(ws__worker *w, int ra, uint32_t mark)
 {
+  ws__task *t = frame_at(w, mark);
   ws__task *x = ws__deque_pop(&w->deque);
   if (x == t) {
     /* Not stolen: nothing at or above mark is in use any more. */
@@ -461,13 +461,15 @@ static int join_inside(ws__worker *w, ws_task_fn fa, void *a, ws_task_fn fb, voi
   if (__builtin_expect(ws__hooks(w) != 0, 0))
     return join_observed(fa, a, fb, b);
   uint32_t mark = w->frame_top;
-  ws__task *t = frame_alloc(w);
-  if (__builtin_expect(t == NULL, 0)) {
+  if (__builtin_expect(mark / WS__FRAME_CHUNK >= w->frame_nchunks, 0) && !frame_grow(w)) {
     /* No frame: run both here, one after the other. */
     int ra = fa(a), rb = fb(b);
     return ra != 0 ? ra : rb;
   }
-  /* Private: the rest of the record is written if it is published. */
+  /* Private: the rest of the record is written if it is published. Only
+     mark is kept across fa: the frame is found again from it. */
+  ws__task *t = frame_at(w, mark);
+  w->frame_top = mark + 1;
   t->fn = fb;
   t->arg = b;
   w->fj_spawned++;
@@ -477,7 +479,7 @@ static int join_inside(ws__worker *w, ws_task_fn fa, void *a, ws_task_fn fb, voi
   int ra = fa(a);
 
   if (__builtin_expect(mark < w->split, 0))
-    return join_public_sync(w, t, ra, mark);
+    return join_public_sync(w, ra, mark);
   /* Still private: nobody else has seen b. Run it like a plain call. */
   w->frame_top = mark;
   int rb = fb(b);
