@@ -261,10 +261,12 @@ WS_EXTERN int ws_blocking(ws_pool_t *pool, ws_task_fn fn, void *arg);
  *     int err = ws_group_wait(&g);    // runs what was not stolen, helps otherwise
  *
  * Inside a task, spawning costs no heap allocation and no atomic
- * read-modify-write: the child's frame comes from a per-worker stack and is
- * pushed on the worker's deque. ws_group_wait first runs the children nobody
- * stole, then, while stolen ones are unfinished, steals from the thief first
- * and then from anyone; it sleeps only when there is nothing to run. Only the
+ * read-modify-write: the child's frame comes from a per-worker stack and
+ * stays private to the worker until a thief could use it (see ws_join for
+ * when, and for what that means for code that waits on its siblings).
+ * ws_group_wait first runs the children nobody stole, then, while stolen
+ * ones are unfinished, steals from the thief first and then from anyone; it
+ * sleeps only when there is nothing to run. Only the
  * task that initialised a group may spawn into it and wait on it, and it must
  * wait before it returns; after ws_group_wait the group may be initialised
  * again.
@@ -298,11 +300,12 @@ WS_EXTERN int ws_group_wait(ws_group_t *g);
    error if non-zero, else fb's. Outside the pool (pool must then not be
    NULL) the join is submitted as one root task and the caller waits for it.
 
-   Inside a task, b is first kept private to the worker while every worker is
-   busy and the worker's deque still holds work for thieves; it is offered at
-   the worker's next spawn that finds someone idle or its deque empty, and
-   before the worker waits (ws_future_wait, ws_blocking, a wait outside its
-   pool). So, as in Cilk, fa must not wait for fb by other means (a mutex, a
+   Inside a task, b (like a group child) is first kept private to the worker
+   while every worker is busy and the worker's deque still holds work for
+   thieves; it is offered at the worker's next spawn that finds someone idle
+   or its deque empty, and before the worker waits (ws_future_wait,
+   ws_blocking, a wait outside its pool). So, as in Cilk, fa must not wait for
+   fb (nor a group child for a later sibling) by other means (a mutex, a
    condition variable, a spin on a flag): on one worker that never ends, and
    on several it may not either. */
 WS_EXTERN int ws_join(ws_pool_t *pool, ws_task_fn fa, void *a, ws_task_fn fb, void *b);

@@ -2,14 +2,14 @@
  * Fork/join: task groups, ws_join, ws_parallel_for.
  *
  * The fast path (inside a task, nothing stolen) follows the work-first
- * principle. A join writes b into a frame taken from the worker's frame
- * stack (a bump index) and keeps it private; the sync runs b as a plain call
- * if nobody asked for it meanwhile (see "The join, and lazy publication"
- * below). A group spawn pushes its child on the worker's deque at once
- * (plain and release stores); waiting pops it back (no RMW, and with
- * membarrier no fence either: see deque.c), runs it and increments a plain
- * counter. The group's atomic word is touched only by children that ran on
- * another worker, i.e. on the steal path.
+ * principle. A join writes b, and a group spawn its child, into a frame
+ * taken from the worker's frame stack (a bump index) and keeps it private;
+ * the sync or wait runs it as a plain call if nobody asked for it meanwhile
+ * (see "The join, and lazy publication" below). Published children are
+ * popped back from the deque (no RMW, and with membarrier no fence either:
+ * see deque.c). The group counts children run here in a plain counter; its
+ * atomic word is touched only by children that ran on another worker, i.e.
+ * on the steal path.
  *
  * Frames are never freed one by one: a group (or join) remembers the
  * frame-stack index at init and restores it after its wait, when every child
@@ -78,22 +78,24 @@ static inline ws__task *frame_at(ws__worker *w, uint32_t i)
   return &w->frame_chunks[i / WS__FRAME_CHUNK][i % WS__FRAME_CHUNK];
 }
 
-/* Owner only: publishes up to n private join frames, the oldest first
-   (frame split, split + 1, ...): completes their records and pushes them on
-   the deque, where thieves can take them. Stops early when the deque cannot
-   grow (the rest stay private, which is always correct: the owner runs
-   them). Returns the number published. */
+/* Owner only: publishes up to n private frames (join halves and group
+   children), the oldest first (frame split, split + 1, ...): completes their
+   records and pushes them on the deque, where thieves can take them. Stops
+   early when the deque cannot grow (the rest stay private, which is always
+   correct: the owner runs them). Returns the number published. */
 static uint32_t publish_oldest(ws__worker *w, uint32_t n)
 {
   uint32_t done = 0;
   while (done < n && w->split < w->frame_top) {
     ws__task *t = frame_at(w, w->split);
-    /* fn and arg were written at the spawn. The rest only matters once
-       another worker can see the frame; the push publishes it (release). */
-    t->owner = w;
-    t->flags = WS__TASK_FRAME | WS__TASK_JOIN;
-    atomic_store_explicit(&t->state, 0, memory_order_relaxed);
-    atomic_store_explicit(&t->refs, UINT32_MAX, memory_order_relaxed);
+    /* fn, arg and flags (and a group child's group and prof_at) were written
+       at the spawn. A join's waiting state only matters once another worker
+       can see the frame; the push publishes it (release). */
+    if (t->flags & WS__TASK_JOIN) {
+      t->owner = w;
+      atomic_store_explicit(&t->state, 0, memory_order_relaxed);
+      atomic_store_explicit(&t->refs, UINT32_MAX, memory_order_relaxed);
+    }
     if (ws__deque_push(&w->deque, t) != 0)
       break;
     w->split++;
@@ -110,6 +112,28 @@ bool ws__publish_private(ws__worker *w)
   if (publish_oldest(w, n) != 0)
     ws__notify(w->pool);
   return w->split >= w->frame_top;
+}
+
+/* Worth keeping a new frame (join half or group child) private? While every worker is busy and our
+   deque still holds something for thieves. Relaxed loads: a stale answer
+   only moves a publication to a later spawn; wake-ups for published work
+   follow the usual protocol (ws__notify). */
+static inline bool keep_private(ws__worker *w)
+{
+  ws_pool_t *p = w->pool;
+  if ((atomic_load_explicit(&p->nspinning, memory_order_relaxed) |
+       atomic_load_explicit(&p->nidle, memory_order_relaxed)) != 0)
+    return false;
+  return ws__deque_owner_nonempty(&w->deque);
+}
+
+/* A spawn decided to publish: the older half of the private frames below
+   the new one (index mark), or the new one when there is none. */
+__attribute__((noinline)) static void spawn_publish(ws__worker *w, uint32_t mark)
+{
+  uint32_t older = mark - w->split;
+  if (publish_oldest(w, older == 0 ? 1 : (older + 1) / 2) != 0)
+    ws__notify(w->pool);
 }
 
 static bool group_done(void *arg)
@@ -191,8 +215,39 @@ void ws__group_child_done(ws__worker *w, ws__task *t, int rc)
 static void wait_inside(ws__worker *w, ws__group *g)
 {
   while (!group_done(g)) {
+    uint32_t top = w->frame_top;
+    if (top > w->split && top > g->mark) {
+      /* Our newest child is still private (every frame above g->mark is
+         one of g's children). Release its frame before it runs: its own
+         spawns reuse the slot, and a publication must not offer it again. */
+      ws__task *f = frame_at(w, top - 1);
+      if (__builtin_expect(ws__hooks(w) == 0, 1)) {
+        ws_task_fn fn = f->fn;
+        void *arg = f->arg;
+        w->frame_top = top - 1;
+        int rc = fn(arg); /* like a plain call */
+        ws__fj_count_run(w, rc);
+        if (rc != 0)
+          record_error(g, rc);
+        g->done_local++;
+        continue;
+      }
+      /* Traced or profiled: run a copy of the record through the hooks. */
+      ws__task c;
+      c.fn = f->fn;
+      c.arg = f->arg;
+      c.group = f->group;
+      c.flags = f->flags;
+      c.prof_at = f->prof_at;
+      w->frame_top = top - 1;
+      ws__run(w, &c);
+      continue;
+    }
     ws__task *t = ws__deque_pop(&w->deque);
     if (t == NULL) {
+      /* About to help, perhaps to sleep: frames older than the group (an
+         enclosing join's b, say) may still be private; offer them. */
+      ws__publish_private(w);
       ws__help_join(w, group_done, set_waiter, g, &g->last_thief);
       return;
     }
@@ -260,10 +315,10 @@ int ws_group_spawn(ws_group_t *g_, ws_task_fn fn, void *arg)
     return WS_EINVAL; /* only the task that initialised the group may spawn */
 
   g->spawned++;
-  /* A group child goes on the deque at once, so every older join frame must
-     be published first (private frames are the newest; see join_body). */
-  bool flushed = w->split >= w->frame_top || ws__publish_private(w);
-  ws__task *t = flushed ? frame_alloc(w) : NULL;
+  /* Like a join's second half, a child starts private (see "The join, and
+     lazy publication" below). */
+  uint32_t mark = w->frame_top;
+  ws__task *t = frame_alloc(w);
   if (__builtin_expect(t == NULL, 0)) {
     /* No frame: run it now; it counts like any child. */
     int rc = fn(arg);
@@ -282,11 +337,8 @@ int ws_group_spawn(ws_group_t *g_, ws_task_fn fn, void *arg)
     ws__prof_strand_end(w); /* a spawn ends the strand (profile.c) */
     t->prof_at = w->prof_cur->span;
   }
-  w->split = w->frame_top; /* no private frame below or at this one */
-  if (__builtin_expect(ws__deque_push(&w->deque, t) != 0, 0))
-    ws__run(w, t); /* the deque cannot grow: run it now (the frame stays reserved) */
-  else
-    ws__notify(w->pool);
+  if (__builtin_expect(!keep_private(w), 0))
+    spawn_publish(w, mark);
   if (prof)
     ws__prof_strand_begin(w);
   return 0;
@@ -393,7 +445,7 @@ static void join_set_waiter(void *arg)
  *     is none older, go on the deque (Lace's split, without its request
  *     flag: the emptiness of our deque is the request);
  *   - the worker is about to block or wait (ws__publish_private: future
- *     waits, ws_blocking, outside waits, group spawns).
+ *     waits, ws_blocking, outside waits).
  * Published frames are always older than private ones, so a sync of a
  * published frame finds every older frame published too, and a worker that
  * helps or parks while waiting for a stolen child holds no private frame.
@@ -405,28 +457,6 @@ static void join_set_waiter(void *arg)
  * Measured (docs/DESIGN.md, "Fork/join"): 118 instructions per join with
  * the fib bodies, against 161 when every join pushed and popped the deque.
  */
-
-/* Worth keeping a new join frame private? While every worker is busy and our
-   deque still holds something for thieves. Relaxed loads: a stale answer
-   only moves a publication to a later spawn; wake-ups for published work
-   follow the usual protocol (ws__notify). */
-static inline bool keep_private(ws__worker *w)
-{
-  ws_pool_t *p = w->pool;
-  if ((atomic_load_explicit(&p->nspinning, memory_order_relaxed) |
-       atomic_load_explicit(&p->nidle, memory_order_relaxed)) != 0)
-    return false;
-  return ws__deque_owner_nonempty(&w->deque);
-}
-
-/* A spawn decided to publish: the older half of the private frames below
-   the new one (index mark), or the new one when there is none. */
-__attribute__((noinline)) static void spawn_publish(ws__worker *w, uint32_t mark)
-{
-  uint32_t older = mark - w->split;
-  if (publish_oldest(w, older == 0 ? 1 : (older + 1) / 2) != 0)
-    ws__notify(w->pool);
-}
 
 /* The sync of a published frame t (index mark). b comes back from the deque
    and runs here, or it was stolen (x is NULL), or a left a task above it (a
@@ -472,6 +502,7 @@ static int join_inside(ws__worker *w, ws_task_fn fa, void *a, ws_task_fn fb, voi
   w->frame_top = mark + 1;
   t->fn = fb;
   t->arg = b;
+  t->flags = WS__TASK_FRAME | WS__TASK_JOIN;
   w->fj_spawned++;
   if (__builtin_expect(!keep_private(w), 0))
     spawn_publish(w, mark);

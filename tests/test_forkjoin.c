@@ -16,11 +16,11 @@
  *   wide     — one group with 100000 children (frame-stack and deque growth),
  *              and injected allocation failures: children then run inline and
  *              nothing is lost.
- *   publish  — a join frame kept private (every worker busy, work left on the
- *              owner's deque) is published when its owner waits on a future
- *              or calls ws_blocking: a sibling that only another task can
- *              release, and that task only runs after b, would otherwise
- *              never finish. Both deque kinds.
+ *   publish  — a join frame or group child kept private (every worker busy,
+ *              work left on the owner's deque) is published when its owner
+ *              waits on a future or calls ws_blocking: a sibling that only
+ *              another task can release, and that task only runs after b,
+ *              would otherwise never finish. Both deque kinds.
  */
 #include "test.h"
 
@@ -370,6 +370,7 @@ static void test_forced_steal(ws_pool_t *p)
 struct pub {
   ws_pool_t *pool;
   int use_blocking;          /* 0: ws_future_wait, 1: ws_blocking */
+  int use_group;             /* a and b as group children instead of a join */
   test_latch hold, held;     /* the task that keeps the other worker busy */
   _Atomic int b_ran;         /* set by the join's b */
   _Atomic int filler_ran;
@@ -439,12 +440,23 @@ static int pub_root(void *arg)
   ASSERT_OK(ws_submit(s->pool, pub_hold, s, NULL));
   latch_wait(&s->held);
   ASSERT_OK(ws_submit(s->pool, pub_filler, s, NULL));
-  int rc = ws_join(NULL, pub_a, s, pub_b, s);
+  int rc;
+  if (s->use_group) {
+    /* The same with group children: b is spawned first, a second, so the
+       wait runs a (the newest) first while b is still private. */
+    ws_group_t g;
+    ASSERT_OK(ws_group_init(&g, NULL));
+    ASSERT_OK(ws_group_spawn(&g, pub_b, s));
+    ASSERT_OK(ws_group_spawn(&g, pub_a, s));
+    rc = ws_group_wait(&g);
+  } else {
+    rc = ws_join(NULL, pub_a, s, pub_b, s);
+  }
   latch_count_down(&s->hold);
   return rc;
 }
 
-static void test_publish(ws_deque_kind_t dq, int use_blocking)
+static void test_publish(ws_deque_kind_t dq, int use_blocking, int use_group)
 {
   ws_options_t o;
   ws_options_init(&o);
@@ -454,7 +466,7 @@ static void test_publish(ws_deque_kind_t dq, int use_blocking)
   ws_pool_t *p;
   ASSERT_OK(ws_pool_create(&p, &o));
   for (int rep = 0; rep < 20; rep++) {
-    struct pub s = {.pool = p, .use_blocking = use_blocking};
+    struct pub s = {.pool = p, .use_blocking = use_blocking, .use_group = use_group};
     latch_init(&s.hold, 1);
     latch_init(&s.held, 1);
     ws_future_t *f;
@@ -510,10 +522,11 @@ int main(int argc, char **argv)
         ASSERT_OK(ws_pool_destroy(p));
       }
   if (!only || !strcmp(only, "publish"))
-    for (int d = 0; d < 2; d++) {
-      test_publish(dqs[d], 0);
-      test_publish(dqs[d], 1);
-    }
+    for (int d = 0; d < 2; d++)
+      for (int grp = 0; grp < 2; grp++) {
+        test_publish(dqs[d], 0, grp);
+        test_publish(dqs[d], 1, grp);
+      }
   if (!only || !strcmp(only, "outside"))
     for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++)
       test_outside(worker_counts[w]);
