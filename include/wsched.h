@@ -268,8 +268,9 @@ WS_EXTERN int ws_blocking(ws_pool_t *pool, ws_task_fn fn, void *arg);
  * ones are unfinished, steals from the thief first and then from anyone; it
  * sleeps only when there is nothing to run. Only the
  * task that initialised a group may spawn into it and wait on it, and it must
- * wait before it returns; after ws_group_wait the group may be initialised
- * again.
+ * wait before it returns; groups of one task nest like blocks (the one
+ * initialised last is waited for first: their children share the worker's
+ * frame stack); after ws_group_wait the group may be initialised again.
  *
  * Outside the pool (any thread that is not one of its workers) a group works
  * too: each spawn becomes a root task (refused with WS_ESHUTDOWN once the

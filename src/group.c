@@ -224,12 +224,13 @@ static void wait_inside(ws__worker *w, ws__group *g)
       if (__builtin_expect(ws__hooks(w) == 0, 1)) {
         ws_task_fn fn = f->fn;
         void *arg = f->arg;
+        ws__group *fg = (ws__group *)f->group; /* g, as groups nest (wsched.h) */
         w->frame_top = top - 1;
         int rc = fn(arg); /* like a plain call */
         ws__fj_count_run(w, rc);
         if (rc != 0)
-          record_error(g, rc);
-        g->done_local++;
+          record_error(fg, rc);
+        fg->done_local++;
         continue;
       }
       /* Traced or profiled: run a copy of the record through the hooks. */
