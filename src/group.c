@@ -36,40 +36,34 @@ void ws__frames_free(ws__worker *w)
   w->frame_nchunks = w->frame_cap = w->frame_top = w->split = 0;
 }
 
-/* Owner only: makes room for frame_top. Returns false when memory is
-   exhausted. */
+/* Owner only: makes room for frame_top (a new chunk). Returns false when
+   memory is exhausted. */
 static bool frame_grow(ws__worker *w)
 {
-  uint32_t c = w->frame_top / WS__FRAME_CHUNK;
-  {
-    if (w->frame_nchunks == w->frame_cap) {
-      uint32_t cap = w->frame_cap ? 2 * w->frame_cap : 8;
-      ws__task **n = ws__malloc(cap * sizeof *n);
-      if (n == NULL)
-        return NULL;
-      if (w->frame_nchunks)
-        memcpy(n, w->frame_chunks, w->frame_nchunks * sizeof *n);
-      free(w->frame_chunks);
-      w->frame_chunks = n;
-      w->frame_cap = cap;
-    }
-    ws__task *chunk = ws__aligned_alloc(64, WS__FRAME_CHUNK * sizeof *chunk);
-    if (chunk == NULL)
+  if (w->frame_nchunks == w->frame_cap) {
+    uint32_t cap = w->frame_cap ? 2 * w->frame_cap : 8;
+    ws__task **n = ws__malloc(cap * sizeof *n);
+    if (n == NULL)
       return false;
-    w->frame_chunks[w->frame_nchunks++] = chunk;
+    if (w->frame_nchunks)
+      memcpy(n, w->frame_chunks, w->frame_nchunks * sizeof *n);
+    free(w->frame_chunks);
+    w->frame_chunks = n;
+    w->frame_cap = cap;
   }
-  (void)c;
+  ws__task *chunk = ws__aligned_alloc(64, WS__FRAME_CHUNK * sizeof *chunk);
+  if (chunk == NULL)
+    return false;
+  w->frame_chunks[w->frame_nchunks++] = chunk;
   return true;
 }
 
-/* Owner only. A frame at frame_top, or NULL when memory is exhausted. */
-static inline ws__task *frame_alloc(ws__worker *w)
+/* Owner only: is there a frame at index frame_top (growing the stack if
+   needed)? False when memory is exhausted. The caller then takes it with
+   frame_at and bumps frame_top. */
+static inline bool frame_room(ws__worker *w)
 {
-  uint32_t top = w->frame_top;
-  if (__builtin_expect(top / WS__FRAME_CHUNK >= w->frame_nchunks, 0) && !frame_grow(w))
-    return NULL;
-  w->frame_top = top + 1;
-  return &w->frame_chunks[top / WS__FRAME_CHUNK][top % WS__FRAME_CHUNK];
+  return __builtin_expect(w->frame_top / WS__FRAME_CHUNK < w->frame_nchunks, 1) || frame_grow(w);
 }
 
 /* Owner only: frame i of the frame stack (i < frame_top). */
@@ -319,8 +313,7 @@ int ws_group_spawn(ws_group_t *g_, ws_task_fn fn, void *arg)
   /* Like a join's second half, a child starts private (see "The join, and
      lazy publication" below). */
   uint32_t mark = w->frame_top;
-  ws__task *t = frame_alloc(w);
-  if (__builtin_expect(t == NULL, 0)) {
+  if (!frame_room(w)) {
     /* No frame: run it now; it counts like any child. */
     int rc = fn(arg);
     if (rc != 0)
@@ -328,6 +321,8 @@ int ws_group_spawn(ws_group_t *g_, ws_task_fn fn, void *arg)
     g->done_local++;
     return 0;
   }
+  ws__task *t = frame_at(w, mark);
+  w->frame_top = mark + 1;
   t->fn = fn;
   t->arg = arg;
   t->group = (struct ws__group *)g;
@@ -492,7 +487,7 @@ static int join_inside(ws__worker *w, ws_task_fn fa, void *a, ws_task_fn fb, voi
   if (__builtin_expect(ws__hooks(w) != 0, 0))
     return join_observed(fa, a, fb, b);
   uint32_t mark = w->frame_top;
-  if (__builtin_expect(mark / WS__FRAME_CHUNK >= w->frame_nchunks, 0) && !frame_grow(w)) {
+  if (!frame_room(w)) {
     /* No frame: run both here, one after the other. */
     int ra = fa(a), rb = fb(b);
     return ra != 0 ? ra : rb;

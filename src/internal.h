@@ -349,6 +349,17 @@ void ws__wake_one(ws_pool_t *pool);
 
 /* Step P of the parking protocol (worker.c): called after work was made
    visible. Inline: it runs on every spawn. */
+/* Greatest common divisor (victim-order strides, pool.c and worker.c). */
+static inline unsigned ws__gcd(unsigned a, unsigned b)
+{
+  while (b != 0) {
+    unsigned t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
 static inline void ws__notify(ws_pool_t *p)
 {
   ws__light_barrier(); /* StoreLoad: the work above, the idle counters below */

@@ -30,16 +30,6 @@ void ws_options_init(ws_options_t *opt)
     memset(opt, 0, sizeof *opt);
 }
 
-static unsigned gcd(unsigned a, unsigned b)
-{
-  while (b != 0) {
-    unsigned t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
-
 static void try_terminate(ws_pool_t *p)
 {
   uint64_t v = atomic_load_explicit(&p->life, memory_order_acquire); /* see the CAS */
@@ -196,7 +186,7 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
     return WS_ENOMEM;
   }
   for (unsigned s = 1; s <= n; s++)
-    if (gcd(s, n) == 1)
+    if (ws__gcd(s, n) == 1)
       p->coprimes[p->ncoprimes++] = s;
 
   /* Homes: worker i on the i-th CPU of the affinity mask (round robin). The

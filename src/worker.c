@@ -207,16 +207,6 @@ static void count_steal(ws__worker *w, unsigned attempts, unsigned taken)
     ws__notify(w->pool); /* what we moved into our deque can be stolen in turn */
 }
 
-static unsigned gcd_u(unsigned a, unsigned b)
-{
-  while (b != 0) {
-    unsigned t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
-
 /* With a topology: the nearest level first (same core, same last-level
    cache, same NUMA node, the rest), each level in a random order (random
    start, random stride coprime with the level's size). */
@@ -230,7 +220,7 @@ static ws__task *steal_by_topology(ws__worker *w, unsigned *attempts, unsigned *
     if (size != 0) {
       uint64_t r = rng_next(w);
       unsigned k = (unsigned)(r % size), stride = 1 + (unsigned)((r >> 32) % size);
-      while (gcd_u(stride, size) != 1)
+      while (ws__gcd(stride, size) != 1)
         stride--; /* reaches 1 at worst */
       for (unsigned i = 0; i < size; i++, k = (k + stride) % size) {
         (*attempts)++;
