@@ -38,6 +38,15 @@
       TEST_FAIL("%s %s %s: %" PRId64 " vs %" PRId64, #a, #op, #b, a_, b_);               \
   } while (0)
 
+/* The same for doubles (ASSERT_CMP converts to int64_t: 1.91 > 1.0 would
+   compare 1 with 1). */
+#define ASSERT_DCMP(a, op, b)                                                            \
+  do {                                                                                   \
+    double a_ = (double)(a), b_ = (double)(b);                                           \
+    if (!(a_ op b_))                                                                     \
+      TEST_FAIL("%s %s %s: %g vs %g", #a, #op, #b, a_, b_);                              \
+  } while (0)
+
 #define ASSERT_EQ(a, b) ASSERT_CMP(a, ==, b)
 #define ASSERT_NE(a, b) ASSERT_CMP(a, !=, b)
 #define ASSERT_GE(a, b) ASSERT_CMP(a, >=, b)

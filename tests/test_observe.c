@@ -241,12 +241,12 @@ static void test_profile(unsigned workers)
             workers, d, pr.work_ns / 1e6, pr.span_ns / 1e6, pr.parallelism,
             clean ? "" : " (every run preempted: parallelism not checked)");
     /* Never above 2^d, whatever the scheduling. */
-    ASSERT_LE(pr.parallelism, 1.05 * (double)(1L << d));
+    ASSERT_DCMP(pr.parallelism, <=, 1.05 * (double)(1L << d));
     if (clean) {
       /* 2^d leaves of 20 us on a span of one leaf: parallelism near 2^d (the
          span also holds the path's spawn and sync strands). */
-      ASSERT_GT(pr.parallelism, 0.25 * (double)(1L << d));
-      ASSERT_GT(pr.parallelism, prev);
+      ASSERT_DCMP(pr.parallelism, >, 0.25 * (double)(1L << d));
+      ASSERT_DCMP(pr.parallelism, >, prev);
       prev = pr.parallelism;
     } else {
       prev = 0;
@@ -266,11 +266,11 @@ static void test_profile(unsigned workers)
             n, pr.work_ns / 1e6, pr.span_ns / 1e6, pr.parallelism,
             clean ? "" : " (every run preempted: parallelism not checked)");
     if (fib_clean)
-      ASSERT_GT(pr.parallelism, prev); /* grows with n */
+      ASSERT_DCMP(pr.parallelism, >, prev); /* grows with n */
     prev = pr.parallelism;
   }
   if (fib_clean)
-    ASSERT_GT(prev, 20);
+    ASSERT_DCMP(prev, >, 20);
 
   /* The printed table. */
   FILE *f = tmpfile();
