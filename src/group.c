@@ -450,7 +450,7 @@ static void join_set_waiter(void *arg)
  * worker's next spawn, sync or wait, not the moment ws_join is called. A
  * task that blocks by other means (a mutex, a condition variable) until its
  * own sibling runs elsewhere may wait forever, as it would on one worker.
- * Measured (docs/DESIGN.md, "Fork/join"): 118 instructions per join with
+ * Measured (docs/DESIGN.md, "Fork/join"): 117 instructions per join with
  * the fib bodies, against 161 when every join pushed and popped the deque.
  */
 
