@@ -51,6 +51,11 @@ static int wait_futex(ws__task *t, int64_t deadline)
   }
 }
 
+static bool future_announce(void *arg, uint32_t *expect)
+{
+  return add_waiter_bit(arg, WS__ST_WAIT_FUTEX, expect);
+}
+
 int ws_future_wait(ws_future_t *f, int64_t timeout_ns)
 {
   ws__task *t = f;
@@ -60,32 +65,23 @@ int ws_future_wait(ws_future_t *f, int64_t timeout_ns)
     return 0;
   if (timeout_ns == 0)
     return WS_ETIMEDOUT;
-  int64_t deadline = ws__deadline(timeout_ns);
-  /* A worker (of any pool) that waits offers its private join frames first
-     (group.c): while it helps or sleeps here, nobody else could run them. */
-  ws__publish_private(ws__tls_worker);
-  ws__worker *w = ws__self_in(t->pool);
-  if (w != NULL) {
-    /* Inside the pool: help. Parked helpers are woken by the runner through
-       WS__ST_WAIT_WORKER. */
-    uint32_t s;
-    if (!add_waiter_bit(t, WS__ST_WAIT_WORKER, &s))
-      return 0;
-    /* Profiling: waiting is not the task's work (the dependency itself is
-       not followed: futures are opaque to the profiler). */
-    ws__prof_strand_end(w);
-    int rc = ws__help_until(w, future_final, t, deadline);
-    ws__prof_strand_begin(w);
-    if (rc != WS_EBUSY)
-      return rc;
-    /* Nested too deeply to help safely: block on the future instead, and
-       let a spare take our place meanwhile (blocking.c). */
-    ws__blocking_begin(w);
-    rc = wait_futex(t, deadline);
-    ws__blocking_end(w);
-    return rc;
-  }
-  return wait_futex(t, deadline);
+  ws__worker *w = ws__tls_worker;
+  if (w == NULL)
+    return wait_futex(t, ws__deadline(timeout_ns));
+  /* A worker of the task's pool that nobody beat to the claim runs the
+     task itself, here: it is exactly what we wait for (worker.c,
+     "Waiting"). */
+  if (w->pool == t->pool && ws__try_run_future(w, t))
+    return 0;
+  /* It runs elsewhere (or we are a worker of another pool, or too deep in
+     our stack): wait without running anything else, compensated. */
+  ws__waitfor wf = {future_final, future_announce, t, &t->state, NULL, NULL};
+  /* Profiling: waiting is not the task's work (the dependency itself is
+     not followed: futures are opaque to the profiler). */
+  ws__prof_strand_end(w);
+  int rc = ws__wait_inside(w, &wf, ws__deadline(timeout_ns));
+  ws__prof_strand_begin(w);
+  return rc;
 }
 
 int ws_future_status(const ws_future_t *f)
@@ -127,11 +123,11 @@ int ws_future_cancel(ws_future_t *f)
       break;
   }
   /* The record stays queued (and counted outstanding) until a worker claims
-     and discards it; only the waiters are released now. */
+     and discards it; only the waiters are released now. The state word is
+     in the record, which the caller's handle keeps alive: nothing of the
+     pool is touched after the CAS. */
   if (s & WS__ST_WAIT_FUTEX)
     ws__futex_wake(&t->state, INT32_MAX);
-  if (s & WS__ST_WAIT_WORKER)
-    ws__wake_all(t->pool);
   return 0;
 }
 

@@ -108,7 +108,8 @@ bool ws__publish_private(ws__worker *w)
   return w->split >= w->frame_top;
 }
 
-/* Worth keeping a new frame (join half or group child) private? While every worker is busy and our
+/* Worth keeping a new frame (join half or group child) private? While every
+   worker is busy (none spins, parks or waits for a stolen task) and our
    deque still holds something for thieves. Relaxed loads: a stale answer
    only moves a publication to a later spawn; wake-ups for published work
    follow the usual protocol (ws__notify). */
@@ -116,7 +117,8 @@ static inline bool keep_private(ws__worker *w)
 {
   ws_pool_t *p = w->pool;
   if ((atomic_load_explicit(&p->nspinning, memory_order_relaxed) |
-       atomic_load_explicit(&p->nidle, memory_order_relaxed)) != 0)
+       atomic_load_explicit(&p->nidle, memory_order_relaxed) |
+       atomic_load_explicit(&p->nwaiting, memory_order_relaxed)) != 0)
     return false;
   return ws__deque_owner_nonempty(&w->deque);
 }
@@ -148,33 +150,42 @@ static void record_error(ws__group *g, int rc)
                                           memory_order_relaxed);
 }
 
-/* Before the owner may sleep in ws__help_join: ask remote children to wake it. */
-static void set_waiter(void *arg)
+/* Before a waiter sleeps on g->remote: sets the waiter bit, so that the
+   next child to finish elsewhere wakes it. Returns false when the group is
+   complete, else the value to sleep on. (ws__waitfor.announce) */
+static bool group_announce(void *arg, uint32_t *expect)
 {
   ws__group *g = arg;
-  /* Relaxed: the children's acq_rel RMW on the same word either sees the bit
-     or comes first, and the owner re-checks group_done after announcing
-     itself idle (park.c). */
-  atomic_fetch_or_explicit(&g->remote, WS__GROUP_WAITER, memory_order_relaxed);
+  uint32_t v = atomic_load_explicit(&g->remote, memory_order_acquire); /* see group_done */
+  for (;;) {
+    if (group_done(g))
+      return false;
+    if (v & WS__GROUP_WAITER)
+      break;
+    /* Acquire on failure too: we re-check with the newer value. The
+       children's acq_rel RMW on the same word either sees the bit or comes
+       first, and then the futex sees a changed word. */
+    if (atomic_compare_exchange_weak_explicit(&g->remote, &v, v | WS__GROUP_WAITER,
+                                              memory_order_acquire, memory_order_acquire)) {
+      v |= WS__GROUP_WAITER;
+      break;
+    }
+  }
+  *expect = v;
+  return true;
 }
 
 void ws__group_remote_done(ws__group *g, int rc)
 {
   if (rc != 0)
     record_error(g, rc);
-  /* Read everything we need from g before the increment: once it is counted
-     the waiter may return and g (on its stack) is gone. */
-  ws__worker *owner = g->owner;
-  ws_pool_t *pool = g->pool;
+  /* Once the child is counted the waiter may return and g (on its stack)
+     is gone: only the word's address is used after the increment. */
   _Atomic uint32_t *word = &g->remote;
   /* Release: the child's effects and error before the count (see group_done). */
   uint32_t old = atomic_fetch_add_explicit(word, 2, memory_order_acq_rel);
-  if (old & WS__GROUP_WAITER) {
-    if (owner != NULL)
-      ws__wake_worker(pool, owner);
-    else
-      ws__futex_wake(word, INT32_MAX); /* address only: harmless if g is gone */
-  }
+  if (old & WS__GROUP_WAITER)
+    ws__futex_wake(word, INT32_MAX); /* address only: harmless if g is gone */
 }
 
 void ws__group_child_done(ws__worker *w, ws__task *t, int rc)
@@ -188,10 +199,12 @@ void ws__group_child_done(ws__worker *w, ws__task *t, int rc)
       atomic_store_explicit(&t->state, WS__JOIN_DONE, memory_order_relaxed); /* same thread */
       return;
     }
-    /* Release: rc and the task's effects before DONE; pairs with join_done. */
+    /* Release: rc and the task's effects before DONE; pairs with join_done.
+       The frame is never freed before the pool, so waking its address
+       after the owner reused it is harmless. */
     uint32_t old = atomic_exchange_explicit(&t->state, WS__JOIN_DONE, memory_order_acq_rel);
     if (old & WS__JOIN_WAITER)
-      ws__wake_worker(owner->pool, owner);
+      ws__futex_wake(&t->state, INT32_MAX);
     return;
   }
   ws__group *g = t->group;
@@ -204,49 +217,54 @@ void ws__group_child_done(ws__worker *w, ws__task *t, int rc)
   ws__group_remote_done(g, rc);
 }
 
-/* Owner only: waits until group g is complete, running our own children
-   first and helping otherwise. */
-static void wait_inside(ws__worker *w, ws__group *g)
+/* Frame f is a child of group g (not a join half). */
+static inline bool child_of(const ws__task *f, const ws__group *g)
 {
-  while (!group_done(g)) {
+  return (f->flags & (WS__TASK_FRAME | WS__TASK_JOIN)) == WS__TASK_FRAME &&
+         f->group == (const struct ws__group *)g;
+}
+
+/* Owner only: waits until group g is complete, running our own private
+   children first (newest first, as plain calls), then waiting for the
+   rest (worker.c, "Waiting"). `frames`: g has children in the frame stack,
+   which then ends with them. */
+static void wait_inside(ws__worker *w, ws__group *g, bool frames)
+{
+  while (frames && !group_done(g)) {
     uint32_t top = w->frame_top;
-    if (top > w->split && top > g->mark) {
-      /* Our newest child is still private (every frame above g->mark is
-         one of g's children). Release its frame before it runs: its own
-         spawns reuse the slot, and a publication must not offer it again. */
-      ws__task *f = frame_at(w, top - 1);
-      if (__builtin_expect(ws__hooks(w) == 0, 1)) {
-        ws_task_fn fn = f->fn;
-        void *arg = f->arg;
-        ws__group *fg = (ws__group *)f->group; /* g, as groups nest (wsched.h) */
-        w->frame_top = top - 1;
-        int rc = fn(arg); /* like a plain call */
-        ws__fj_count_run(w, rc);
-        if (rc != 0)
-          record_error(fg, rc);
-        fg->done_local++;
-        continue;
-      }
-      /* Traced or profiled: run a copy of the record through the hooks. */
-      ws__task c;
-      c.fn = f->fn;
-      c.arg = f->arg;
-      c.group = f->group;
-      c.flags = f->flags;
-      c.prof_at = f->prof_at;
+    if (top <= w->split || top <= g->mark)
+      break; /* the rest are published (publication is oldest first) */
+    /* Our newest child is still private. Release its frame before it
+       runs: its own spawns reuse the slot, and a publication must not
+       offer it again. */
+    ws__task *f = frame_at(w, top - 1);
+    if (__builtin_expect(ws__hooks(w) == 0, 1)) {
+      ws_task_fn fn = f->fn;
+      void *arg = f->arg;
       w->frame_top = top - 1;
-      ws__run(w, &c);
+      int rc = fn(arg); /* like a plain call */
+      ws__fj_count_run(w, rc);
+      if (rc != 0)
+        record_error(g, rc);
+      g->done_local++;
       continue;
     }
-    ws__task *t = ws__deque_pop(&w->deque);
-    if (t == NULL) {
-      /* About to help, perhaps to sleep: frames older than the group (an
-         enclosing join's b, say) may still be private; offer them. */
-      ws__publish_private(w);
-      ws__help_join(w, group_done, set_waiter, g, &g->last_thief);
-      return;
-    }
-    ws__run(w, t);
+    /* Traced or profiled: run a copy of the record through the hooks. */
+    ws__task c;
+    c.fn = f->fn;
+    c.arg = f->arg;
+    c.group = f->group;
+    c.parent = f->parent;
+    c.flags = f->flags;
+    c.prof_at = f->prof_at;
+    w->frame_top = top - 1;
+    ws__run(w, &c);
+  }
+  if (!group_done(g)) {
+    /* Published children (ours to pop back, or stolen), heap children:
+       help with them and their descendants only, then block. */
+    ws__waitfor wf = {group_done, group_announce, g, &g->remote, g, &g->last_thief};
+    ws__wait_inside(w, &wf, WS__NO_DEADLINE);
   }
 }
 
@@ -282,19 +300,32 @@ static int spawn_outside(ws__group *g, ws_task_fn fn, void *arg)
   ws__task *t = ws__task_alloc(NULL, p);
   if (t == NULL)
     return WS_ENOMEM;
-  t->fn = fn;
-  t->arg = arg;
-  t->next = NULL;
-  t->pool = p;
+  ws__task_init(t, p, fn, arg, WS__TASK_GROUP, 1);
   t->group = (struct ws__group *)g;
-  t->flags = WS__TASK_GROUP;
-  t->rc = 0;
-  atomic_init(&t->state, WS_FUTURE_PENDING);
-  atomic_init(&t->refs, 1);
   int rc = ws__submit_root(p, t);
   if (rc != 0)
     return rc;
   g->spawned++;
+  return 0;
+}
+
+/* Inside a task, when the frame stack cannot take the child: a heap
+   record on the deque, counted like a ws_submit child and reported to g. */
+__attribute__((noinline)) static int spawn_heap(ws__worker *w, ws__group *g, ws_task_fn fn,
+                                                void *arg)
+{
+  ws__task *t = ws__task_alloc(w, w->pool);
+  if (t == NULL) {
+    /* No memory: run it now; it counts like any child. */
+    int rc = fn(arg);
+    if (rc != 0)
+      record_error(g, rc);
+    g->done_local++;
+    return 0;
+  }
+  ws__task_init(t, w->pool, fn, arg, WS__TASK_GROUP, 1);
+  t->group = (struct ws__group *)g;
+  ws__submit_child(w, t);
   return 0;
 }
 
@@ -311,8 +342,13 @@ int ws_group_spawn(ws_group_t *g_, ws_task_fn fn, void *arg)
 
   g->spawned++;
   /* Like a join's second half, a child starts private (see "The join, and
-     lazy publication" below). */
+     lazy publication" below), in the frame above g's newest child. When
+     something opened after g holds the top of the frame stack (a join
+     whose fa spawns into an enclosing group), the child cannot go there:
+     that join's sync frees the frames above it. */
   uint32_t mark = w->frame_top;
+  if (__builtin_expect(mark != g->mark && !child_of(frame_at(w, mark - 1), g), 0))
+    return spawn_heap(w, g, fn, arg);
   if (!frame_room(w)) {
     /* No frame: run it now; it counts like any child. */
     int rc = fn(arg);
@@ -326,6 +362,7 @@ int ws_group_spawn(ws_group_t *g_, ws_task_fn fn, void *arg)
   t->fn = fn;
   t->arg = arg;
   t->group = (struct ws__group *)g;
+  t->parent = w->cur;
   t->flags = WS__TASK_FRAME;
   w->fj_spawned++;
   bool prof = __builtin_expect(ws__hooks(w) & WS__HOOK_PROFILE, 0) && w->prof_cur != NULL;
@@ -349,14 +386,23 @@ int ws_group_wait(ws_group_t *g_)
   if (w != NULL) {
     if (w != ws__tls_worker)
       return WS_EINVAL;
+    /* g's frame children, if any, sit contiguously from g->mark up. If
+       the top of the frame stack is not one of them, a join or group
+       opened after g is still open (a wait inside a join's fa, say): g's
+       frames cannot be freed under it, so the wait is refused. */
+    uint32_t top = w->frame_top;
+    bool frames = top > g->mark && child_of(frame_at(w, g->mark), g);
+    if (frames && !child_of(frame_at(w, top - 1), g))
+      return WS_EBUSY;
     bool prof = __builtin_expect(ws__hooks(w) & WS__HOOK_PROFILE, 0) && w->prof_cur != NULL;
     if (prof)
       ws__prof_strand_end(w); /* a sync ends the strand; waiting is not work */
-    /* The children nobody stole are on top of our deque. */
-    wait_inside(w, g);
-    w->frame_top = g->mark; /* every child has finished: the frames are free */
-    if (w->split > g->mark)
-      w->split = g->mark;
+    wait_inside(w, g, frames);
+    if (frames) {
+      w->frame_top = g->mark; /* every child has finished: the frames are free */
+      if (w->split > g->mark)
+        w->split = g->mark;
+    }
     if (prof) {
       ws__prof_sync(w, g);
       ws__prof_strand_begin(w);
@@ -365,19 +411,15 @@ int ws_group_wait(ws_group_t *g_)
     /* Outside: sleep on the group's word until every child reported. A
        worker of another pool that blocks here publishes its own private
        frames first (see ws__publish_private). */
-    ws__publish_private(ws__tls_worker);
-    for (;;) {
-      uint32_t v = atomic_load_explicit(&g->remote, memory_order_acquire); /* see group_done */
-      if (group_done(g))
-        break;
-      if (!(v & WS__GROUP_WAITER)) {
-        /* Acquire on failure: we re-check with the newer value. */
-        if (!atomic_compare_exchange_weak_explicit(&g->remote, &v, v | WS__GROUP_WAITER,
-                                                   memory_order_acquire, memory_order_acquire))
-          continue;
-        v |= WS__GROUP_WAITER;
-      }
-      ws__futex_wait(&g->remote, v, WS__NO_DEADLINE);
+    ws__worker *self = ws__tls_worker;
+    if (self != NULL) {
+      /* A worker of another pool: blocked, compensated in its own pool. */
+      ws__waitfor wf = {group_done, group_announce, g, &g->remote, NULL, NULL};
+      ws__wait_inside(self, &wf, WS__NO_DEADLINE);
+    } else {
+      uint32_t v;
+      while (group_announce(g, &v))
+        ws__futex_wait(&g->remote, v, WS__NO_DEADLINE);
     }
   }
   g->magic = 0;
@@ -417,13 +459,18 @@ static bool join_done(void *arg)
   return atomic_load_explicit(&t->state, memory_order_acquire) & WS__JOIN_DONE;
 }
 
-static void join_set_waiter(void *arg)
+/* ws__waitfor.announce for a join frame. */
+static bool join_announce(void *arg, uint32_t *expect)
 {
   ws__task *t = arg;
-  /* Relaxed: the runner's exchange on the same word either sees the bit or
-     comes first, and the owner re-checks join_done after announcing itself
-     idle (park.c). */
-  atomic_fetch_or_explicit(&t->state, WS__JOIN_WAITER, memory_order_relaxed);
+  /* Acquire: if DONE is already there, its rc and effects are ours. The
+     runner's exchange on the same word either sees the bit or comes first,
+     and then the futex sees a changed word. */
+  uint32_t old = atomic_fetch_or_explicit(&t->state, WS__JOIN_WAITER, memory_order_acquire);
+  if (old & WS__JOIN_DONE)
+    return false;
+  *expect = old | WS__JOIN_WAITER;
+  return true;
 }
 
 /*
@@ -469,14 +516,14 @@ __attribute__((noinline)) static int join_public_sync(ws__worker *w, int ra, uin
     return ra != 0 ? ra : rb;
   }
   w->split = mark + 1; /* == frame_top: t stays reserved, nothing is private */
-  while (x != NULL) {
-    ws__run(w, x);
-    if (join_done(t))
-      break;
-    x = ws__deque_pop(&w->deque);
+  if (x != NULL)
+    ws__push_local(w, x); /* newer than t: the wait below decides what it is */
+  if (!join_done(t)) {
+    /* Stolen, or under a task fa left: run t and its descendants only
+       (worker.c, "Waiting"); the thief is in t->refs. */
+    ws__waitfor wf = {join_done, join_announce, t, &t->state, t, &t->refs};
+    ws__wait_inside(w, &wf, WS__NO_DEADLINE);
   }
-  if (!join_done(t))
-    ws__help_join(w, join_done, join_set_waiter, t, &t->refs);
   int rb = t->rc; /* ordered by join_done's acquire */
   w->frame_top = w->split = mark;
   return ra != 0 ? ra : rb;
@@ -498,6 +545,7 @@ static int join_inside(ws__worker *w, ws_task_fn fa, void *a, ws_task_fn fb, voi
   w->frame_top = mark + 1;
   t->fn = fb;
   t->arg = b;
+  t->parent = w->cur;
   t->flags = WS__TASK_FRAME | WS__TASK_JOIN;
   w->fj_spawned++;
   if (__builtin_expect(!keep_private(w), 0))
@@ -507,6 +555,8 @@ static int join_inside(ws__worker *w, ws_task_fn fa, void *a, ws_task_fn fb, voi
 
   if (__builtin_expect(mark < w->split, 0))
     return join_public_sync(w, ra, mark);
+  if (__builtin_expect(w->frame_top != mark + 1, 0))
+    ws__misuse("ws_join: fa returned without waiting for a group it spawned into");
   /* Still private: nobody else has seen b. Run it like a plain call. */
   w->frame_top = mark;
   int rb = fb(b);
@@ -552,7 +602,7 @@ int ws_join(ws_pool_t *pool, ws_task_fn fa, void *a, ws_task_fn fb, void *b)
 struct pfor {
   ws_range_fn body;
   void *ctx;
-  int64_t grain;
+  uint64_t grain;
 };
 
 struct pfor_range {
@@ -564,9 +614,12 @@ static int pfor_run(void *arg);
 
 static int pfor_split(const struct pfor *f, int64_t lo, int64_t hi)
 {
-  if (hi - lo <= f->grain)
+  /* Widths in uint64_t: [INT64_MIN, INT64_MAX) is 2^64 - 1 wide, which no
+     int64_t holds. mid = lo + width / 2 <= hi never overflows. */
+  uint64_t width = (uint64_t)hi - (uint64_t)lo;
+  if (width <= f->grain)
     return f->body(f->ctx, lo, hi);
-  int64_t mid = lo + (hi - lo) / 2;
+  int64_t mid = lo + (int64_t)(width / 2);
   struct pfor_range left = {f, lo, mid}, right = {f, mid, hi};
   return join_inside(ws__tls_worker, pfor_run, &left, pfor_run, &right);
 }
@@ -595,12 +648,11 @@ int ws_parallel_for(ws_pool_t *pool, int64_t begin, int64_t end, int64_t grain, 
        about 1/(256 P) of the whole for a linearly growing cost, under 1% of
        the parallel time. A piece costs one join (~10 ns), so even a trivial
        body over 10^7 iterations spends well under 0.1% splitting. */
-    int64_t pieces = 256 * (int64_t)p->nworkers;
-    grain = (end - begin + pieces - 1) / pieces;
-    if (grain < 1)
-      grain = 1;
+    uint64_t pieces = 256 * (uint64_t)p->nworkers, width = (uint64_t)end - (uint64_t)begin;
+    uint64_t g = width / pieces + (width % pieces != 0);
+    grain = (int64_t)(g < 1 ? 1 : g); /* < 2^64 / 256: fits */
   }
-  struct pfor f = {body, ctx, grain};
+  struct pfor f = {body, ctx, (uint64_t)grain};
   struct pfor_range whole = {&f, begin, end};
   if (inside)
     return pfor_run(&whole);

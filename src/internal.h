@@ -25,6 +25,11 @@
 #define WS_STATS 1
 #endif
 
+/* A caller broke the API's contract in a way that cannot be reported by a
+   return value (a released future used again, a group left unwaited):
+   print what happened and abort, as glibc does on a double free. */
+_Noreturn void ws__misuse(const char *what);
+
 /* Broken internal invariant: print and abort (never exit()). */
 #define WS__CHECK(cond)                                                                  \
   do {                                                                                   \
@@ -114,7 +119,9 @@ typedef struct ws__worker {
   uint64_t rng;        /* xorshift64* state for victim selection */
   uint32_t tick;       /* scheduling ticks, for the every-61st global check */
   bool spinning;       /* counted in pool->nspinning */
-  unsigned help_depth; /* nested tasks run while waiting (ws_future_wait) */
+  /* The record this worker runs through ws__run right now (innermost), or
+     NULL in the scheduling loop: new frames record it as their parent. */
+  struct ws_future *cur;
   /* Finished tasks still counted in pool->life (see ws__life_credit_*). */
   uint64_t life_credit;
   struct ws__prof *prof_cur; /* profile.c: the strand state of the running task */
@@ -187,6 +194,11 @@ struct ws_pool {
      by ws__wake_one when it hands the spinner role to a parked worker. */
   alignas(WS__CACHELINE) _Atomic uint32_t nidle;
   _Atomic uint32_t nspinning;
+  /* Workers inside a task that look for work their wait depends on
+     (worker.c, "Waiting"): RMW'd (relaxed) by them, read (relaxed) by
+     spawners, which publish private frames while it is not 0. A hint only:
+     wake-ups never depend on it. */
+  _Atomic uint32_t nwaiting;
 
   /* idle_lock covers idle_head and the idle links of every worker. */
   alignas(WS__CACHELINE) pthread_mutex_t idle_lock;
@@ -308,6 +320,30 @@ static inline uint64_t ws__life_count(uint64_t life)
    Returns 0, or WS_ESHUTDOWN after freeing the record. */
 int ws__submit_root(ws_pool_t *pool, ws__task *t);
 
+/* pool.c: fills a fresh heap record for pool p (refs: 1, or 2 with a
+   future handle). */
+static inline void ws__task_init(ws__task *t, ws_pool_t *p, ws_task_fn fn, void *arg,
+                                 uint32_t flags, uint32_t refs)
+{
+  t->fn = fn;
+  t->arg = arg;
+  t->next = NULL;
+  t->pool = p;
+  t->group = NULL;
+  t->rc = 0;
+  t->flags = flags;
+  atomic_init(&t->state, WS_FUTURE_PENDING);
+  atomic_init(&t->refs, refs);
+}
+
+/* pool.c: inside a task on w, a filled heap record becomes a child: counted
+   before its parent finishes, pushed on w's deque, announced. */
+void ws__submit_child(ws__worker *w, ws__task *t);
+
+/* worker.c: pushes t on w's own deque, or on the global queue when the
+   deque cannot grow: nothing is lost to an allocation failure. Owner only. */
+void ws__push_local(ws__worker *w, ws__task *t);
+
 /* pool.c: n accepted tasks have finished (or were discarded). */
 void ws__life_done(ws_pool_t *pool, uint64_t n);
 
@@ -333,16 +369,37 @@ void ws__wake_spares(ws_pool_t *p);
 /* blocking.c: count the caller as blocked and compensate; and the reverse. */
 void ws__blocking_begin(ws__worker *w);
 void ws__blocking_end(ws__worker *w);
+/* worker.c: runs a claimed record (popped, stolen or taken from the global
+   queue) on w. */
 void ws__run(ws__worker *w, ws__task *t);
+/* worker.c: a worker of t's pool waiting for future t claims it (CAS
+   PENDING -> RUNNING) and runs it here, outside any queue: the record stays
+   where it is queued and whoever takes it from there drops it. Returns
+   false, having done nothing, when the task was already claimed or
+   cancelled, or the worker's stack is too deep to nest it. */
+bool ws__try_run_future(ws__worker *w, ws__task *t);
 ws__task *ws__find_work(ws__worker *w);
-/* Runs queued tasks until done(arg) is true or the deadline passes (then
-   returns WS_ETIMEDOUT); parks when there is nothing to run. Inside a task. */
-int ws__help_until(ws__worker *w, bool (*done)(void *), void *arg, int64_t deadline);
-/* Like ws__help_until for a fork/join wait: pops the own deque first, steals
-   from worker `hint` (if >= 0) before anyone else, and when the stack runs
-   low only pops its own deque. Never times out. */
-void ws__help_join(ws__worker *w, bool (*done)(void *), void (*before_sleep)(void *), void *arg,
-                   const _Atomic uint32_t *hint);
+
+/* What a task waits for (worker.c, "Waiting"). */
+typedef struct ws__waitfor {
+  /* The awaited event happened (acquire: its effects are visible). */
+  bool (*done)(void *arg);
+  /* Announces a sleeping waiter on `word` (sets its waiter bit); returns
+     false if the event happened meanwhile, else the value to sleep on. */
+  bool (*announce)(void *arg, uint32_t *expect);
+  void *arg;
+  _Atomic uint32_t *word; /* the futex word the completer wakes */
+  /* Tasks the wait depends on, which the waiter may run itself: records
+     whose parent chain reaches `key` (the awaited join frame or heap record)
+     or a child of group `key`. NULL: none. */
+  const void *key;
+  const _Atomic uint32_t *hint; /* a worker to look at first, or NULL */
+} ws__waitfor;
+
+/* Inside a task of w's pool: waits for wf, running only tasks the wait
+   depends on, then blocking with compensation (a spare takes the worker's
+   place while it sleeps). Returns 0 or WS_ETIMEDOUT. */
+int ws__wait_inside(ws__worker *w, const ws__waitfor *wf, int64_t deadline);
 
 /* park.c */
 void ws__wake_one(ws_pool_t *pool);
@@ -371,8 +428,6 @@ static inline void ws__notify(ws_pool_t *p)
   ws__wake_one(p);
 }
 void ws__wake_all(ws_pool_t *pool);
-/* Wakes worker w if it is parked. */
-void ws__wake_worker(ws_pool_t *pool, ws__worker *w);
 /* Wakes one spare parked on the idle list (so that a surplus spare notices
    and steps down). */
 void ws__wake_idle_spare(ws_pool_t *pool);

@@ -106,21 +106,6 @@ void ws__wake_all(ws_pool_t *p)
   pthread_mutex_unlock(&p->idle_lock);
 }
 
-void ws__wake_worker(ws_pool_t *p, ws__worker *w)
-{
-  bool woke = false;
-  pthread_mutex_lock(&p->idle_lock);
-  if (w->on_idle) {
-    idle_unlink(p, w);
-    /* Release: pairs with the parked worker's acquire load. */
-    atomic_store_explicit(&w->park_word, WS__PARK_WOKEN, memory_order_release);
-    woke = true;
-  }
-  pthread_mutex_unlock(&p->idle_lock);
-  if (woke)
-    ws__futex_wake(&w->park_word, 1);
-}
-
 void ws__wake_idle_spare(ws_pool_t *p)
 {
   ws__worker *w;

@@ -150,6 +150,7 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
   atomic_init(&p->idle_waiters, 0);
   atomic_init(&p->nidle, 0);
   atomic_init(&p->nspinning, 0);
+  atomic_init(&p->nwaiting, 0);
   atomic_init(&p->submitted, 0);
   atomic_init(&p->rejected, 0);
 
@@ -257,40 +258,36 @@ int ws_submit(ws_pool_t *p, ws_task_fn fn, void *arg, ws_future_t **future)
   ws__task *t = ws__task_alloc(w, p);
   if (t == NULL)
     return WS_ENOMEM;
-  t->fn = fn;
-  t->arg = arg;
-  t->next = NULL;
-  t->pool = p;
-  t->group = NULL;
-  t->rc = 0;
-  t->flags = future != NULL ? WS__TASK_FUTURE : 0;
-  atomic_init(&t->state, WS_FUTURE_PENDING);
-  atomic_init(&t->refs, future != NULL ? 2 : 1);
-
+  ws__task_init(t, p, fn, arg, future != NULL ? WS__TASK_FUTURE : 0, future != NULL ? 2 : 1);
   if (w != NULL) {
-    /* A child: counted before its parent (running on this worker) finishes;
-       accepted in every state but TERMINATED, which cannot be reached while
-       the parent is outstanding. It takes over a credit of this worker if
-       there is one (internal.h); otherwise it is added now. Relaxed: the
-       parent's own later decrement on the same word is ordered after this
-       by coherence. */
-    if (w->life_credit == 0) {
-      atomic_fetch_add_explicit(&p->life, WS__CREDIT_BATCH * WS__LIFE_ONE, memory_order_relaxed);
-      w->life_credit = WS__CREDIT_BATCH;
-    }
-    w->life_credit--;
-    ws__stat1(w, WS__S_spawned, 1);
-    if (ws__deque_push(&w->deque, t) != 0)
-      ws__inject_push(&p->inject, t, t, 1); /* the deque could not grow */
     if (future != NULL)
-      *future = t;
-    ws__notify(p);
+      *future = t; /* the handle holds its own reference */
+    ws__submit_child(w, t);
     return 0;
   }
   int rc = ws__submit_root(p, t);
   if (rc == 0 && future != NULL)
     *future = t;
   return rc;
+}
+
+void ws__submit_child(ws__worker *w, ws__task *t)
+{
+  ws_pool_t *p = w->pool;
+  /* Counted before its parent (running on this worker) finishes; accepted
+     in every state but TERMINATED, which cannot be reached while the
+     parent is outstanding. It takes over a credit of this worker if there
+     is one (internal.h); otherwise it is added now. Relaxed: the parent's
+     own later decrement on the same word is ordered after this by
+     coherence. */
+  if (w->life_credit == 0) {
+    atomic_fetch_add_explicit(&p->life, WS__CREDIT_BATCH * WS__LIFE_ONE, memory_order_relaxed);
+    w->life_credit = WS__CREDIT_BATCH;
+  }
+  w->life_credit--;
+  ws__stat1(w, WS__S_spawned, 1);
+  ws__push_local(w, t);
+  ws__notify(p);
 }
 
 int ws__submit_root(ws_pool_t *p, ws__task *t)
@@ -432,6 +429,13 @@ ws_pool_t *ws_current_pool(void)
 {
   ws__worker *w = ws__tls_worker;
   return w != NULL ? w->pool : NULL;
+}
+
+_Noreturn void ws__misuse(const char *what)
+{
+  fprintf(stderr, "wsched: misuse: %s\n", what);
+  fflush(stderr);
+  abort();
 }
 
 _Noreturn void ws__panic(const char *file, int line, const char *what)

@@ -18,9 +18,6 @@ struct ws__worker;
 #define WS__ST_STATUS 0x7u
 /* A thread sleeps in ws__futex_wait on `state`: wake it on any final status. */
 #define WS__ST_WAIT_FUTEX 0x8u
-/* A worker helping in ws_future_wait may be parked on its pool's idle list:
-   wake the pool's idle workers on any final status. */
-#define WS__ST_WAIT_WORKER 0x10u
 
 /* flags */
 #define WS__TASK_FUTURE 0x1u /* a handle exists: claim with a CAS on state; refcounted */
@@ -57,7 +54,16 @@ struct ws_future {
     struct ws_future *next;
     _Atomic(struct ws_future *) qnext;
   };
-  ws_pool_t *pool;     /* set before publication, read-only after */
+  union {
+    /* Heap records: their pool. Set before publication, read-only after. */
+    ws_pool_t *pool;
+    /* FRAME records: the record that was running on the spawning worker
+       (its `cur`) when this frame was spawned, or NULL. Written at the
+       spawn, read-only after; the parent outlives the frame, since it waits
+       for it. A waiting worker follows this chain to tell whether a task is
+       one its wait depends on (worker.c, "Waiting"). */
+    struct ws_future *parent;
+  };
   /* Read-only after publication. FRAME/GROUP: the group to report to; JOIN:
      the worker whose ws_join waits for this frame. */
   union {

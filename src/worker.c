@@ -70,21 +70,48 @@
  * Without membarrier both sides are seq_cst fences (measured: 8.5 ns each on
  * this machine's Xeon, docs/DESIGN.md).
  *
- * Running, and helping. A task with a future is claimed a second time by a
- * CAS PENDING -> RUNNING on the future (ws_future_cancel CASes PENDING ->
- * CANCELLED): the deque claim decides which worker holds the record, this
- * CAS decides whether it runs. A worker that waits for a future inside a task
- * keeps running other tasks meanwhile (ws__help_until). Each helped task nests
- * on the waiter's stack, so helping stops while less than
- * WS__HELP_STACK_RESERVE of the worker's stack is left (a quarter of a small
- * stack); the waiter then blocks on the future instead.
+ * Running. A task with a future is claimed a second time by a CAS
+ * PENDING -> RUNNING on the future (ws_future_cancel CASes PENDING ->
+ * CANCELLED): the queue claim decides which worker holds the record, this
+ * CAS decides whether and where it runs. A waiter may win that CAS too and
+ * run the task itself (below); whoever takes the record out of its queue
+ * later finds it claimed and only drops it.
+ *
+ * Waiting
+ * -------
+ * A task waits for a future, a join's second half or a group's children.
+ * The worker cannot simply run whatever is queued meanwhile: a task run on
+ * top of the waiter's stack may itself wait for the waiter (A waits on C,
+ * B waits on A: a worker waiting in A that runs B never returns to A), and
+ * then neither can finish although the wait-for graph has no cycle. So a
+ * waiting worker runs only tasks its wait depends on:
+ *   - the awaited task itself, if nobody has claimed it yet (a future: win
+ *     its claim CAS and run it here; a join half or group child: still
+ *     private, or popped back from our own deque);
+ *   - descendants of the awaited task through fork/join (frames whose
+ *     parent chain reaches it: the awaited task waits for them, so they
+ *     cannot wait for us without a cycle), taken from our own deque and
+ *     from the worker that stole the awaited task (leapfrogging).
+ * Anything else it finds on its own deque goes to the global queue (heap
+ * records) or stays put (frames); anything else it steals is handed back.
+ * When nothing of that kind is left it spins a little (counted in
+ * nwaiting, so that the owners of such descendants publish them) and then
+ * blocks on the awaited word like ws_blocking does: a spare worker takes
+ * its place meanwhile (blocking.c), so queued work keeps running. Every
+ * task on a worker's stack is then awaited by the one below it, and a
+ * chain of waits ends at a task that runs: with spares available, every
+ * acyclic wait-for graph finishes (wsched.h states what holds without).
+ * Running a task nests it on the waiter's stack, so stealing stops while
+ * less than WS__HELP_STACK_RESERVE of the stack is left (a quarter of a
+ * small stack); the waiter then blocks instead.
  *
  * Invariants
  * ----------
  *   1. A task record is in at most one queue, and is taken out of it by
  *      exactly one successful pop, steal or global take.
  *   2. A task runs only after that claim, and at most once (plus, with a
- *      future, only after winning the PENDING -> RUNNING CAS).
+ *      future, only after winning the PENDING -> RUNNING CAS, which a
+ *      waiter may win without taking the record out of its queue).
  *   3. life counts every accepted, unfinished task: a child is added before
  *      its parent finishes, so the count cannot touch zero while work remains.
  *   4. When nspinning > 0, some worker that is not asleep will run S1-S4 or
@@ -125,12 +152,15 @@ static inline bool pool_terminated(ws_pool_t *p)
          WS_POOL_TERMINATED;
 }
 
-/* Pushes x into w's deque, or into the global queue when the deque cannot
-   grow: a child is never lost to an allocation failure. */
-static void push_or_inject(ws__worker *w, ws__task *x)
+void ws__push_local(ws__worker *w, ws__task *x)
 {
   if (ws__deque_push(&w->deque, x) != 0)
     ws__inject_push(&w->pool->inject, x, x, 1);
+}
+
+static inline void push_or_inject(ws__worker *w, ws__task *x)
+{
+  ws__push_local(w, x);
 }
 
 static ws__task *take_global(ws__worker *w, unsigned max)
@@ -151,8 +181,8 @@ static ws__task *take_global(ws__worker *w, unsigned max)
 }
 
 /* Tries victim v once (a few retries on a lost race). Returns a task and the
-   number taken in *taken, or NULL. */
-static ws__task *steal_victim(ws__worker *w, unsigned v, unsigned *taken)
+   number taken in *taken, or NULL. `one`: a single task whatever the policy. */
+static ws__task *steal_victim(ws__worker *w, unsigned v, unsigned *taken, bool one)
 {
   ws_pool_t *p = w->pool;
   ws__deque *q = &p->workers[v].deque;
@@ -160,7 +190,7 @@ static ws__task *steal_victim(ws__worker *w, unsigned v, unsigned *taken)
   *taken = 0;
   if (ws__deque_size(q) == 0)
     return NULL; /* looks empty: no barrier, no CAS */
-  if (p->steal_policy == WS_STEAL_HALF) {
+  if (p->steal_policy == WS_STEAL_HALF && !one) {
     ws__task *buf[WS__STEAL_MAX];
     unsigned n = ws__deque_steal_batch(q, buf, p->steal_batch);
     if (n == 0)
@@ -224,7 +254,7 @@ static ws__task *steal_by_topology(ws__worker *w, unsigned *attempts, unsigned *
         stride--; /* reaches 1 at worst */
       for (unsigned i = 0; i < size; i++, k = (k + stride) % size) {
         (*attempts)++;
-        ws__task *t = steal_victim(w, victims[begin + k], taken);
+        ws__task *t = steal_victim(w, victims[begin + k], taken, false);
         if (t != NULL)
           return t;
       }
@@ -255,7 +285,7 @@ static ws__task *steal_work(ws__worker *w)
       if (v == w->index)
         continue;
       attempts++;
-      got = steal_victim(w, v, &taken);
+      got = steal_victim(w, v, &taken, false);
     }
   }
   /* ...then the spare slots (few, and only while workers block). */
@@ -263,7 +293,7 @@ static ws__task *steal_work(ws__worker *w)
     if (i == w->index)
       continue;
     attempts++;
-    got = steal_victim(w, i, &taken);
+    got = steal_victim(w, i, &taken, false);
   }
   count_steal(w, attempts, taken);
   return got;
@@ -304,35 +334,9 @@ static void backoff(unsigned round)
     ws__yield();
 }
 
-/* How a waiting or idle worker looks for work. */
-typedef struct search {
-  const _Atomic uint32_t *hint; /* steal from this worker first (fork/join), or NULL */
-  bool own_only;           /* stack nearly exhausted: only our own deque */
-} search;
-
-static ws__task *search_once(ws__worker *w, const search *s)
-{
-  if (s == NULL)
-    return ws__find_work(w);
-  ws__task *t = ws__deque_pop(&w->deque);
-  if (t != NULL || s->own_only)
-    return t;
-  if (s->hint != NULL) {
-    uint32_t v = atomic_load_explicit(s->hint, memory_order_relaxed); /* a hint */
-    if (v < ws__nslots(w->pool) && v != w->index) {
-      unsigned taken;
-      t = steal_victim(w, v, &taken);
-      count_steal(w, 1, taken);
-      if (t != NULL)
-        return t;
-    }
-  }
-  return ws__find_work(w);
-}
-
 /* Becomes a spinner if allowed and searches for spin_rounds rounds. Returns
    a task, or NULL when the worker should park. */
-static ws__task *spin(ws__worker *w, const search *s, bool (*stop)(void *), void *arg)
+static ws__task *spin(ws__worker *w)
 {
   ws_pool_t *p = w->pool;
   if (!w->spinning) {
@@ -346,13 +350,80 @@ static ws__task *spin(ws__worker *w, const search *s, bool (*stop)(void *), void
   }
   for (unsigned round = 0; round < p->spin_rounds; round++) {
     backoff(round);
-    ws__task *t = search_once(w, s);
+    ws__task *t = ws__find_work(w);
     if (t != NULL)
       return t;
-    if (pool_terminated(p) || (stop != NULL && stop(arg)))
+    if (pool_terminated(p))
       return NULL;
   }
   return NULL;
+}
+
+/* Runs t's function on w with w->cur = t, through the observation hooks
+   when they are on. A task must leave the frame stack as it found it: a
+   group it spawned into lives on its stack and must be waited for. */
+static inline int run_body(ws__worker *w, ws__task *t)
+{
+  ws__task *prev = w->cur;
+  uint32_t top = w->frame_top;
+  w->cur = t;
+  int rc = __builtin_expect(ws__hooks(w) != 0, 0) ? ws__run_observed(w, t) : t->fn(t->arg);
+  w->cur = prev;
+  if (__builtin_expect(w->frame_top != top, 0))
+    ws__misuse("a task returned without waiting for a group it spawned into "
+               "(ws_group_wait must come before the task returns)");
+  return rc;
+}
+
+/* A heap task ran on w with result rc. */
+static void count_run(ws__worker *w, int rc)
+{
+  ws__stats_begin(w);
+  ws__stat_add(w, WS__S_tasks_run, 1);
+  if (rc != 0)
+    ws__stat_add(w, WS__S_tasks_failed, 1);
+  ws__stats_fold(w); /* the fork/join work this task did */
+  ws__stats_end(w);
+}
+
+/* Stores the final status of future t, whose task returned rc. */
+static void future_finish(ws__task *t, int rc)
+{
+  t->rc = rc; /* published by the release CAS below */
+  uint32_t s = atomic_load_explicit(&t->state, memory_order_relaxed);
+  uint32_t fin = rc == 0 ? WS_FUTURE_DONE : WS_FUTURE_FAILED;
+  /* Release: waiters that see the final status also see rc and every
+     effect of the task. Keeps the waiter bit. */
+  while (!atomic_compare_exchange_weak_explicit(&t->state, &s, (s & ~WS__ST_STATUS) | fin,
+                                                memory_order_release, memory_order_relaxed))
+    ;
+  if (s & WS__ST_WAIT_FUTEX)
+    ws__futex_wake(&t->state, INT32_MAX);
+}
+
+static inline bool stack_low(ws__worker *w)
+{
+  return (char *)__builtin_frame_address(0) < w->stack_limit;
+}
+
+bool ws__try_run_future(ws__worker *w, ws__task *t)
+{
+  if (stack_low(w))
+    return false;
+  uint32_t s = atomic_load_explicit(&t->state, memory_order_relaxed);
+  while (ws__task_status(s) == WS_FUTURE_PENDING) {
+    /* The run/cancel decision, as in ws__run: pairs with ws_future_cancel
+       and with the queue claimer's CAS. */
+    if (atomic_compare_exchange_weak_explicit(&t->state, &s,
+                                              (s & ~WS__ST_STATUS) | WS_FUTURE_RUNNING,
+                                              memory_order_acquire, memory_order_relaxed)) {
+      int rc = run_body(w, t);
+      count_run(w, rc);
+      future_finish(t, rc);
+      return true;
+    }
+  }
+  return false;
 }
 
 void ws__run(ws__worker *w, ws__task *t)
@@ -362,7 +433,7 @@ void ws__run(ws__worker *w, ws__task *t)
     /* A fork/join child: no claim CAS (nobody can cancel it), no
        outstanding count (its group's waiter holds one), no free, and its
        stats are counted privately (folded in later, ws__stats_fold). */
-    int rc = __builtin_expect(ws__hooks(w) != 0, 0) ? ws__run_observed(w, t) : t->fn(t->arg);
+    int rc = run_body(w, t);
     ws__fj_count_run(w, rc);
     ws__group_child_done(w, t, rc);
     return;
@@ -372,13 +443,16 @@ void ws__run(ws__worker *w, ws__task *t)
     uint32_t s = atomic_load_explicit(&t->state, memory_order_relaxed);
     for (;;) {
       if (ws__task_status(s) != WS_FUTURE_PENDING) {
-        /* Cancelled before we claimed it: it never runs. */
-        ws__stat1(w, WS__S_tasks_cancelled, 1);
+        /* Cancelled, or claimed and run by a waiter (ws_future_wait): it
+           does not run here; the queue's reference and count go. */
+        if (ws__task_status(s) == WS_FUTURE_CANCELLED)
+          ws__stat1(w, WS__S_tasks_cancelled, 1);
         ws__task_unref(w, t);
         ws__life_credit_add(w);
         return;
       }
-      /* The run/cancel decision; pairs with ws_future_cancel's CAS. */
+      /* The run/cancel decision; pairs with ws_future_cancel's CAS and a
+         waiter's claim (future.c). */
       if (atomic_compare_exchange_weak_explicit(&t->state, &s,
                                                 (s & ~WS__ST_STATUS) | WS_FUTURE_RUNNING,
                                                 memory_order_acquire, memory_order_relaxed))
@@ -386,32 +460,14 @@ void ws__run(ws__worker *w, ws__task *t)
     }
   }
 
-  int rc = __builtin_expect(ws__hooks(w) != 0, 0) ? ws__run_observed(w, t) : t->fn(t->arg);
-
-  ws__stats_begin(w);
-  ws__stat_add(w, WS__S_tasks_run, 1);
-  if (rc != 0)
-    ws__stat_add(w, WS__S_tasks_failed, 1);
-  ws__stats_fold(w); /* the fork/join work this task did */
-  ws__stats_end(w);
-
+  int rc = run_body(w, t);
+  count_run(w, rc);
   if (flags & WS__TASK_FUTURE) {
-    t->rc = rc; /* published by the release CAS below */
-    uint32_t s = atomic_load_explicit(&t->state, memory_order_relaxed);
-    uint32_t fin = rc == 0 ? WS_FUTURE_DONE : WS_FUTURE_FAILED;
-    /* Release: waiters that see the final status also see rc and every
-       effect of the task. Keeps the waiter bits. */
-    while (!atomic_compare_exchange_weak_explicit(&t->state, &s, (s & ~WS__ST_STATUS) | fin,
-                                                  memory_order_release, memory_order_relaxed))
-      ;
-    if (s & WS__ST_WAIT_FUTEX)
-      ws__futex_wake(&t->state, INT32_MAX);
-    if (s & WS__ST_WAIT_WORKER)
-      ws__wake_all(w->pool);
+    future_finish(t, rc);
     ws__task_unref(w, t);
   } else {
     if (flags & WS__TASK_GROUP)
-      ws__group_child_done(w, t, rc); /* a child of a group used outside the pool */
+      ws__group_child_done(w, t, rc); /* a heap child of a group */
     ws__task_free(w, t); /* no other reference exists */
   }
   ws__life_credit_add(w);
@@ -434,21 +490,27 @@ void *ws__worker_main(void *arg)
     w->stack_limit = low + reserve;
   }
 
+  /* A spare looks for work once after each activation before it may step
+     down again: a worker that blocks briefly and often (a timed wait in a
+     loop) would otherwise make spares that never run anything. */
+  bool looked = false;
   for (;;) {
-    if (w->is_spare && ws__spare_surplus(p)) {
+    if (w->is_spare && looked && ws__spare_surplus(p)) {
       /* A spare no longer needed: step down between tasks (blocking.c). */
       if (w->spinning)
         stop_spinning(w);
       ws__life_credit_flush(w);
+      looked = false;
       if (ws__spare_step_down(w) || pool_terminated(p))
         break;
       continue;
     }
+    looked = true;
     ws__task *t = ws__find_work(w);
     if (t == NULL) {
       ws__life_credit_flush(w); /* we may go idle: finished tasks must not stay counted */
       if (!pool_terminated(p))
-        t = spin(w, NULL, NULL, NULL);
+        t = spin(w);
     }
     if (t != NULL) {
       if (w->spinning)
@@ -468,62 +530,125 @@ void *ws__worker_main(void *arg)
   return NULL;
 }
 
-static inline bool stack_low(ws__worker *w)
+/* Does the wait for `key` depend on t? True when t is the awaited record,
+   a child of the awaited group, or a frame whose parent chain reaches one
+   of those: each frame's parent waits for it before returning. A heap
+   record ends the chain (its spawner need not wait for it). The chain is
+   alive: t is unfinished, so every parent on it is. */
+static bool awaited_by(const ws__task *t, const void *key)
 {
-  return (char *)__builtin_frame_address(0) < w->stack_limit;
+  for (const ws__task *n = t; n != NULL; n = n->parent) {
+    uint32_t f = n->flags;
+    if ((const void *)n == key)
+      return true;
+    if (!(f & WS__TASK_JOIN) && (f & (WS__TASK_FRAME | WS__TASK_GROUP)) &&
+        (const void *)n->group == key)
+      return true;
+    if (!(f & WS__TASK_FRAME))
+      return false;
+  }
+  return false;
 }
 
-/* The common loop of ws__help_until and ws__help_join. Returns 0, or
-   WS_ETIMEDOUT, or WS_EBUSY when the stack is too low to help at all. */
-static int help(ws__worker *w, search *s, bool (*done)(void *), void (*before_sleep)(void *),
-                void *arg, int64_t deadline)
+/* A task the waiter took from another worker but must not run: back where
+   anyone can take it. */
+static void hand_back(ws__worker *w, ws__task *t)
+{
+  if (t->flags & WS__TASK_FRAME)
+    push_or_inject(w, t);
+  else
+    ws__inject_push(&w->pool->inject, t, t, 1);
+  ws__notify(w->pool);
+}
+
+/* One look for a task the wait depends on: our own deque (newest first),
+   then the worker that took the awaited task. */
+static ws__task *wait_search(ws__worker *w, const ws__waitfor *wf)
+{
+  ws_pool_t *p = w->pool;
+  ws__task *t;
+  while ((t = ws__deque_pop(&w->deque)) != NULL) {
+    if (awaited_by(t, wf->key))
+      return t;
+    if (t->flags & WS__TASK_FRAME) {
+      /* Somebody else's frame (an enclosing join's, say): leave it for
+         thieves and look no deeper. */
+      push_or_inject(w, t);
+      break;
+    }
+    /* A heap task (a ws_submit child): the global queue, where any worker
+       that is not waiting takes it. */
+    ws__inject_push(&p->inject, t, t, 1);
+    ws__notify(p);
+  }
+  if (wf->hint == NULL || stack_low(w))
+    return NULL;
+  uint32_t v = atomic_load_explicit(wf->hint, memory_order_relaxed); /* a hint */
+  if (v >= ws__nslots(p) || v == w->index)
+    return NULL;
+  unsigned taken;
+  t = steal_victim(w, v, &taken, true);
+  count_steal(w, 1, taken);
+  if (t != NULL && !awaited_by(t, wf->key)) {
+    hand_back(w, t);
+    t = NULL;
+  }
+  return t;
+}
+
+/* Blocks until wf's event (or the deadline), counted as blocked: a spare
+   keeps the pool at strength meanwhile. */
+static int wait_blocked(ws__worker *w, const ws__waitfor *wf, int64_t deadline)
 {
   int rc = 0;
-  while (!done(arg)) {
-    if (deadline != WS__NO_DEADLINE && ws__now_ns() >= deadline) {
+  uint32_t expect;
+  ws__publish_private(w); /* nobody could run them while we sleep */
+  ws__blocking_begin(w);
+  while (wf->announce(wf->arg, &expect)) {
+    if (!ws__futex_wait(wf->word, expect, deadline)) {
       rc = WS_ETIMEDOUT;
       break;
     }
-    if (stack_low(w)) {
-      if (s == NULL) {
-        rc = WS_EBUSY; /* a future wait: the caller blocks instead */
-        break;
-      }
-      s->own_only = true; /* a join: run our own children, steal nothing */
-    }
-    ws__task *t = search_once(w, s);
-    if (t == NULL) {
-      ws__life_credit_flush(w); /* see ws__worker_main */
-      t = spin(w, s, done, arg);
-    }
-    if (t != NULL) {
-      if (w->spinning)
-        stop_spinning(w);
-      w->help_depth++;
-      ws__run(w, t);
-      w->help_depth--;
-      continue;
-    }
-    if (before_sleep != NULL)
-      before_sleep(arg);
-    if (done(arg))
-      break;
-    ws__park(w, done, arg, deadline);
   }
-  if (w->spinning)
-    stop_spinning(w);
-  ws__life_credit_flush(w); /* the caller may block next */
+  ws__blocking_end(w);
   return rc;
 }
 
-int ws__help_until(ws__worker *w, bool (*done)(void *), void *arg, int64_t deadline)
+int ws__wait_inside(ws__worker *w, const ws__waitfor *wf, int64_t deadline)
 {
-  return help(w, NULL, done, NULL, arg, deadline);
-}
-
-void ws__help_join(ws__worker *w, bool (*done)(void *), void (*before_sleep)(void *), void *arg,
-                   const _Atomic uint32_t *hint)
-{
-  search s = {hint, false};
-  help(w, &s, done, before_sleep, arg, WS__NO_DEADLINE);
+  ws_pool_t *p = w->pool;
+  if (w->spinning)
+    stop_spinning(w); /* a waiter is not searching for the pool's work */
+  ws__publish_private(w); /* others may take what we kept private */
+  for (;;) {
+    if (wf->done(wf->arg))
+      return 0;
+    ws__task *t = wf->key != NULL ? wait_search(w, wf) : NULL;
+    if (t == NULL && wf->key != NULL && p->spin_rounds != 0) {
+      /* A fork/join wait spins a little before blocking: the awaited task
+         often finishes soon, and owners of its descendants publish them
+         while nwaiting is not 0. Relaxed: a hint (see the field). A future
+         wait blocks at once: a timed wait in a loop must not keep a worker
+         busy doing nothing. */
+      atomic_fetch_add_explicit(&p->nwaiting, 1, memory_order_relaxed);
+      for (unsigned round = 0; round < p->spin_rounds && t == NULL; round++) {
+        backoff(round);
+        if (wf->done(wf->arg) || (deadline != WS__NO_DEADLINE && ws__now_ns() >= deadline))
+          break;
+        if (wf->key != NULL)
+          t = wait_search(w, wf);
+      }
+      atomic_fetch_sub_explicit(&p->nwaiting, 1, memory_order_relaxed);
+    }
+    if (t != NULL) {
+      ws__run(w, t);
+      continue;
+    }
+    if (wf->done(wf->arg))
+      return 0;
+    if (deadline != WS__NO_DEADLINE && ws__now_ns() >= deadline)
+      return WS_ETIMEDOUT;
+    if (wait_blocked(w, wf, deadline) != 0)
+      return wf->done(wf->arg) ? 0 : WS_ETIMEDOUT;
+  }
 }

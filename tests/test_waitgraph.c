@@ -1,0 +1,465 @@
+/*
+ * Waiting never deadlocks: acyclic wait-for graphs, and every nesting of the
+ * constructs that wait.
+ *   abc      — three roots submitted A, B, C; A waits on C, B waits on A.
+ *              The worker waiting inside A must not run B on top of A.
+ *   graph    — random acyclic wait-for graphs of 200 tasks (task i waits only
+ *              on tasks j > i), roots and children mixed, submitted in a
+ *              random order; every wait goes through a random nesting of
+ *              ws_future_wait, ws_join, groups, a child's future,
+ *              ws_parallel_for, ws_blocking and timed waits. 1-64 workers,
+ *              both deques, both steal policies, many seeds: every task runs
+ *              exactly once and sees every task it waited for finished.
+ *   nospares — the same with WS_SPARES_NONE and futures only (what wsched.h
+ *              promises without spares).
+ *   spawnjoin — a group child spawned inside a join's fa runs exactly once
+ *              and the group's wait sees it.
+ *   waitjoin — ws_group_wait on the enclosing group inside a join's fa is
+ *              refused (WS_EBUSY) without running anything twice; waiting
+ *              on a group whose children were spawned inside fa works.
+ * A graph that does not finish within a minute is reported with its seed
+ * and aborts (a deadlock detector, not a timing criterion).
+ */
+#include "test.h"
+
+#include <sched.h>
+#include <stdbool.h>
+
+/* --- abc ---------------------------------------------------------------------- */
+
+static _Atomic(ws_future_t *) abc_f[3];
+
+static ws_future_t *abc_get(int i)
+{
+  ws_future_t *f;
+  /* The main thread publishes every handle in finite time (it is not a
+     worker), so this wait cannot depend on the pool. */
+  while ((f = atomic_load_explicit(&abc_f[i], memory_order_acquire)) == NULL)
+    sched_yield();
+  return f;
+}
+
+static int abc_task(void *arg)
+{
+  int i = (int)(intptr_t)arg;
+  if (i == 0) /* A waits on C */
+    ASSERT_OK(ws_future_wait(abc_get(2), WS_FOREVER));
+  if (i == 1) /* B waits on A */
+    ASSERT_OK(ws_future_wait(abc_get(0), WS_FOREVER));
+  return 0;
+}
+
+static void abc(void)
+{
+  static const unsigned workers[] = {1, 2, 4};
+  for (unsigned wi = 0; wi < sizeof workers / sizeof *workers; wi++) {
+    for (int round = 0; round < 200 / TEST_SCALE_DIV; round++) {
+      ws_pool_t *p = make_pool(workers[wi], WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+      for (int i = 0; i < 3; i++) {
+        ws_future_t *f;
+        ASSERT_OK(ws_submit(p, abc_task, (void *)(intptr_t)i, &f));
+        atomic_store_explicit(&abc_f[i], f, memory_order_release);
+      }
+      if (ws_pool_wait_idle(p, (int64_t)60 * 1000000000) != 0)
+        TEST_FAIL("abc: deadlock on %u workers (round %d)", workers[wi], round);
+      for (int i = 0; i < 3; i++) {
+        ASSERT_EQ(ws_future_status(abc_f[i]), WS_FUTURE_DONE);
+        ws_future_release(abc_f[i]);
+        atomic_store_explicit(&abc_f[i], NULL, memory_order_relaxed);
+      }
+      ASSERT_OK(ws_pool_destroy(p));
+    }
+  }
+}
+
+/* --- random wait-for graphs ------------------------------------------------------ */
+
+enum { NMAX = 200, MAXDEP = 4, DEPTH = 3 };
+
+enum mode {
+  M_WAIT,       /* ws_future_wait on each */
+  M_JOIN,       /* ws_join: fa takes the first half, fb the rest */
+  M_GROUP,      /* one group child per dependency, then ws_group_wait */
+  M_CHILD,      /* a child task (ws_submit) does it; we wait on its future */
+  M_PFOR,       /* ws_parallel_for over the dependencies, grain 1 */
+  M_BLOCKING,   /* inside ws_blocking */
+  M_TIMED,      /* ws_future_wait with a 100 us timeout, in a loop */
+  M_GROUPJOIN,  /* a group child spawned inside a join's fa (finding 2) */
+  M_NMODES
+};
+
+struct graph {
+  ws_pool_t *pool;
+  int n;
+  bool futures_only; /* WS_SPARES_NONE: only the waits promised without spares */
+  uint64_t seed;
+  int ndep[NMAX], dep[NMAX][MAXDEP];
+  bool is_root[NMAX];
+  _Atomic(ws_future_t *) fut[NMAX];
+  _Atomic int ran[NMAX];
+  _Atomic long child_runs, child_expect;
+};
+
+static struct graph G;
+
+static int task_rc(int i)
+{
+  return i % 7 == 3 ? 1000 + i : 0; /* some tasks fail: results must still arrive */
+}
+
+/* The future of task j. A root's handle is published by the main thread;
+   a child's by its parent (task j + 1) before the parent waits for
+   anything, so waiting for the parent (j + 1 > the caller's index: still
+   acyclic) guarantees it is there. */
+static ws_future_t *graph_get(int j)
+{
+  ws_future_t *f;
+  if (!G.is_root[j]) {
+    ws_future_t *parent = graph_get(j + 1);
+    ASSERT_OK(ws_future_wait(parent, WS_FOREVER));
+  }
+  while ((f = atomic_load_explicit(&G.fut[j], memory_order_acquire)) == NULL)
+    sched_yield(); /* the main thread is submitting it (not a pool wait) */
+  return f;
+}
+
+static void check_done(int j)
+{
+  ws_future_t *f = graph_get(j);
+  int rc;
+  int st = ws_future_status(f);
+  if (st != WS_FUTURE_DONE && st != WS_FUTURE_FAILED)
+    TEST_FAIL("task %d waited for but not finished (status %d)", j, st);
+  ASSERT_OK(ws_future_result(f, &rc));
+  ASSERT_EQ(rc, task_rc(j));
+  ASSERT_EQ(atomic_load(&G.ran[j]), 1);
+}
+
+struct waits {
+  const int *deps;
+  int n;
+  int depth;
+  uint64_t rng;
+};
+
+static int do_waits(void *arg);
+
+static void wait_one(int j)
+{
+  ASSERT_OK(ws_future_wait(graph_get(j), WS_FOREVER));
+  check_done(j);
+}
+
+static int half_fn(void *arg)
+{
+  return do_waits(arg);
+}
+
+static int child_fn(void *arg)
+{
+  atomic_fetch_add_explicit(&G.child_runs, 1, memory_order_relaxed);
+  return do_waits(arg);
+}
+
+struct pfor_ctx {
+  const int *deps;
+  int depth;
+  uint64_t rng;
+};
+
+static int pfor_body(void *ctx, int64_t lo, int64_t hi)
+{
+  const struct pfor_ctx *c = ctx;
+  struct waits w = {c->deps + lo, (int)(hi - lo), c->depth, c->rng ^ (uint64_t)lo};
+  return do_waits(&w);
+}
+
+struct gj {
+  ws_group_t *g;
+  struct waits *w;
+};
+
+static int gj_fa(void *arg)
+{
+  struct gj *x = arg;
+  ASSERT_OK(ws_group_spawn(x->g, half_fn, x->w));
+  return 0;
+}
+
+static int do_waits(void *arg)
+{
+  struct waits *w = arg;
+  if (w->n == 0)
+    return 0;
+  uint64_t r = test_rng(&w->rng);
+  int mode = w->depth >= DEPTH ? M_WAIT : (int)(r % M_NMODES);
+  if (G.futures_only && mode != M_CHILD && mode != M_BLOCKING && mode != M_TIMED)
+    mode = M_WAIT;
+  int h = w->n / 2;
+  struct waits a = {w->deps, h, w->depth + 1, r * 3 + 1};
+  struct waits b = {w->deps + h, w->n - h, w->depth + 1, r * 5 + 2};
+  switch (mode) {
+  case M_WAIT:
+    for (int k = 0; k < w->n; k++)
+      wait_one(w->deps[k]);
+    break;
+  case M_JOIN:
+    ASSERT_OK(ws_join(NULL, half_fn, &a, half_fn, &b));
+    break;
+  case M_GROUP: {
+    ws_group_t g;
+    struct waits one[MAXDEP];
+    ASSERT_OK(ws_group_init(&g, NULL));
+    for (int k = 0; k < w->n; k++) {
+      one[k] = (struct waits){w->deps + k, 1, w->depth + 1, r + (uint64_t)k};
+      ASSERT_OK(ws_group_spawn(&g, half_fn, &one[k]));
+    }
+    ASSERT_OK(ws_group_wait(&g));
+    break;
+  }
+  case M_CHILD: {
+    ws_future_t *f;
+    struct waits c = {w->deps, w->n, w->depth + 1, r + 7};
+    atomic_fetch_add_explicit(&G.child_expect, 1, memory_order_relaxed);
+    ASSERT_OK(ws_submit(G.pool, child_fn, &c, &f));
+    ASSERT_OK(ws_future_wait(f, WS_FOREVER));
+    ASSERT_EQ(ws_future_status(f), WS_FUTURE_DONE);
+    ws_future_release(f);
+    break;
+  }
+  case M_PFOR: {
+    struct pfor_ctx c = {w->deps, w->depth + 1, r};
+    ASSERT_OK(ws_parallel_for(NULL, 0, w->n, 1, pfor_body, &c));
+    break;
+  }
+  case M_BLOCKING: {
+    struct waits c = {w->deps, w->n, w->depth + 1, r + 11};
+    ASSERT_OK(ws_blocking(NULL, half_fn, &c));
+    break;
+  }
+  case M_TIMED:
+    for (int k = 0; k < w->n; k++) {
+      ws_future_t *f = graph_get(w->deps[k]);
+      int rc;
+      while ((rc = ws_future_wait(f, 100000)) == WS_ETIMEDOUT)
+        ;
+      ASSERT_OK(rc);
+      check_done(w->deps[k]);
+    }
+    break;
+  case M_GROUPJOIN: {
+    ws_group_t g;
+    ASSERT_OK(ws_group_init(&g, NULL));
+    struct gj x = {&g, &a};
+    ASSERT_OK(ws_join(NULL, gj_fa, &x, half_fn, &b));
+    ASSERT_OK(ws_group_wait(&g));
+    break;
+  }
+  }
+  return 0;
+}
+
+static int graph_task(void *arg)
+{
+  int i = (int)(intptr_t)arg;
+  /* Children first, before any wait (see graph_get). */
+  if (i > 0 && !G.is_root[i - 1]) {
+    ws_future_t *f;
+    ASSERT_OK(ws_submit(G.pool, graph_task, (void *)(intptr_t)(i - 1), &f));
+    atomic_store_explicit(&G.fut[i - 1], f, memory_order_release);
+  }
+  if (atomic_fetch_add_explicit(&G.ran[i], 1, memory_order_relaxed) != 0)
+    TEST_FAIL("task %d ran twice", i);
+  struct waits w = {G.dep[i], G.ndep[i], 0, G.seed ^ ((uint64_t)i * 0x9E3779B97F4A7C15ULL)};
+  do_waits(&w);
+  return task_rc(i);
+}
+
+static void run_graph(unsigned workers, ws_deque_kind_t dq, ws_steal_policy_t st,
+                      bool no_spares, uint64_t seed, int n)
+{
+  ws_options_t o;
+  ws_options_init(&o);
+  o.workers = workers;
+  o.deque = dq;
+  o.steal = st;
+  o.seed = seed;
+  if (no_spares)
+    o.max_spares = WS_SPARES_NONE;
+  memset(&G, 0, sizeof G);
+  G.n = n;
+  G.seed = seed;
+  G.futures_only = no_spares;
+  ASSERT_OK(ws_pool_create(&G.pool, &o));
+  uint64_t s = seed;
+  for (int i = 0; i < n; i++) {
+    G.ndep[i] = 0;
+    int want = (int)(test_rng(&s) % (MAXDEP + 1));
+    for (int k = 0; k < want && i + 1 < n; k++) {
+      int j = i + 1 + (int)(test_rng(&s) % (uint64_t)(n - i - 1 < 20 ? n - i - 1 : 20));
+      G.dep[i][G.ndep[i]++] = j;
+    }
+    G.is_root[i] = i == n - 1 || test_rng(&s) % 5 < 3;
+  }
+  /* Roots in a random order. */
+  int order[NMAX], nroots = 0;
+  for (int i = 0; i < n; i++)
+    if (G.is_root[i])
+      order[nroots++] = i;
+  for (int i = nroots - 1; i > 0; i--) {
+    int k = (int)(test_rng(&s) % (uint64_t)(i + 1)), t = order[i];
+    order[i] = order[k];
+    order[k] = t;
+  }
+  for (int k = 0; k < nroots; k++) {
+    ws_future_t *f;
+    ASSERT_OK(ws_submit(G.pool, graph_task, (void *)(intptr_t)order[k], &f));
+    atomic_store_explicit(&G.fut[order[k]], f, memory_order_release);
+  }
+  if (ws_pool_wait_idle(G.pool, (int64_t)60 * 1000000000) != 0) {
+    ws_pool_stats_print(G.pool, stderr);
+    TEST_FAIL("wait graph did not finish: %u workers, %s deque, steal %s, %s, seed %#" PRIx64,
+              workers, deque_name(dq), steal_name(st), no_spares ? "no spares" : "spares", seed);
+  }
+  for (int i = 0; i < n; i++) {
+    ASSERT_EQ(atomic_load(&G.ran[i]), 1);
+    ws_future_t *f = atomic_load(&G.fut[i]);
+    int rc;
+    ASSERT_OK(ws_future_result(f, &rc));
+    ASSERT_EQ(rc, task_rc(i));
+    ws_future_release(f);
+  }
+  ASSERT_EQ(atomic_load(&G.child_runs), atomic_load(&G.child_expect));
+  ASSERT_OK(ws_pool_destroy(G.pool));
+}
+
+static void graph(bool no_spares)
+{
+  static const unsigned workers[] = {1, 2, 3, 4, 8, 64};
+  uint64_t seed = test_seed();
+  int seeds = no_spares ? 6 : 10;
+  if (TEST_SCALE_DIV > 1)
+    seeds = 2;
+  for (unsigned wi = 0; wi < sizeof workers / sizeof *workers; wi++)
+    for (int dq = 0; dq < 2; dq++)
+      for (int st = 0; st < 2; st++)
+        for (int k = 0; k < seeds; k++) {
+          uint64_t sd = seed + 0x1000 * (uint64_t)k + wi * 17 + (uint64_t)dq * 3 + (uint64_t)st;
+          int64_t t0 = test_now_ns();
+          run_graph(workers[wi], dq ? WS_DEQUE_LOCKED : WS_DEQUE_LOCKFREE,
+                    st ? WS_STEAL_HALF : WS_STEAL_ONE, no_spares, sd, NMAX);
+          if (getenv("WS_TEST_VERBOSE") != NULL)
+            fprintf(stderr, "%u workers %s %s seed %#" PRIx64 ": %.1f ms\n", workers[wi],
+                    deque_name(dq ? WS_DEQUE_LOCKED : WS_DEQUE_LOCKFREE),
+                    steal_name(st ? WS_STEAL_HALF : WS_STEAL_ONE), sd,
+                    (double)(test_now_ns() - t0) / 1e6);
+        }
+}
+
+/* --- findings 2 and 3 --------------------------------------------------------------- */
+
+static _Atomic int leaf_runs;
+
+static int leaf(void *arg)
+{
+  (void)arg;
+  atomic_fetch_add_explicit(&leaf_runs, 1, memory_order_relaxed);
+  return 0;
+}
+
+static int noop(void *arg)
+{
+  (void)arg;
+  return 0;
+}
+
+static int spawn_into(void *arg)
+{
+  return ws_group_spawn(arg, leaf, NULL);
+}
+
+static int spawnjoin_task(void *arg)
+{
+  (void)arg;
+  ws_group_t g;
+  ASSERT_OK(ws_group_init(&g, NULL));
+  ASSERT_OK(ws_join(NULL, spawn_into, &g, noop, NULL));
+  ASSERT_OK(ws_group_wait(&g));
+  /* Spawned before the join and inside it, waited once. */
+  ASSERT_OK(ws_group_init(&g, NULL));
+  ASSERT_OK(ws_group_spawn(&g, leaf, NULL));
+  ASSERT_OK(ws_join(NULL, spawn_into, &g, noop, NULL));
+  ASSERT_OK(ws_group_spawn(&g, leaf, NULL));
+  ASSERT_OK(ws_group_wait(&g));
+  return 0;
+}
+
+static _Atomic int fb_runs;
+
+static int count_fb(void *arg)
+{
+  (void)arg;
+  atomic_fetch_add_explicit(&fb_runs, 1, memory_order_relaxed);
+  return 0;
+}
+
+static int wait_enclosing(void *arg)
+{
+  return ws_group_wait(arg);
+}
+
+static int waitjoin_task(void *arg)
+{
+  (void)arg;
+  ws_group_t g;
+  ASSERT_OK(ws_group_init(&g, NULL));
+  ASSERT_OK(ws_group_spawn(&g, leaf, NULL));
+  /* fa waits on the group that encloses the join: refused, nothing runs
+     twice, and the group is still usable afterwards. */
+  ASSERT_EQ(ws_join(NULL, wait_enclosing, &g, count_fb, NULL), WS_EBUSY);
+  ASSERT_OK(ws_group_wait(&g));
+  /* A group whose only children were spawned inside fa may be waited on
+     there. */
+  ASSERT_OK(ws_group_init(&g, NULL));
+  ASSERT_OK(ws_join(NULL, spawn_into, &g, count_fb, NULL));
+  ASSERT_OK(ws_group_wait(&g));
+  return 0;
+}
+
+static void run_in_pools(ws_task_fn fn, int per_run_leaves, int per_run_fb)
+{
+  static const unsigned workers[] = {1, 2, 4};
+  for (unsigned wi = 0; wi < 3; wi++)
+    for (int dq = 0; dq < 2; dq++) {
+      ws_pool_t *p = make_pool(workers[wi], dq ? WS_DEQUE_LOCKED : WS_DEQUE_LOCKFREE,
+                               WS_STEAL_DEFAULT);
+      enum { ROUNDS = 500 };
+      atomic_store(&leaf_runs, 0);
+      atomic_store(&fb_runs, 0);
+      for (int k = 0; k < ROUNDS; k++)
+        ASSERT_OK(ws_submit(p, fn, NULL, NULL));
+      if (ws_pool_wait_idle(p, (int64_t)60 * 1000000000) != 0)
+        TEST_FAIL("deadlock on %u workers", workers[wi]);
+      ASSERT_EQ(atomic_load(&leaf_runs), ROUNDS * per_run_leaves);
+      ASSERT_EQ(atomic_load(&fb_runs), ROUNDS * per_run_fb);
+      ASSERT_OK(ws_pool_destroy(p));
+    }
+}
+
+int main(int argc, char **argv)
+{
+  const char *part = argc > 1 ? argv[1] : "";
+  if (strcmp(part, "abc") == 0)
+    abc();
+  else if (strcmp(part, "graph") == 0)
+    graph(false);
+  else if (strcmp(part, "nospares") == 0)
+    graph(true);
+  else if (strcmp(part, "spawnjoin") == 0)
+    run_in_pools(spawnjoin_task, 4, 0);
+  else if (strcmp(part, "waitjoin") == 0)
+    run_in_pools(waitjoin_task, 2, 2);
+  else
+    TEST_FAIL("unknown part '%s' (abc, graph, nospares, spawnjoin, waitjoin)", part);
+  return 0;
+}
