@@ -81,7 +81,7 @@ ws__cl_array *ws__cl_grow(ws__deque *q, ws__cl_array *a, int64_t t, int64_t b)
   return n;
 }
 
-static int cl_steal(ws__deque *q, ws__task **out)
+static int cl_steal(ws__deque *q, ws__task **out, bool frames_only)
 {
   int64_t t = atomic_load_explicit(&q->top, memory_order_acquire); /* pairs with other thieves' CAS */
   /* Pairs with the barrier in ws__cl_pop: Le et al.'s seq_cst fence, or with
@@ -94,6 +94,9 @@ static int cl_steal(ws__deque *q, ws__task **out)
      before the bottom we just read, so we see the new array or a newer one. */
   ws__cl_array *a = atomic_load_explicit(&q->array, memory_order_acquire);
   ws__task *x = atomic_load_explicit(&a->slot[t & a->mask], memory_order_relaxed);
+  if (frames_only && !((uintptr_t)x & 1))
+    return WS__STEAL_EMPTY; /* a heap record: not for this thief */
+  x = ws__cl_untag(x);
   /* The claim: the one CAS that moves top past t. */
   if (!atomic_compare_exchange_strong_explicit(&q->top, &t, t + 1, memory_order_seq_cst,
                                                memory_order_relaxed))
@@ -160,12 +163,14 @@ ws__task *ws__lk_pop(ws__deque *q)
   return x;
 }
 
-static unsigned lk_steal_batch(ws__deque *q, ws__task **out, unsigned max)
+static unsigned lk_steal_batch(ws__deque *q, ws__task **out, unsigned max, bool frames_only)
 {
   unsigned n = 0;
   pthread_mutex_lock(&q->lock);
   int64_t size = q->tail - q->head;
-  if (size > 0) {
+  /* Under the lock the oldest record cannot be taken and freed: its flags
+     may be read. */
+  if (size > 0 && (!frames_only || (q->ring[q->head & q->ring_mask]->flags & WS__TASK_FRAME))) {
     int64_t want = (size + 1) / 2;
     if (want > (int64_t)max)
       want = max;
@@ -228,14 +233,21 @@ void ws__deque_destroy(ws__deque *q)
 int ws__deque_steal(ws__deque *q, ws__task **out)
 {
   if (q->kind == WS_DEQUE_LOCKED)
-    return lk_steal_batch(q, out, 1) ? WS__STEAL_OK : WS__STEAL_EMPTY;
-  return cl_steal(q, out);
+    return lk_steal_batch(q, out, 1, false) ? WS__STEAL_OK : WS__STEAL_EMPTY;
+  return cl_steal(q, out, false);
+}
+
+int ws__deque_steal_frame(ws__deque *q, ws__task **out)
+{
+  if (q->kind == WS_DEQUE_LOCKED)
+    return lk_steal_batch(q, out, 1, true) ? WS__STEAL_OK : WS__STEAL_EMPTY;
+  return cl_steal(q, out, true);
 }
 
 unsigned ws__deque_steal_batch(ws__deque *q, ws__task **out, unsigned max)
 {
   if (q->kind == WS_DEQUE_LOCKED)
-    return lk_steal_batch(q, out, max);
+    return lk_steal_batch(q, out, max, false);
   /* One linearizable claim per element: a single CAS moving top by k would
      race with the owner's CAS-free pop of an element in [top, top+k). */
   int64_t size = cl_size(q);
@@ -246,7 +258,7 @@ unsigned ws__deque_steal_batch(ws__deque *q, ws__task **out, unsigned max)
     want = 1;
   unsigned n = 0;
   while (n < want) {
-    int r = cl_steal(q, &out[n]);
+    int r = cl_steal(q, &out[n], false);
     if (r != WS__STEAL_OK)
       break;
     n++;

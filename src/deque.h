@@ -67,6 +67,20 @@ ws__cl_array *ws__cl_grow(ws__deque *q, ws__cl_array *a, int64_t t, int64_t b);
 
 /* The locked kind's owner operations (deque.c). */
 int ws__lk_push(ws__deque *q, ws__task *x);
+
+/* Slots of the lock-free deque carry a tag in bit 0 of the record pointer
+   (records are 64-byte aligned): 1 for a FRAME record. A thief may look at
+   the tag of the oldest slot before it claims it (ws__deque_steal_frame)
+   without reading the record, which another thread may be freeing. */
+static inline ws__task *ws__cl_tag(ws__task *x)
+{
+  return (ws__task *)((uintptr_t)x | ((x->flags & WS__TASK_FRAME) != 0));
+}
+
+static inline ws__task *ws__cl_untag(ws__task *x)
+{
+  return (ws__task *)((uintptr_t)x & ~(uintptr_t)1);
+}
 ws__task *ws__lk_pop(ws__deque *q);
 
 /* The lock-free kind's owner operations are inline: they are the fork/join
@@ -82,7 +96,7 @@ static inline int ws__cl_push(ws__deque *q, ws__task *x)
       return WS_ENOMEM;
     /* Le et al.'s fix: use the array just installed, not the stale one. */
   }
-  atomic_store_explicit(&a->slot[b & a->mask], x, memory_order_relaxed);
+  atomic_store_explicit(&a->slot[b & a->mask], ws__cl_tag(x), memory_order_relaxed);
   /* Release: publishes the slot and the task's fields to a thief that reads
      this bottom with acquire (or any later one, see the header comment). */
   atomic_store_explicit(&q->bottom, b + 1, memory_order_release);
@@ -101,7 +115,7 @@ static inline ws__task *ws__cl_pop(ws__deque *q)
   int64_t t = atomic_load_explicit(&q->top, memory_order_relaxed);
   ws__task *x = NULL;
   if (t <= b) {
-    x = atomic_load_explicit(&a->slot[b & a->mask], memory_order_relaxed);
+    x = ws__cl_untag(atomic_load_explicit(&a->slot[b & a->mask], memory_order_relaxed));
     if (t == b) {
       /* The last element: race the thieves for it with their own CAS. */
       if (!atomic_compare_exchange_strong_explicit(&q->top, &t, t + 1, memory_order_seq_cst,
@@ -147,6 +161,12 @@ static inline bool ws__deque_owner_nonempty(ws__deque *q)
    WS__STEAL_EMPTY, or WS__STEAL_LOST when it lost a race (the deque may still
    hold elements; the caller may retry). */
 int ws__deque_steal(ws__deque *q, ws__task **out);
+
+/* Any thread. Like ws__deque_steal, but only when the oldest element is a
+   FRAME record: a heap record is left where it is (WS__STEAL_EMPTY). Used by
+   waiting workers, which may run only fork/join descendants of what they
+   wait for (worker.c, "Waiting"). */
+int ws__deque_steal_frame(ws__deque *q, ws__task **out);
 
 /* Any thread. Takes up to `max` (>= 1) of the oldest elements, but no more
    than half of what the deque held (at least one), oldest first, into

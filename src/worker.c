@@ -181,7 +181,8 @@ static ws__task *take_global(ws__worker *w, unsigned max)
 }
 
 /* Tries victim v once (a few retries on a lost race). Returns a task and the
-   number taken in *taken, or NULL. `one`: a single task whatever the policy. */
+   number taken in *taken, or NULL. `one`: a single FRAME record (or nothing)
+   whatever the policy, for a waiting worker. */
 static ws__task *steal_victim(ws__worker *w, unsigned v, unsigned *taken, bool one)
 {
   ws_pool_t *p = w->pool;
@@ -201,7 +202,7 @@ static ws__task *steal_victim(ws__worker *w, unsigned v, unsigned *taken, bool o
     got = buf[0];
   } else {
     for (int tries = 0; tries < 3; tries++) {
-      int rc = ws__deque_steal(q, &got);
+      int rc = one ? ws__deque_steal_frame(q, &got) : ws__deque_steal(q, &got);
       if (rc == WS__STEAL_OK) {
         *taken = 1;
         break;
