@@ -102,7 +102,8 @@ typedef struct ws_options {
      WS_SPARES_NONE: no compensation. At most WS_MAX_SPARES. */
   unsigned max_spares;
   /* How long a spare that is no longer needed waits before its thread exits,
-     in milliseconds. 0: 1000. */
+     in milliseconds. 0: 1000. Any value is safe: termination wakes every
+     waiting spare at once, so it never delays ws_pool_destroy. */
   unsigned spare_idle_ms;
   /* Print one line of scheduler state to stderr every schedtrace_ms
      milliseconds (ws_schedtrace below). 0: the WS_SCHEDTRACE environment

@@ -316,7 +316,8 @@ void ws__life_done(ws_pool_t *pool, uint64_t n);
 void *ws__worker_main(void *arg);
 /* blocking.c: a surplus spare parks on the spare list until it is needed
    again (returns false) or has been idle for spare_idle_ms (returns true:
-   its thread exits). Returns false at once if it is not surplus. */
+   its thread exits). Returns false at once if it is not surplus, true at
+   once if the pool has terminated. */
 bool ws__spare_step_down(ws__worker *w);
 
 /* More spares active than workers blocked (a heuristic, re-checked under

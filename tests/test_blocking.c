@@ -16,10 +16,15 @@
  *               spares, termination waits for the blocked tasks, destroy
  *               joins every thread.
  *   outside   — ws_blocking from a thread outside the pool just runs fn.
+ *   destroy   — ws_pool_destroy right after a compensated ws_blocking, with
+ *               spare_idle_ms = 60000 and UINT_MAX, returns within 2 s (a
+ *               watchdog aborts otherwise): termination must not wait for a
+ *               spare's idle timeout, whichever moment the spare steps down.
  */
 #include "test.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <time.h>
 
 /* Waits for the latch for at most `ms`; returns 0 if it opened, 1 on timeout. */
@@ -267,6 +272,79 @@ static void test_shutdown(unsigned workers)
   latch_destroy(&s.gate);
 }
 
+/* --- destroy after a compensated call ------------------------------------------ */
+
+static int block_20ms(void *arg)
+{
+  (void)arg;
+  struct timespec ts = {0, 20000000}; /* the "blocking call": 20 ms in the kernel */
+  nanosleep(&ts, NULL);
+  return 0;
+}
+
+static int blocks_once(void *arg)
+{
+  (void)arg;
+  return ws_blocking(NULL, block_20ms, NULL);
+}
+
+/* A deadlock detector: aborts unless `done` is set within limit_ms. */
+struct watchdog {
+  test_latch done;
+  int limit_ms;
+  const char *what;
+};
+
+static void *watchdog_main(void *arg)
+{
+  struct watchdog *d = arg;
+  if (latch_wait_ms(&d->done, d->limit_ms))
+    TEST_FAIL("%s did not return within %d ms", d->what, d->limit_ms);
+  return NULL;
+}
+
+/* settle: wait until the spare has stepped down (it is then parked on the
+   spare list) before destroying; otherwise destroy races with its step-down. */
+static void destroy_after_blocking(unsigned idle_ms, int settle)
+{
+  ws_pool_t *p = pool_with(1, 0, idle_ms);
+  ASSERT_OK(ws_submit(p, blocks_once, NULL, NULL));
+  if (settle) {
+    ASSERT_OK(ws_pool_wait_idle(p, WS_FOREVER));
+    int64_t give_up = test_now_ns() + (int64_t)60 * 1000000000;
+    ws_stats_t st;
+    for (;;) {
+      ws_pool_stats(p, &st, NULL, 0);
+      if (st.spares_active == 0)
+        break;
+      if (test_now_ns() > give_up)
+        TEST_FAIL("the spare did not step down: %u active", st.spares_active);
+      sched_yield();
+    }
+    ASSERT_EQ(st.compensated, 1);
+  }
+  struct watchdog d;
+  latch_init(&d.done, 1);
+  /* Milliseconds are expected; 2 s (more under the sanitizers) only tells
+     "joined at termination" from "waited for spare_idle_ms". */
+  d.limit_ms = TEST_SCALE_DIV == 1 ? 2000 : 10000;
+  d.what = "ws_pool_destroy after a compensated ws_blocking";
+  pthread_t dog;
+  ASSERT_EQ(pthread_create(&dog, NULL, watchdog_main, &d), 0);
+  ASSERT_OK(ws_pool_destroy(p));
+  latch_count_down(&d.done);
+  pthread_join(dog, NULL);
+  latch_destroy(&d.done);
+}
+
+static void test_destroy(void)
+{
+  for (int r = 0; r < 40 / TEST_SCALE_DIV + 4; r++) {
+    destroy_after_blocking(r % 2 ? 60000 : UINT_MAX, 0);
+    destroy_after_blocking(r % 2 ? UINT_MAX : 60000, 1);
+  }
+}
+
 static int ret7(void *arg)
 {
   (void)arg;
@@ -293,6 +371,8 @@ int main(int argc, char **argv)
     test_stress(2);
     test_stress(8);
   }
+  if (!only || !strcmp(only, "destroy"))
+    test_destroy();
   if (!only || !strcmp(only, "outside")) {
     ASSERT_EQ(ws_blocking(NULL, ret7, NULL), 7);
     ASSERT_EQ(ws_blocking(NULL, NULL, NULL), WS_EINVAL);
