@@ -434,8 +434,12 @@ WS_EXTERN int ws_profile_run(ws_pool_t *pool, ws_task_fn fn, void *arg, ws_profi
 
 /* Prints the profile and, for P = 1 .. max_workers (0: 64), the speedup
    bounds: the upper bound min(P, T1/Tinf) and the greedy-scheduler
-   prediction T1 / (T1/P + Tinf) (Graham: TP <= T1/P + Tinf). Returns 0 or
+   prediction T1 / (T1/P + Tinf) (Graham: TP <= T1/P + Tinf). One row for
+   every P up to WS_PROFILE_PRINT_DENSE, then only the powers of two below
+   max_workers and max_workers itself, so the table stays short for any
+   value (3 header lines + 64 + 25 + 1 rows for UINT_MAX). Returns 0 or
    WS_EINVAL. */
+#define WS_PROFILE_PRINT_DENSE 64u
 WS_EXTERN int ws_profile_print(const ws_profile_t *p, FILE *out, unsigned max_workers);
 
 #ifdef __cplusplus
