@@ -11,6 +11,7 @@
 #include "wsched.h"
 
 #include "deque.h"
+#include "env.h"
 #include "inject.h"
 #include "platform.h"
 #include "task.h"
@@ -24,6 +25,11 @@
 #ifndef WS_STATS
 #define WS_STATS 1
 #endif
+
+/* Largest WS_STEAL_HALF batch: ws_options_t.steal_batch above it is
+   refused with WS_EINVAL (pool.c), and a thief's stack buffer holds this
+   many tasks (worker.c). */
+#define WS__STEAL_BATCH_MAX 256
 
 /* Broken internal invariant: print and abort (never exit()). */
 #define WS__CHECK(cond)                                                                  \
@@ -164,6 +170,8 @@ struct ws_pool {
   int *home_cpu;         /* worker i's CPU (OS index), for pinning and topology */
   bool pin;              /* pin worker i to home_cpu[i] */
   double cgroup_limit;   /* the cgroup CPU quota seen at creation, 0: none */
+  char workers_from[48]; /* where nworkers came from, for ws_pool_describe */
+  char env_notes[512];   /* environment values this pool ignored (env.h) */
   ws__worker *workers;   /* nworkers + max_spares slots, cache-line aligned;
                             spare slots are initialised when first used */
 
@@ -545,6 +553,9 @@ void ws__prof_sync(ws__worker *w, ws__group *g);
 /* schedtrace.c */
 int ws__schedtrace_start(ws_pool_t *p, unsigned period_ms);
 void ws__schedtrace_stop(ws_pool_t *p);
+/* trace.c: the per-worker event cap from WS_TRACE_EVENTS, or the default;
+   an ignored value is reported (once) and appended to notes (may be NULL). */
+size_t ws__trace_env_events(char *notes, size_t notes_len);
 /* trace.c: tracing from the environment (WS_TRACE) */
 void ws__trace_env_start(ws_pool_t *p);
 void ws__trace_env_stop(ws_pool_t *p);
