@@ -110,7 +110,8 @@ typedef struct ws_options {
   size_t stack_size;
   /* Spare workers that ws_blocking() may activate to keep the pool at full
      strength while workers block. 0: 256 (ForkJoinPool's default);
-     WS_SPARES_NONE: no compensation. At most WS_MAX_SPARES. */
+     WS_SPARES_NONE: no compensation. At most WS_MAX_SPARES. Spares have
+     worker indices of their own (ws_current_worker, ws_pool_slots). */
   unsigned max_spares;
   /* How long a spare that is no longer needed waits before its thread exits,
      in milliseconds. 0: 1000. Any value is safe: termination wakes every
@@ -193,10 +194,20 @@ WS_EXTERN int ws_pool_wait_idle(ws_pool_t *pool, int64_t timeout_ns);
 /* The pool's lifecycle state (a ws_pool_state_t), or WS_EINVAL. Any thread. */
 WS_EXTERN int ws_pool_state(const ws_pool_t *pool);
 
-/* Number of workers of the pool, or WS_EINVAL. Any thread. */
+/* Number of regular workers of the pool, or WS_EINVAL. Any thread. */
 WS_EXTERN int ws_pool_workers(const ws_pool_t *pool);
 
-/* Index of the calling worker in its pool (0..workers-1), or -1 when the
+/* Number of worker slots of the pool: its workers plus its spare slots
+   (max_spares after defaults: 256 by default, 0 with WS_SPARES_NONE). Every
+   index ws_current_worker() can return in the pool is below it: this is
+   the size of an array indexed by worker. WS_EINVAL on NULL. Any thread. */
+WS_EXTERN int ws_pool_slots(const ws_pool_t *pool);
+
+/* Index of the calling worker in its pool: 0..ws_pool_workers()-1 for a
+   regular worker, ws_pool_workers()..ws_pool_slots()-1 for a spare worker
+   (one that ws_blocking activated: it runs tasks while the worker it
+   replaces is still blocked inside its own, so the two have distinct
+   indices; a later spare may reuse a retired spare's index). -1 when the
    caller is not a worker thread of any pool. */
 WS_EXTERN int ws_current_worker(void);
 

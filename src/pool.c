@@ -365,6 +365,12 @@ int ws_pool_workers(const ws_pool_t *p)
   return p == NULL ? WS_EINVAL : (int)p->nworkers;
 }
 
+int ws_pool_slots(const ws_pool_t *p)
+{
+  /* Both fields are read-only after creation; <= 1024 + 4096, fits. */
+  return p == NULL ? WS_EINVAL : (int)(p->nworkers + p->max_spares);
+}
+
 int ws_await_termination(ws_pool_t *p, int64_t timeout_ns)
 {
   if (p == NULL)
@@ -451,6 +457,8 @@ int ws_pool_describe(const ws_pool_t *p, char *buf, size_t len)
                   p->env_notes[0] != '\0' ? "; environment: " : "", p->env_notes);
 }
 
+/* A spare's slot index is >= nworkers: it runs while the worker it
+   replaces is still inside its task, so the two need distinct indices. */
 int ws_current_worker(void)
 {
   ws__worker *w = ws__tls_worker;
