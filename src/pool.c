@@ -219,11 +219,14 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
       return rc;
     }
     if (synthetic != NULL && !ws__topo_synthetic_used(p->topo)) {
-      /* Missing or refusing hwloc: the description says why ("flat (...)"). */
+      /* Missing or refusing hwloc: the description says why, as
+         "flat (<reason>)"; keep <reason> (drop the prefix and the ')'). */
       char desc[200], why[320];
       ws__topo_describe(p->topo, desc, sizeof desc);
-      const char *reason = strncmp(desc, "flat (", 6) == 0 ? desc + 6 : desc;
-      int rlen = (int)strlen(reason) - (reason != desc && reason[0] != '\0');
+      size_t dlen = strlen(desc);
+      bool wrapped = strncmp(desc, "flat (", 6) == 0 && dlen > 6 && desc[dlen - 1] == ')';
+      const char *reason = wrapped ? desc + 6 : desc;
+      int rlen = (int)(wrapped ? dlen - 7 : dlen);
       snprintf(why, sizeof why, "WS_TOPOLOGY=%.64s ignored (%.*s)", synthetic, rlen, reason);
       ws__env_report("WS_TOPOLOGY", why, "the flat victim order");
       ws__env_note(p->env_notes, sizeof p->env_notes, why);
