@@ -15,6 +15,14 @@
  * A task is a function `int fn(void *arg)`: it returns 0 for success and any
  * other value as its error code. A task's error never stops its worker: it is
  * stored in the task's future (if it has one) and counted in the stats.
+ *
+ * Environment variables (WS_WORKERS, WS_SCHEDTRACE, WS_TRACE, WS_TRACE_EVENTS,
+ * WS_TOPOLOGY, WS_NO_MEMBARRIER; each described where it applies) are read
+ * when a pool is created. An empty value counts as unset. A value outside
+ * the documented range is never bent into one: it is ignored, reported once
+ * per process on stderr ("wsched: WS_WORKERS=3x ignored (not an integer in
+ * 1..1024); using the CPU count (2 workers)"), and ws_pool_describe lists it
+ * for every pool that consulted it.
  */
 #ifndef WSCHED_H
 #define WSCHED_H
@@ -68,7 +76,8 @@ typedef enum ws_deque_kind {
   WS_DEQUE_LOCKFREE = 1, /* Chase-Lev with the C11 orderings of Le et al. (PPoPP 2013);
                             where Linux membarrier() exists its StoreLoad fence pair is
                             asymmetric (free pops, a system call per steal);
-                            WS_NO_MEMBARRIER=1 in the environment keeps both fences */
+                            WS_NO_MEMBARRIER=1 in the environment keeps both fences
+                            (0 or unset: membarrier; any other value is ignored) */
   WS_DEQUE_LOCKED = 2    /* a mutex-protected array deque: the baseline and test oracle */
 } ws_deque_kind_t;
 
@@ -79,7 +88,8 @@ typedef enum ws_steal_policy {
 } ws_steal_policy_t;
 
 typedef struct ws_options {
-  /* Worker threads. 0: the WS_WORKERS environment variable if set, else the
+  /* Worker threads. 0: the WS_WORKERS environment variable if it holds an
+     integer in 1..WS_MAX_WORKERS (anything else is ignored), else the
      CPUs in the process's affinity mask capped by its cgroup CPU quota
      rounded up (cgroup v2 cpu.max or v1 cfs_quota_us/cfs_period_us: a
      1.5-CPU quota gives 2), at least 1 -- Go 1.25's GOMAXPROCS rule. At
@@ -87,7 +97,8 @@ typedef struct ws_options {
   unsigned workers;
   ws_deque_kind_t deque;
   ws_steal_policy_t steal;
-  /* Upper bound on the tasks one WS_STEAL_HALF steal moves. 0: 32. At most 1024. */
+  /* Upper bound on the tasks one WS_STEAL_HALF steal moves. 0: 32. At most
+     256 (WS_EINVAL above). */
   unsigned steal_batch;
   /* Full search rounds an idle worker makes before it parks. 0: 32.
      WS_SPIN_NONE parks after the first failed round. At most 1000000. */
@@ -99,14 +110,18 @@ typedef struct ws_options {
   size_t stack_size;
   /* Spare workers that ws_blocking() may activate to keep the pool at full
      strength while workers block. 0: 256 (ForkJoinPool's default);
-     WS_SPARES_NONE: no compensation. At most WS_MAX_SPARES. */
+     WS_SPARES_NONE: no compensation. At most WS_MAX_SPARES. Spares have
+     worker indices of their own (ws_current_worker, ws_pool_slots). */
   unsigned max_spares;
   /* How long a spare that is no longer needed waits before its thread exits,
-     in milliseconds. 0: 1000. */
+     in milliseconds. 0: 1000. Any value is safe: termination wakes every
+     waiting spare at once, so it never delays ws_pool_destroy. */
   unsigned spare_idle_ms;
   /* Print one line of scheduler state to stderr every schedtrace_ms
-     milliseconds (ws_schedtrace below). 0: the WS_SCHEDTRACE environment
-     variable if set, else off. */
+     milliseconds (schedtrace below). 0: the WS_SCHEDTRACE environment
+     variable if it holds an integer in 0..UINT_MAX (0: off; anything else,
+     such as -1, is ignored), else off. Any period is safe:
+     ws_pool_destroy stops the sampling thread without waiting for it. */
   unsigned schedtrace_ms;
   /* Non-zero: pin worker i to the i-th CPU of the process's affinity mask
      (round robin when there are more workers than CPUs). 0: not pinned. */
@@ -179,10 +194,20 @@ WS_EXTERN int ws_pool_wait_idle(ws_pool_t *pool, int64_t timeout_ns);
 /* The pool's lifecycle state (a ws_pool_state_t), or WS_EINVAL. Any thread. */
 WS_EXTERN int ws_pool_state(const ws_pool_t *pool);
 
-/* Number of workers of the pool, or WS_EINVAL. Any thread. */
+/* Number of regular workers of the pool, or WS_EINVAL. Any thread. */
 WS_EXTERN int ws_pool_workers(const ws_pool_t *pool);
 
-/* Index of the calling worker in its pool (0..workers-1), or -1 when the
+/* Number of worker slots of the pool: its workers plus its spare slots
+   (max_spares after defaults: 256 by default, 0 with WS_SPARES_NONE). Every
+   index ws_current_worker() can return in the pool is below it: this is
+   the size of an array indexed by worker. WS_EINVAL on NULL. Any thread. */
+WS_EXTERN int ws_pool_slots(const ws_pool_t *pool);
+
+/* Index of the calling worker in its pool: 0..ws_pool_workers()-1 for a
+   regular worker, ws_pool_workers()..ws_pool_slots()-1 for a spare worker
+   (one that ws_blocking activated: it runs tasks while the worker it
+   replaces is still blocked inside its own, so the two have distinct
+   indices; a later spare may reuse a retired spare's index). -1 when the
    caller is not a worker thread of any pool. */
 WS_EXTERN int ws_current_worker(void);
 
@@ -190,10 +215,13 @@ WS_EXTERN int ws_current_worker(void);
 WS_EXTERN ws_pool_t *ws_current_pool(void);
 
 /* Describes where the pool runs into buf (snprintf semantics): its worker
-   count and where it came from (affinity, cgroup quota, WS_WORKERS),
-   pinning, and the topology its thieves follow (hwloc levels: same core,
-   then last-level cache, then NUMA node, then the rest) or "flat". Returns
-   the length snprintf returns, or WS_EINVAL. Any thread. */
+   count and where it came from ("from the options", "from WS_WORKERS=4",
+   "from the CPU count": affinity and cgroup quota), pinning, the topology
+   its thieves follow (hwloc levels: same core, then last-level cache, then
+   NUMA node, then the rest) or "flat", and, after "; environment: ", every
+   environment value the pool ignored ("WS_WORKERS=3x ignored (not an
+   integer in 1..1024)"). Returns the length snprintf returns, or WS_EINVAL.
+   Any thread. */
 WS_EXTERN int ws_pool_describe(const ws_pool_t *pool, char *buf, size_t len);
 
 /* ------------------------------------------------------------------------ */
@@ -389,8 +417,9 @@ WS_EXTERN int ws_pool_stats_print(ws_pool_t *pool, FILE *out);
  * Timeline trace. ws_trace_start records, per worker, task run slices,
  * steals, parks and wake-ups into per-worker buffers (no lock on the
  * recording path; at most max_events per worker, 0 meaning the
- * WS_TRACE_EVENTS environment variable or 262144; events past the cap are
- * dropped and counted). ws_trace_stop writes them to `path` as Chrome Trace
+ * WS_TRACE_EVENTS environment variable (an integer in 16..UINT32_MAX;
+ * anything else is ignored) or 262144, and values below 16 counting as 16;
+ * events past the cap are dropped and counted). ws_trace_stop writes them to `path` as Chrome Trace
  * Event JSON, which Perfetto (ui.perfetto.dev), chrome://tracing and
  * tools/traceview/traceview.html open: a lane per worker, nested task
  * slices, steals as flow arrows from victim to thief, parked periods. With
@@ -433,8 +462,12 @@ WS_EXTERN int ws_profile_run(ws_pool_t *pool, ws_task_fn fn, void *arg, ws_profi
 
 /* Prints the profile and, for P = 1 .. max_workers (0: 64), the speedup
    bounds: the upper bound min(P, T1/Tinf) and the greedy-scheduler
-   prediction T1 / (T1/P + Tinf) (Graham: TP <= T1/P + Tinf). Returns 0 or
+   prediction T1 / (T1/P + Tinf) (Graham: TP <= T1/P + Tinf). One row for
+   every P up to WS_PROFILE_PRINT_DENSE, then only the powers of two below
+   max_workers and max_workers itself, so the table stays short for any
+   value (3 header lines + 64 + 25 + 1 rows for UINT_MAX). Returns 0 or
    WS_EINVAL. */
+#define WS_PROFILE_PRINT_DENSE 64u
 WS_EXTERN int ws_profile_print(const ws_profile_t *p, FILE *out, unsigned max_workers);
 
 #ifdef __cplusplus

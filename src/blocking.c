@@ -29,7 +29,12 @@
  *      spare list (not the idle list: wake-ups for new work skip it).
  *   5. A spare parked on the spare list for spare_idle_ms takes itself off
  *      the list and its thread exits; its slot is reused (after a join) by
- *      the next spare. Termination wakes every spare; they exit.
+ *      the next spare. Termination wakes every spare; they exit. A spare
+ *      that reaches step 4 only after termination (it was running, or asleep
+ *      on the idle list and woken by ws__wake_all) sees TERMINATED under
+ *      comp_lock and exits instead of parking: ws__wake_spares has already
+ *      run, and nothing would wake it before spare_idle_ms. So
+ *      spare_idle_ms never delays ws_pool_destroy, whatever its value.
  * The count is bounded: nspares_active <= nblocked at every decision made
  * under comp_lock, and spare threads alive <= max_spares. An active spare
  * that finds no work parks on the normal idle list like any worker: it is
@@ -156,6 +161,17 @@ bool ws__spare_step_down(ws__worker *w)
   if (!ws__spare_surplus(p))
     return false;
   pthread_mutex_lock(&p->comp_lock);
+  /* Termination wakes the spares on the list (ws__wake_spares, under
+     comp_lock), once. If it held comp_lock before us, its CAS to TERMINATED
+     happened before its unlock and therefore before this load: we see it
+     and must not park (nobody would wake us before spare_idle_ms, and
+     ws_pool_destroy would wait for that). If it comes after us, it finds us
+     on the list. Acquire: pairs with the terminator's CAS. */
+  if (ws__life_state(atomic_load_explicit(&p->life, memory_order_acquire)) ==
+      WS_POOL_TERMINATED) {
+    pthread_mutex_unlock(&p->comp_lock);
+    return true; /* exit now; ws_pool_destroy joins the thread */
+  }
   uint32_t active = atomic_load_explicit(&p->nspares_active, memory_order_relaxed); /* under lock */
   if (active <= atomic_load_explicit(&p->nblocked, memory_order_seq_cst)) {
     pthread_mutex_unlock(&p->comp_lock);

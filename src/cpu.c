@@ -31,6 +31,7 @@
  *
  * Linux-specific: sched_getaffinity, /proc and the cgroup file systems.
  */
+#include "env.h"
 #include "topology.h"
 
 #include "wsched.h"
@@ -627,15 +628,15 @@ unsigned ws__workers_for_limit(unsigned ncpus, double limit)
   return ncpus;
 }
 
-unsigned ws__default_workers(void)
+unsigned ws__default_workers_from(char *from, size_t from_len, char *notes, size_t notes_len)
 {
-  const char *env = getenv("WS_WORKERS");
-  if (env != NULL && *env != '\0') {
-    char *end;
-    errno = 0;
-    unsigned long n = strtoul(env, &end, 10);
-    if (errno == 0 && *end == '\0' && n >= 1 && n <= WS_MAX_WORKERS)
-      return (unsigned)n;
+  uint64_t v;
+  char why[160];
+  int env = ws__env_uint("WS_WORKERS", 1, WS_MAX_WORKERS, &v, why, sizeof why);
+  if (env == WS__ENV_SET) {
+    if (from != NULL && from_len > 0)
+      snprintf(from, from_len, "WS_WORKERS=%u", (unsigned)v);
+    return (unsigned)v;
   }
   unsigned n = ws__affinity_count();
   /* Test hook: read the cgroup files of a fake tree (tests/test_cpu.c). */
@@ -645,5 +646,20 @@ unsigned ws__default_workers(void)
   double limit;
   if (ws__cgroup_cpu_limit(root, &limit) == 1)
     n = ws__workers_for_limit(n, limit);
-  return n <= WS_MAX_WORKERS ? n : WS_MAX_WORKERS;
+  n = n <= WS_MAX_WORKERS ? n : WS_MAX_WORKERS;
+  if (from != NULL && from_len > 0)
+    snprintf(from, from_len, "the CPU count");
+  if (env == WS__ENV_BAD) {
+    char instead[96];
+    snprintf(instead, sizeof instead, "the CPU count (%u workers)", n);
+    ws__env_report("WS_WORKERS", why, instead);
+    if (notes != NULL)
+      ws__env_note(notes, notes_len, why);
+  }
+  return n;
+}
+
+unsigned ws__default_workers(void)
+{
+  return ws__default_workers_from(NULL, 0, NULL, 0);
 }

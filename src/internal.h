@@ -11,6 +11,7 @@
 #include "wsched.h"
 
 #include "deque.h"
+#include "env.h"
 #include "inject.h"
 #include "platform.h"
 #include "task.h"
@@ -29,6 +30,11 @@
    return value (a released future used again, a group left unwaited):
    print what happened and abort, as glibc does on a double free. */
 _Noreturn void ws__misuse(const char *what);
+
+/* Largest WS_STEAL_HALF batch: ws_options_t.steal_batch above it is
+   refused with WS_EINVAL (pool.c), and a thief's stack buffer holds this
+   many tasks (worker.c). */
+#define WS__STEAL_BATCH_MAX 256
 
 /* Broken internal invariant: print and abort (never exit()). */
 #define WS__CHECK(cond)                                                                  \
@@ -171,6 +177,8 @@ struct ws_pool {
   int *home_cpu;         /* worker i's CPU (OS index), for pinning and topology */
   bool pin;              /* pin worker i to home_cpu[i] */
   double cgroup_limit;   /* the cgroup CPU quota seen at creation, 0: none */
+  char workers_from[48]; /* where nworkers came from, for ws_pool_describe */
+  char env_notes[512];   /* environment values this pool ignored (env.h) */
   ws__worker *workers;   /* nworkers + max_spares slots, cache-line aligned;
                             spare slots are initialised when first used */
 
@@ -352,7 +360,8 @@ void ws__life_done(ws_pool_t *pool, uint64_t n);
 void *ws__worker_main(void *arg);
 /* blocking.c: a surplus spare parks on the spare list until it is needed
    again (returns false) or has been idle for spare_idle_ms (returns true:
-   its thread exits). Returns false at once if it is not surplus. */
+   its thread exits). Returns false at once if it is not surplus, true at
+   once if the pool has terminated. */
 bool ws__spare_step_down(ws__worker *w);
 
 /* More spares active than workers blocked (a heuristic, re-checked under
@@ -599,6 +608,9 @@ void ws__prof_sync(ws__worker *w, ws__group *g);
 /* schedtrace.c */
 int ws__schedtrace_start(ws_pool_t *p, unsigned period_ms);
 void ws__schedtrace_stop(ws_pool_t *p);
+/* trace.c: the per-worker event cap from WS_TRACE_EVENTS, or the default;
+   an ignored value is reported (once) and appended to notes (may be NULL). */
+size_t ws__trace_env_events(char *notes, size_t notes_len);
 /* trace.c: tracing from the environment (WS_TRACE) */
 void ws__trace_env_start(ws_pool_t *p);
 void ws__trace_env_stop(ws_pool_t *p);

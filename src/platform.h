@@ -52,6 +52,10 @@ extern bool ws__membarrier_ok;
 
 void ws__platform_init(void);
 
+/* After ws__platform_init: why the environment's WS_NO_MEMBARRIER was
+   ignored ("WS_NO_MEMBARRIER=yes ignored (...)"), or NULL when it was not. */
+const char *ws__platform_env_note(void);
+
 static inline void ws__light_barrier(void)
 {
   if (__builtin_expect(ws__membarrier_ok, 1))

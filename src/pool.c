@@ -94,7 +94,7 @@ static int check_options(const ws_options_t *o)
     return WS_EINVAL;
   if (o->steal != WS_STEAL_DEFAULT && o->steal != WS_STEAL_ONE && o->steal != WS_STEAL_HALF)
     return WS_EINVAL;
-  if (o->steal_batch > 1024)
+  if (o->steal_batch > WS__STEAL_BATCH_MAX)
     return WS_EINVAL;
   if (o->spin_rounds > 1000000 && o->spin_rounds != WS_SPIN_NONE)
     return WS_EINVAL;
@@ -124,16 +124,23 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
   if (p == NULL)
     return WS_ENOMEM;
   memset(p, 0, sizeof *p);
-  p->nworkers = o.workers != 0 ? o.workers : ws__default_workers();
+  if (o.workers != 0) {
+    p->nworkers = o.workers;
+    snprintf(p->workers_from, sizeof p->workers_from, "the options");
+  } else {
+    p->nworkers = ws__default_workers_from(p->workers_from, sizeof p->workers_from,
+                                           p->env_notes, sizeof p->env_notes);
+  }
+  if (ws__platform_env_note() != NULL)
+    ws__env_note(p->env_notes, sizeof p->env_notes, ws__platform_env_note());
+  ws__trace_env_events(p->env_notes, sizeof p->env_notes);
   p->ncpus = ws__affinity_count();
   p->pin = o.pin != 0;
   double limit;
   p->cgroup_limit = ws__cgroup_cpu_limit(NULL, &limit) == 1 ? limit : 0;
   p->deque_kind = o.deque == WS_DEQUE_LOCKED ? WS_DEQUE_LOCKED : WS_DEQUE_LOCKFREE;
   p->steal_policy = o.steal == WS_STEAL_HALF ? WS_STEAL_HALF : WS_STEAL_ONE;
-  p->steal_batch = o.steal_batch != 0 ? o.steal_batch : 32;
-  if (p->steal_batch > 256)
-    p->steal_batch = 256; /* WS__STEAL_MAX in worker.c */
+  p->steal_batch = o.steal_batch != 0 ? o.steal_batch : 32; /* <= WS__STEAL_BATCH_MAX */
   p->spin_rounds = o.spin_rounds == 0 ? 32 : o.spin_rounds == WS_SPIN_NONE ? 0 : o.spin_rounds;
   p->max_spares = o.max_spares == 0 ? 256 : o.max_spares == WS_SPARES_NONE ? 0 : o.max_spares;
   p->spare_idle_ms = o.spare_idle_ms != 0 ? o.spare_idle_ms : 1000;
@@ -204,12 +211,28 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
     p->home_cpu[i] = nmask > 0 ? mask[i % (unsigned)nmask] : -1;
   free(mask);
   if (n > 1) {
-    rc = ws__topo_build(&p->topo, n, p->home_cpu, getenv("WS_TOPOLOGY"));
+    const char *synthetic = getenv("WS_TOPOLOGY");
+    if (synthetic != NULL && *synthetic == '\0')
+      synthetic = NULL; /* empty: unset */
+    rc = ws__topo_build(&p->topo, n, p->home_cpu, synthetic);
     if (rc != 0) {
       pool_free(p, 0);
       return rc;
     }
-    if (ws__topo_is_flat(p->topo) && getenv("WS_TOPOLOGY") == NULL) {
+    if (synthetic != NULL && !ws__topo_synthetic_used(p->topo)) {
+      /* Missing or refusing hwloc: the description says why, as
+         "flat (<reason>)"; keep <reason> (drop the prefix and the ')'). */
+      char desc[200], why[320];
+      ws__topo_describe(p->topo, desc, sizeof desc);
+      size_t dlen = strlen(desc);
+      bool wrapped = strncmp(desc, "flat (", 6) == 0 && dlen > 6 && desc[dlen - 1] == ')';
+      const char *reason = wrapped ? desc + 6 : desc;
+      int rlen = (int)(wrapped ? dlen - 7 : dlen);
+      snprintf(why, sizeof why, "WS_TOPOLOGY=%.64s ignored (%.*s)", synthetic, rlen, reason);
+      ws__env_report("WS_TOPOLOGY", why, "the flat victim order");
+      ws__env_note(p->env_notes, sizeof p->env_notes, why);
+    }
+    if (ws__topo_is_flat(p->topo) && !ws__topo_synthetic_used(p->topo)) {
       ws__topo_free(p->topo); /* flat: the plain random permutation does it */
       p->topo = NULL;
     }
@@ -237,9 +260,17 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
   }
   /* Observation from the environment or the options. */
   unsigned st_ms = o.schedtrace_ms;
-  const char *env = getenv("WS_SCHEDTRACE");
-  if (st_ms == 0 && env != NULL)
-    st_ms = (unsigned)strtoul(env, NULL, 10);
+  if (st_ms == 0) {
+    uint64_t v;
+    char why[160];
+    int env = ws__env_uint("WS_SCHEDTRACE", 0, UINT_MAX, &v, why, sizeof why);
+    if (env == WS__ENV_SET) {
+      st_ms = (unsigned)v;
+    } else if (env == WS__ENV_BAD) {
+      ws__env_report("WS_SCHEDTRACE", why, "no schedtrace");
+      ws__env_note(p->env_notes, sizeof p->env_notes, why);
+    }
+  }
   if (ws__schedtrace_start(p, st_ms) != 0)
     fprintf(stderr, "wsched: schedtrace: cannot start its thread\n");
   ws__trace_env_start(p);
@@ -334,6 +365,12 @@ int ws_pool_workers(const ws_pool_t *p)
   return p == NULL ? WS_EINVAL : (int)p->nworkers;
 }
 
+int ws_pool_slots(const ws_pool_t *p)
+{
+  /* Both fields are read-only after creation; <= 1024 + 4096, fits. */
+  return p == NULL ? WS_EINVAL : (int)(p->nworkers + p->max_spares);
+}
+
 int ws_await_termination(ws_pool_t *p, int64_t timeout_ns)
 {
   if (p == NULL)
@@ -414,11 +451,14 @@ int ws_pool_describe(const ws_pool_t *p, char *buf, size_t len)
   char quota[64] = "no cgroup CPU limit";
   if (p->cgroup_limit > 0)
     snprintf(quota, sizeof quota, "cgroup CPU limit %.2f", p->cgroup_limit);
-  return snprintf(buf, len, "%u workers; %u CPUs in the affinity mask, %s%s; %s; topology: %s",
-                  p->nworkers, p->ncpus, quota, getenv("WS_WORKERS") ? ", WS_WORKERS set" : "",
-                  p->pin ? "pinned" : "not pinned", topo);
+  return snprintf(buf, len, "%u workers from %s; %u CPUs in the affinity mask, %s; %s; "
+                  "topology: %s%s%s", p->nworkers, p->workers_from, p->ncpus, quota,
+                  p->pin ? "pinned" : "not pinned", topo,
+                  p->env_notes[0] != '\0' ? "; environment: " : "", p->env_notes);
 }
 
+/* A spare's slot index is >= nworkers: it runs while the worker it
+   replaces is still inside its task, so the two need distinct indices. */
 int ws_current_worker(void)
 {
   ws__worker *w = ws__tls_worker;

@@ -192,10 +192,21 @@ int ws_profile_print(const ws_profile_t *pr, FILE *out, unsigned max_workers)
           (double)pr->wall_ns / 1e6, pr->wall_ns ? t1 / (double)pr->wall_ns : 0.0);
   fprintf(out, "%4s %18s %22s %16s\n", "P", "upper min(P,T1/Tinf)", "greedy T1/(T1/P+Tinf)",
           "greedy TP (ms)");
-  for (unsigned P = 1; P <= max_workers; P++) {
-    double upper = pr->parallelism < P ? pr->parallelism : (double)P;
-    double tp = t1 / P + tinf;
-    fprintf(out, "%4u %18.2f %22.2f %16.3f\n", P, upper, tp > 0 ? t1 / tp : 0.0, tp / 1e6);
+  /* Every P up to WS_PROFILE_PRINT_DENSE, then powers of two, then
+     max_workers itself: a bounded table for any max_workers (90 rows for
+     UINT_MAX). P is 64-bit so that doubling past 2^31 cannot wrap. */
+  uint64_t P = 1;
+  for (;;) {
+    double dp = (double)P;
+    double upper = pr->parallelism < dp ? pr->parallelism : dp;
+    double tp = t1 / dp + tinf;
+    fprintf(out, "%4" PRIu64 " %18.2f %22.2f %16.3f\n", P, upper, tp > 0 ? t1 / tp : 0.0,
+            tp / 1e6);
+    if (P >= max_workers)
+      break;
+    P = P < WS_PROFILE_PRINT_DENSE ? P + 1 : 2 * P; /* a power of two from 64 on */
+    if (P > max_workers)
+      P = max_workers;
   }
   return 0;
 }

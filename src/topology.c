@@ -64,6 +64,7 @@ struct ws__topo {
   /* Flat: 4 entries shared by everyone. Otherwise 4 per worker. */
   unsigned *level_end;
   char desc[256];
+  bool synthetic_used; /* built from the synthetic string it was given */
 };
 
 /* The flat order: everyone in WS__TOPO_OTHER. Returns 0 or WS_ENOMEM. */
@@ -247,6 +248,7 @@ static int ws__topo_hwloc(ws__topo *t, const int *cpus, const char *synthetic)
         out[next[lvl[v]]++] = v;
   }
   ws__topo_describe_hwloc(t, topo, synthetic != NULL);
+  t->synthetic_used = synthetic != NULL;
   rc = 0;
 
 out:
@@ -315,6 +317,11 @@ unsigned ws__topo_levels(const ws__topo *t, unsigned worker, const unsigned **vi
 bool ws__topo_is_flat(const ws__topo *t)
 {
   return t->flat;
+}
+
+bool ws__topo_synthetic_used(const ws__topo *t)
+{
+  return t->synthetic_used;
 }
 
 void ws__topo_describe(const ws__topo *t, char *buf, size_t len)

@@ -21,7 +21,7 @@
 
 /* The number of workers a pool gets when the caller did not choose:
  *   1. WS_WORKERS, when it holds a number in 1..WS_MAX_WORKERS (anything
- *      else in it is ignored);
+ *      else in it is ignored, and reported once per process: env.h);
  *   2. else the CPUs in the calling thread's affinity mask, capped by the
  *      cgroup CPU quota rounded up (1.5 CPUs -> 2, 0.2 -> 1, "max" -> no
  *      cap), at least 1 and at most WS_MAX_WORKERS.
@@ -30,6 +30,11 @@
  * hook; see ws__cgroup_cpu_limit). Any thread; reads files, so not for a
  * hot path. */
 unsigned ws__default_workers(void);
+
+/* The same, and says where the count came from: `from` (may be NULL)
+ * receives "WS_WORKERS=N" or "the CPU count"; an ignored WS_WORKERS is
+ * appended to `notes` (may be NULL; see ws__env_note). */
+unsigned ws__default_workers_from(char *from, size_t from_len, char *notes, size_t notes_len);
 
 /* The cgroup CPU bandwidth limit of the calling process, in CPUs
  * (quota / period), the smallest along the path from its cgroup up to the
@@ -110,6 +115,11 @@ unsigned ws__topo_levels(const ws__topo *t, unsigned worker, const unsigned **vi
 
 /* True when the order carries no topology (see ws__topo_build). */
 bool ws__topo_is_flat(const ws__topo *t);
+
+/* True when `t` was built from the synthetic string passed to
+ * ws__topo_build; false when there was none, or hwloc is missing or refused
+ * it (the order is then flat and ws__topo_describe says why). */
+bool ws__topo_synthetic_used(const ws__topo *t);
 
 /* One line for humans (wsbench), e.g. "2 packages, 8 cores, 16 PUs,
  * 2 L3 caches, 1 NUMA node; hwloc 2.9.0" or "flat (built without hwloc)".

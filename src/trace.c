@@ -33,6 +33,8 @@
 #include <string.h>
 
 #define WS__TRACE_DEFAULT_EVENTS ((size_t)1 << 18)
+/* Smallest per-worker cap: smaller max_events are raised to it (wsched.h). */
+#define WS__TRACE_MIN_EVENTS 16
 
 static bool append(ws__tbuf *b, const ws__tev *e)
 {
@@ -83,18 +85,31 @@ void ws__trace_event(ws__worker *w, uint32_t kind, uint64_t ptr, uint32_t arg)
   atomic_store_explicit(&w->trace_writing, 0, memory_order_release);
 }
 
+size_t ws__trace_env_events(char *notes, size_t notes_len)
+{
+  uint64_t v;
+  char why[160];
+  int env = ws__env_uint("WS_TRACE_EVENTS", WS__TRACE_MIN_EVENTS, UINT32_MAX, &v, why, sizeof why);
+  if (env == WS__ENV_SET)
+    return (size_t)v;
+  if (env == WS__ENV_BAD) {
+    char instead[64];
+    snprintf(instead, sizeof instead, "%u events per worker", (unsigned)WS__TRACE_DEFAULT_EVENTS);
+    ws__env_report("WS_TRACE_EVENTS", why, instead);
+    if (notes != NULL)
+      ws__env_note(notes, notes_len, why);
+  }
+  return WS__TRACE_DEFAULT_EVENTS;
+}
+
 int ws_trace_start(ws_pool_t *p, size_t max_events)
 {
   if (p == NULL)
     return WS_EINVAL;
-  if (max_events == 0) {
-    const char *env = getenv("WS_TRACE_EVENTS");
-    max_events = env != NULL ? strtoull(env, NULL, 10) : 0;
-    if (max_events == 0)
-      max_events = WS__TRACE_DEFAULT_EVENTS;
-  }
-  if (max_events < 16)
-    max_events = 16;
+  if (max_events == 0)
+    max_events = ws__trace_env_events(NULL, 0);
+  if (max_events < WS__TRACE_MIN_EVENTS)
+    max_events = WS__TRACE_MIN_EVENTS; /* documented in wsched.h */
   pthread_mutex_lock(&p->trace_lock);
   if (p->tracing) {
     pthread_mutex_unlock(&p->trace_lock);

@@ -131,8 +131,6 @@ _Thread_local ws__worker *ws__tls_worker __attribute__((tls_model("initial-exec"
 /* Largest batch moved in one global-queue take. */
 #define WS__GLOBAL_BATCH 64
 
-/* Largest WS_STEAL_HALF batch (the option is clamped to it). */
-#define WS__STEAL_MAX 256
 
 static inline uint64_t rng_next(ws__worker *w)
 {
@@ -192,7 +190,7 @@ static ws__task *steal_victim(ws__worker *w, unsigned v, unsigned *taken, bool o
   if (ws__deque_size(q) == 0)
     return NULL; /* looks empty: no barrier, no CAS */
   if (p->steal_policy == WS_STEAL_HALF && !one) {
-    ws__task *buf[WS__STEAL_MAX];
+    ws__task *buf[WS__STEAL_BATCH_MAX];
     unsigned n = ws__deque_steal_batch(q, buf, p->steal_batch);
     if (n == 0)
       return NULL;

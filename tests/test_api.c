@@ -6,6 +6,9 @@
  */
 #include "test.h"
 
+#include <stdbool.h>
+#include <unistd.h>
+
 static void strerror_table(void)
 {
   static const int codes[] = {WS_OK,       WS_EINVAL,   WS_ENOMEM, WS_ESHUTDOWN, WS_ETIMEDOUT,
@@ -46,6 +49,14 @@ static void options(void)
   ws_options_init(&o);
   o.steal_batch = 5000;
   ASSERT_EQ(ws_pool_create(&p, &o), WS_EINVAL);
+  /* The documented limit is the real one: 256 works, 257 is refused (it
+     used to be accepted and silently clamped to 256). */
+  o.steal_batch = 257;
+  ASSERT_EQ(ws_pool_create(&p, &o), WS_EINVAL);
+  o.steal_batch = 256;
+  o.steal = WS_STEAL_HALF;
+  ASSERT_OK(ws_pool_create(&p, &o));
+  ASSERT_OK(ws_pool_destroy(p));
   ws_options_init(&o);
   o.spin_rounds = 2000000;
   ASSERT_EQ(ws_pool_create(&p, &o), WS_EINVAL);
@@ -85,16 +96,129 @@ static void env_workers(void)
   p = make_pool(2, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
   ASSERT_EQ(ws_pool_workers(p), 2);
   ASSERT_OK(ws_pool_destroy(p));
-  /* Garbage in the variable is ignored. */
-  setenv("WS_WORKERS", "lots", 1);
+  /* Garbage in the variable is ignored, and the pool says so. */
+  unsetenv("WS_WORKERS");
   ASSERT_OK(ws_pool_create(&p, NULL));
   int n = ws_pool_workers(p);
   ASSERT_OK(ws_pool_destroy(p));
-  setenv("WS_WORKERS", "0", 1);
+  static const char *const bad[] = {"lots", "0", "-1", "1025", "3x", " 4", "+4", "99999999999999999999999"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    setenv("WS_WORKERS", bad[i], 1);
+    ASSERT_OK(ws_pool_create(&p, NULL));
+    ASSERT_EQ(ws_pool_workers(p), n);
+    char desc[2048], want[128];
+    ws_pool_describe(p, desc, sizeof desc);
+    snprintf(want, sizeof want, "; environment: WS_WORKERS=%s ignored (not an integer in 1..1024)",
+             bad[i]);
+    if (strstr(desc, want) == NULL || strstr(desc, " workers from the CPU count;") == NULL)
+      TEST_FAIL("WS_WORKERS=%s: describe says \"%s\"", bad[i], desc);
+    ASSERT_OK(ws_pool_destroy(p));
+  }
+  /* Set but not consulted: the options chose. */
+  p = make_pool(2, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+  char desc[2048];
+  ws_pool_describe(p, desc, sizeof desc);
+  ASSERT(strstr(desc, "2 workers from the options;") != NULL);
+  ASSERT(strstr(desc, "WS_WORKERS") == NULL);
+  ASSERT_OK(ws_pool_destroy(p));
+  setenv("WS_WORKERS", "5", 1);
   ASSERT_OK(ws_pool_create(&p, NULL));
-  ASSERT_EQ(ws_pool_workers(p), n);
+  ws_pool_describe(p, desc, sizeof desc);
+  ASSERT(strstr(desc, "5 workers from WS_WORKERS=5;") != NULL);
+  ASSERT(strstr(desc, "environment") == NULL);
   ASSERT_OK(ws_pool_destroy(p));
   unsetenv("WS_WORKERS");
+}
+
+/* --- the environment, as ctest sets it (tests/CMakeLists.txt) ------------------ */
+
+/* Every variable wsched reads, with what an ignored value's note says. */
+static const struct {
+  const char *name, *why;
+} env_vars[] = {
+    {"WS_WORKERS", "not an integer in 1..1024"},
+    {"WS_SCHEDTRACE", "not an integer in 0..4294967295"},
+    {"WS_TRACE_EVENTS", "not an integer in 16..4294967295"},
+    {"WS_TOPOLOGY", NULL}, /* the reason depends on hwloc */
+    {"WS_NO_MEMBARRIER", "not an integer in 0..1"},
+};
+
+/* WS_TEST_ENV_BAD lists the variables ctest set to unusable values (the
+   others are unset or valid). Each must be reported exactly once on stderr,
+   however many pools read it, and named by every pool's description; the
+   pools still work. The captured stderr is copied to the real one, where
+   ctest matches it too. */
+static void env_report(void)
+{
+  const char *bad = getenv("WS_TEST_ENV_BAD");
+  ASSERT(bad != NULL);
+  fflush(stderr);
+  int saved = dup(2);
+  FILE *cap = tmpfile();
+  ASSERT(saved >= 0 && cap != NULL);
+  ASSERT(dup2(fileno(cap), 2) >= 0);
+  char desc[3][4096];
+  int nworkers[3];
+  for (int i = 0; i < 3; i++) {
+    ws_options_t o;
+    ws_options_init(&o);
+    o.workers = i == 2 ? 2 : 0; /* WS_TOPOLOGY needs 2 workers, WS_WORKERS workers = 0 */
+    ws_pool_t *p;
+    ASSERT_OK(ws_pool_create(&p, &o));
+    ASSERT_OK(ws_join(p, noop, NULL, noop, NULL));
+    ASSERT_OK(ws_trace_start(p, 0)); /* reads WS_TRACE_EVENTS again */
+    ASSERT_OK(ws_trace_stop(p, NULL));
+    ws_pool_describe(p, desc[i], sizeof desc[i]);
+    nworkers[i] = ws_pool_workers(p);
+    ASSERT_OK(ws_pool_destroy(p));
+  }
+  fflush(stderr);
+  ASSERT(dup2(saved, 2) >= 0);
+  close(saved);
+  static char out[16384];
+  rewind(cap);
+  size_t len = fread(out, 1, sizeof out - 1, cap);
+  out[len] = '\0';
+  fclose(cap);
+  fputs(out, stderr);
+  for (int i = 0; i < 3; i++)
+    fprintf(stderr, "describe: %s\n", desc[i]);
+
+  for (size_t k = 0; k < sizeof env_vars / sizeof env_vars[0]; k++) {
+    const char *name = env_vars[k].name, *value = getenv(name);
+    char key[160];
+    snprintf(key, sizeof key, "%s=%s ignored (%s", name, value ? value : "",
+             env_vars[k].why ? env_vars[k].why : "");
+    bool want = strstr(bad, name) != NULL;
+    /* stderr: "wsched: NAME=VALUE ignored (why); using ...", once. */
+    int lines = 0;
+    char line_key[200];
+    snprintf(line_key, sizeof line_key, "wsched: %s", key);
+    for (const char *at = out; (at = strstr(at, line_key)) != NULL; at++) {
+      const char *eol = strchr(at, '\n');
+      ASSERT(eol != NULL && strstr(at, "; using ") != NULL && strstr(at, "; using ") < eol);
+      lines++;
+    }
+    if (lines != (want ? 1 : 0))
+      TEST_FAIL("%s=%s: %d stderr reports, want %d", name, value ? value : "(unset)", lines,
+                want ? 1 : 0);
+    /* describe: every pool that consulted it. */
+    for (int i = 0; i < 3; i++) {
+      bool consulted = strcmp(name, "WS_WORKERS") == 0    ? i < 2
+                       : strcmp(name, "WS_TOPOLOGY") == 0 ? nworkers[i] > 1 /* nothing to order */
+                                                          : true;
+      bool says = strstr(desc[i], key) != NULL;
+      if (says != (want && consulted))
+        TEST_FAIL("%s=%s: pool %d describe: \"%s\"", name, value ? value : "(unset)", i,
+                  desc[i]);
+    }
+  }
+  if (strstr(bad, "WS_WORKERS") != NULL)
+    ASSERT(strstr(desc[0], " workers from the CPU count;") != NULL);
+  if (*bad == '\0') {
+    ASSERT(strstr(out, "ignored") == NULL);
+    ASSERT(strstr(desc[0], "environment") == NULL);
+  }
 }
 
 static int noop(void *arg)
@@ -210,8 +334,13 @@ static void stats_print(void)
   ASSERT_OK(ws_pool_destroy(p));
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+  if (argc > 1 && strcmp(argv[1], "env") == 0) {
+    env_report();
+    fprintf(stderr, "ok\n");
+    return 0;
+  }
   strerror_table();
   options();
   env_workers();

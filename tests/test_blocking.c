@@ -16,10 +16,22 @@
  *               spares, termination waits for the blocked tasks, destroy
  *               joins every thread.
  *   outside   — ws_blocking from a thread outside the pool just runs fn.
+ *   slots     — ws_current_worker's contract: on a 1-worker pool a task
+ *               blocked in ws_blocking waits (bounded) for its child, which
+ *               runs concurrently on another index; when the parent is on
+ *               worker 0 only a spare can run the child, and the spare's
+ *               index is in [ws_pool_workers, ws_pool_slots); then many
+ *               blockers and children on 2 workers count runs in an array
+ *               of ws_pool_slots entries.
+ *   destroy   — ws_pool_destroy right after a compensated ws_blocking, with
+ *               spare_idle_ms = 60000 and UINT_MAX, returns within 2 s (a
+ *               watchdog aborts otherwise): termination must not wait for a
+ *               spare's idle timeout, whichever moment the spare steps down.
  */
 #include "test.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <time.h>
 
 /* Waits for the latch for at most `ms`; returns 0 if it opened, 1 on timeout. */
@@ -267,6 +279,207 @@ static void test_shutdown(unsigned workers)
   latch_destroy(&s.gate);
 }
 
+/* --- worker indices of spares ---------------------------------------------------- */
+
+struct slots_case {
+  ws_pool_t *pool;
+  test_latch child_ran;
+  _Atomic int child_index, blocked_index_inside, parent_index;
+  _Atomic int timed_out;
+};
+
+static int slots_child(void *arg)
+{
+  struct slots_case *c = arg;
+  atomic_store(&c->child_index, ws_current_worker());
+  latch_count_down(&c->child_ran);
+  return 0;
+}
+
+static int slots_wait_child(void *arg)
+{
+  struct slots_case *c = arg;
+  atomic_store(&c->blocked_index_inside, ws_current_worker());
+  if (latch_wait_ms(&c->child_ran, 60000)) /* deadlock detector: a spare runs it at once */
+    atomic_store(&c->timed_out, 1);
+  return 0;
+}
+
+static int slots_parent(void *arg)
+{
+  struct slots_case *c = arg;
+  atomic_store(&c->parent_index, ws_current_worker());
+  ASSERT_OK(ws_submit(c->pool, slots_child, c, NULL)); /* onto our deque: a spare steals it */
+  return ws_blocking(NULL, slots_wait_child, c);
+}
+
+/* Per-slot run counts: the array a user sizes with ws_pool_slots. */
+static _Atomic uint64_t *slot_runs;
+static int nslot_runs;
+static ws_pool_t *slots_pool;
+
+static int count_slot(void *arg)
+{
+  (void)arg;
+  int i = ws_current_worker();
+  if (i < 0 || i >= nslot_runs)
+    TEST_FAIL("ws_current_worker() = %d outside [0, %d)", i, nslot_runs);
+  atomic_fetch_add(&slot_runs[i], 1);
+  return 0;
+}
+
+static int short_block_counted(void *arg)
+{
+  count_slot(arg); /* the blocked worker keeps its own index */
+  return short_block(arg);
+}
+
+static int block_and_spawn(void *arg)
+{
+  count_slot(arg);
+  for (int k = 0; k < 8; k++)
+    ASSERT_OK(ws_submit(slots_pool, count_slot, NULL, NULL));
+  return ws_blocking(NULL, short_block_counted, NULL);
+}
+
+static void test_slots(void)
+{
+  ASSERT_EQ(ws_pool_slots(NULL), WS_EINVAL);
+  ws_pool_t *p = pool_with(2, WS_SPARES_NONE, 0);
+  ASSERT_EQ(ws_pool_slots(p), 2);
+  ASSERT_OK(ws_pool_destroy(p));
+  p = pool_with(3, 5, 0);
+  ASSERT_EQ(ws_pool_slots(p), 3 + 5);
+  ASSERT_OK(ws_pool_destroy(p));
+
+  /* One worker, blocked: its child can only run on a spare. */
+  p = pool_with(1, 0, 0);
+  ASSERT_EQ(ws_pool_workers(p), 1);
+  ASSERT_EQ(ws_pool_slots(p), 1 + 256);
+  for (int r = 0; r < 20; r++) {
+    struct slots_case c = {.pool = p};
+    latch_init(&c.child_ran, 1);
+    atomic_store(&c.child_index, -2);
+    ws_future_t *f;
+    ASSERT_OK(ws_submit(p, slots_parent, &c, &f));
+    ASSERT_OK(ws_future_wait(f, WS_FOREVER));
+    ws_future_release(f);
+    ASSERT_EQ(atomic_load(&c.timed_out), 0);
+    /* The first parent runs on worker 0 (no spare exists yet); a later one
+       may be taken by the previous round's spare before it steps down. */
+    int parent = atomic_load(&c.parent_index), child = atomic_load(&c.child_index);
+    if (r == 0)
+      ASSERT_EQ(parent, 0);
+    ASSERT_GE(parent, 0);
+    ASSERT_LT(parent, ws_pool_slots(p));
+    ASSERT_EQ(atomic_load(&c.blocked_index_inside), parent); /* blocking keeps the index */
+    ASSERT_NE(child, parent); /* they ran at the same time */
+    ASSERT_GE(child, 0);
+    ASSERT_LT(child, ws_pool_slots(p));
+    if (parent < ws_pool_workers(p))
+      ASSERT_GE(child, ws_pool_workers(p)); /* the only regular worker was blocked */
+    latch_destroy(&c.child_ran);
+  }
+  ws_stats_t st;
+  ws_pool_stats(p, &st, NULL, 0);
+  ASSERT_EQ(st.compensated, 20);
+  ASSERT_OK(ws_pool_destroy(p));
+
+  /* Many blockers, spares coming and going: every index fits the array. */
+  slots_pool = pool_with(2, 0, 1);
+  nslot_runs = ws_pool_slots(slots_pool);
+  slot_runs = calloc((size_t)nslot_runs, sizeof *slot_runs);
+  int n = 2000 / TEST_SCALE_DIV;
+  for (int i = 0; i < n; i++)
+    ASSERT_OK(ws_submit(slots_pool, block_and_spawn, NULL, NULL));
+  ASSERT_OK(ws_pool_wait_idle(slots_pool, WS_FOREVER));
+  uint64_t total = 0, on_spares = 0;
+  for (int i = 0; i < nslot_runs; i++) {
+    total += atomic_load(&slot_runs[i]);
+    if (i >= ws_pool_workers(slots_pool))
+      on_spares += atomic_load(&slot_runs[i]);
+  }
+  ASSERT_EQ(total, (uint64_t)n * (1 + 8 + 1));
+  ws_pool_stats(slots_pool, &st, NULL, 0);
+  fprintf(stderr, "  slots: %" PRIu64 " of %" PRIu64 " runs on spares, %" PRIu64
+          " calls compensated\n", on_spares, total, st.compensated);
+  ASSERT_OK(ws_pool_destroy(slots_pool));
+  free(slot_runs);
+}
+
+/* --- destroy after a compensated call ------------------------------------------ */
+
+static int block_20ms(void *arg)
+{
+  (void)arg;
+  struct timespec ts = {0, 20000000}; /* the "blocking call": 20 ms in the kernel */
+  nanosleep(&ts, NULL);
+  return 0;
+}
+
+static int blocks_once(void *arg)
+{
+  (void)arg;
+  return ws_blocking(NULL, block_20ms, NULL);
+}
+
+/* A deadlock detector: aborts unless `done` is set within limit_ms. */
+struct watchdog {
+  test_latch done;
+  int limit_ms;
+  const char *what;
+};
+
+static void *watchdog_main(void *arg)
+{
+  struct watchdog *d = arg;
+  if (latch_wait_ms(&d->done, d->limit_ms))
+    TEST_FAIL("%s did not return within %d ms", d->what, d->limit_ms);
+  return NULL;
+}
+
+/* settle: wait until the spare has stepped down (it is then parked on the
+   spare list) before destroying; otherwise destroy races with its step-down. */
+static void destroy_after_blocking(unsigned idle_ms, int settle)
+{
+  ws_pool_t *p = pool_with(1, 0, idle_ms);
+  ASSERT_OK(ws_submit(p, blocks_once, NULL, NULL));
+  if (settle) {
+    ASSERT_OK(ws_pool_wait_idle(p, WS_FOREVER));
+    int64_t give_up = test_now_ns() + (int64_t)60 * 1000000000;
+    ws_stats_t st;
+    for (;;) {
+      ws_pool_stats(p, &st, NULL, 0);
+      if (st.spares_active == 0)
+        break;
+      if (test_now_ns() > give_up)
+        TEST_FAIL("the spare did not step down: %u active", st.spares_active);
+      sched_yield();
+    }
+    ASSERT_EQ(st.compensated, 1);
+  }
+  struct watchdog d;
+  latch_init(&d.done, 1);
+  /* Milliseconds are expected; 2 s (more under the sanitizers) only tells
+     "joined at termination" from "waited for spare_idle_ms". */
+  d.limit_ms = TEST_SCALE_DIV == 1 ? 2000 : 10000;
+  d.what = "ws_pool_destroy after a compensated ws_blocking";
+  pthread_t dog;
+  ASSERT_EQ(pthread_create(&dog, NULL, watchdog_main, &d), 0);
+  ASSERT_OK(ws_pool_destroy(p));
+  latch_count_down(&d.done);
+  pthread_join(dog, NULL);
+  latch_destroy(&d.done);
+}
+
+static void test_destroy(void)
+{
+  for (int r = 0; r < 40 / TEST_SCALE_DIV + 4; r++) {
+    destroy_after_blocking(r % 2 ? 60000 : UINT_MAX, 0);
+    destroy_after_blocking(r % 2 ? UINT_MAX : 60000, 1);
+  }
+}
+
 static int ret7(void *arg)
 {
   (void)arg;
@@ -293,6 +506,10 @@ int main(int argc, char **argv)
     test_stress(2);
     test_stress(8);
   }
+  if (!only || !strcmp(only, "slots"))
+    test_slots();
+  if (!only || !strcmp(only, "destroy"))
+    test_destroy();
   if (!only || !strcmp(only, "outside")) {
     ASSERT_EQ(ws_blocking(NULL, ret7, NULL), 7);
     ASSERT_EQ(ws_blocking(NULL, NULL, NULL), WS_EINVAL);

@@ -14,12 +14,17 @@
  *               preempted, those checks are reported as not made); the
  *               measured time on P workers is never below T1/P or Tinf
  *               beyond timer noise.
+ *   profprint — ws_profile_print's table for max_workers 0, 8, 64, 65, 200
+ *               and UINT_MAX: every P up to 64, then powers of two, then
+ *               max_workers; the exact rows are counted through a FILE that
+ *               aborts past 1000 lines (UINT_MAX used to never return).
  *   schedtrace — the sampling thread prints lines in the documented format
  *               (this program writes them to stderr; ctest checks them with
  *               a regular expression).
  */
 #include "test.h"
 
+#include <limits.h>
 #include <stdbool.h>
 #include <sys/resource.h>
 
@@ -287,6 +292,88 @@ static void test_profile(unsigned workers)
   ASSERT_OK(ws_pool_destroy(p));
 }
 
+/* --- the printed table for any max_workers --------------------------------------- */
+
+/* A FILE that keeps the P column of each table row and fails the test past
+   1000 lines, so a runaway table is caught at once, not by a disk filling. */
+struct rows {
+  char line[256];
+  size_t len;
+  int lines;
+  uint64_t p[1000];
+  int np;
+};
+
+static ssize_t rows_write(void *cookie, const char *buf, size_t size)
+{
+  struct rows *r = cookie;
+  for (size_t i = 0; i < size; i++) {
+    if (buf[i] != '\n') {
+      if (r->len < sizeof r->line - 1)
+        r->line[r->len++] = buf[i];
+      continue;
+    }
+    r->line[r->len] = '\0';
+    r->len = 0;
+    if (++r->lines > 1000)
+      TEST_FAIL("ws_profile_print printed more than 1000 lines");
+    char *end;
+    uint64_t v = strtoull(r->line, &end, 10);
+    if (r->lines > 3) { /* after the two summary lines and the column names */
+      ASSERT(end != r->line && *end == ' ');
+      r->p[r->np++] = v;
+    }
+  }
+  return (ssize_t)size;
+}
+
+static void print_rows(const ws_profile_t *pr, unsigned max_workers, struct rows *r)
+{
+  memset(r, 0, sizeof *r);
+  cookie_io_functions_t io = {NULL, rows_write, NULL, NULL};
+  FILE *f = fopencookie(r, "w", io);
+  ASSERT(f != NULL);
+  ASSERT_OK(ws_profile_print(pr, f, max_workers));
+  fclose(f);
+  ASSERT_EQ(r->len, 0); /* every line ended */
+}
+
+static void test_profprint(void)
+{
+  ws_profile_t pr;
+  memset(&pr, 0, sizeof pr);
+  pr.work_ns = 1000000000;
+  pr.span_ns = 1000000;
+  pr.wall_ns = 600000000;
+  pr.parallelism = 1000;
+  pr.strands = 12345;
+  pr.workers = 2;
+  struct rows r;
+  static const unsigned maxes[] = {0, 1, 8, 64, 65, 200, 1024, 4096 + 1, UINT_MAX};
+  for (size_t k = 0; k < sizeof maxes / sizeof maxes[0]; k++) {
+    unsigned max = maxes[k], want_max = max != 0 ? max : 64;
+    print_rows(&pr, max, &r);
+    /* The expected rows: 1..min(max, 64), then 128, 256, ... below max, then max. */
+    uint64_t want[200];
+    int n = 0;
+    for (uint64_t P = 1; P <= want_max && P <= WS_PROFILE_PRINT_DENSE; P++)
+      want[n++] = P;
+    for (uint64_t P = 2 * WS_PROFILE_PRINT_DENSE; P < want_max; P *= 2)
+      want[n++] = P;
+    if (want[n - 1] != want_max)
+      want[n++] = want_max;
+    fprintf(stderr, "  max_workers %u: %d rows, last P %" PRIu64 "\n", max, r.np,
+            r.np ? r.p[r.np - 1] : 0);
+    ASSERT_EQ(r.np, n);
+    ASSERT_EQ(r.lines, 3 + n);
+    for (int i = 0; i < n; i++)
+      ASSERT_EQ(r.p[i], want[i]);
+  }
+  print_rows(&pr, UINT_MAX, &r);
+  ASSERT_EQ(r.np, 64 + 25 + 1); /* as documented in wsched.h */
+  ASSERT_EQ(ws_profile_print(&pr, NULL, 8), WS_EINVAL);
+}
+
 /* --- schedtrace ----------------------------------------------------------------- */
 
 static void test_schedtrace(void)
@@ -322,6 +409,8 @@ int main(int argc, char **argv)
     if (ncpus >= 2)
       test_profile(2);
   }
+  if (!only || !strcmp(only, "profprint"))
+    test_profprint();
   if (!only || !strcmp(only, "schedtrace"))
     test_schedtrace();
   fprintf(stderr, "ok\n");

@@ -1,6 +1,7 @@
 /* Linux implementation of src/platform.h: futex, membarrier, clock, threads. */
 #include "../platform.h"
 
+#include "../env.h"
 #include "wsched.h"
 
 #include <errno.h>
@@ -18,12 +19,20 @@ bool ws__membarrier_ok;
 
 static pthread_once_t ws__platform_once = PTHREAD_ONCE_INIT;
 
+/* "WS_NO_MEMBARRIER=... ignored (...)" when the variable held something
+   other than 0 or 1; written once, inside ws__platform_once. */
+static char ws__membarrier_why[160];
+
 static void ws__platform_init_once(void)
 {
   /* WS_NO_MEMBARRIER=1 forces the fence-only fallback (used by the tests so
-     both variants of the protocol are exercised on one machine). */
-  const char *off = getenv("WS_NO_MEMBARRIER");
-  if (off != NULL && off[0] == '1')
+     both variants of the protocol are exercised on one machine); 0 is the
+     default; anything else is reported and ignored. */
+  uint64_t off = 0;
+  if (ws__env_uint("WS_NO_MEMBARRIER", 0, 1, &off, ws__membarrier_why,
+                   sizeof ws__membarrier_why) == WS__ENV_BAD)
+    ws__env_report("WS_NO_MEMBARRIER", ws__membarrier_why, "membarrier where the kernel has it");
+  if (off == 1)
     return;
   long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
   if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED))
@@ -36,6 +45,13 @@ static void ws__platform_init_once(void)
 void ws__platform_init(void)
 {
   pthread_once(&ws__platform_once, ws__platform_init_once);
+}
+
+const char *ws__platform_env_note(void)
+{
+  /* Written inside pthread_once, which orders it before every return of
+     ws__platform_init; callers call that first. */
+  return ws__membarrier_why[0] != '\0' ? ws__membarrier_why : NULL;
 }
 
 void ws__heavy_barrier(void)
