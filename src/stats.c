@@ -69,9 +69,10 @@ int ws_pool_stats_print(ws_pool_t *p, FILE *out)
   if (p == NULL || out == NULL)
     return WS_EINVAL;
   unsigned nslots = ws__nslots(p);
-  ws_worker_stats_t *pw = calloc(nslots, sizeof *pw);
+  ws_worker_stats_t *pw = ws__malloc(nslots * sizeof *pw); /* the fault hook sees it */
   if (pw == NULL)
     return WS_ENOMEM;
+  memset(pw, 0, nslots * sizeof *pw);
   ws_stats_t st;
   ws_pool_stats(p, &st, pw, nslots);
   static const char *const state_names[] = {"accepting", "draining", "terminated"};

@@ -36,13 +36,35 @@
 /* Smallest per-worker cap: smaller max_events are raised to it (wsched.h). */
 #define WS__TRACE_MIN_EVENTS 16
 
+/* Allocations go through ws__malloc, like every other one, so that the
+   tests' fault injection reaches them. */
+static void *zalloc(size_t size)
+{
+  void *q = ws__malloc(size);
+  if (q != NULL)
+    memset(q, 0, size);
+  return q;
+}
+
+/* realloc through ws__malloc: old holds `used` bytes. NULL (old untouched)
+   on failure. */
+static void *grow(void *old, size_t used, size_t size)
+{
+  void *q = ws__malloc(size);
+  if (q != NULL && used != 0)
+    memcpy(q, old, used);
+  if (q != NULL)
+    free(old);
+  return q;
+}
+
 static bool append(ws__tbuf *b, const ws__tev *e)
 {
   if (b->n == b->cap) {
     size_t cap = b->cap ? 2 * b->cap : 1024;
     if (cap > b->max)
       cap = b->max;
-    ws__tev *n = cap > b->cap ? realloc(b->ev, cap * sizeof *n) : NULL;
+    ws__tev *n = cap > b->cap ? grow(b->ev, b->n * sizeof *n, cap * sizeof *n) : NULL;
     if (n == NULL)
       return false;
     b->ev = n;
@@ -116,9 +138,9 @@ int ws_trace_start(ws_pool_t *p, size_t max_events)
     return WS_EBUSY;
   }
   unsigned nslots = ws__nslots(p);
-  ws__tbuf **bufs = calloc(nslots, sizeof *bufs);
+  ws__tbuf **bufs = zalloc(nslots * sizeof *bufs);
   for (unsigned i = 0; bufs != NULL && i < nslots; i++) {
-    bufs[i] = calloc(1, sizeof **bufs);
+    bufs[i] = zalloc(sizeof **bufs);
     if (bufs[i] == NULL) {
       for (unsigned k = 0; k < i; k++)
         free(bufs[k]);
@@ -168,7 +190,7 @@ static void push(outvec *o, outev e)
 {
   if (o->n == o->cap) {
     size_t cap = o->cap ? 2 * o->cap : 4096;
-    outev *n = realloc(o->v, cap * sizeof *n);
+    outev *n = grow(o->v, o->n * sizeof *n, cap * sizeof *n);
     if (n == NULL) {
       o->failed = true;
       return;
@@ -337,7 +359,7 @@ int ws_trace_stop(ws_pool_t *p, const char *path)
   }
   int64_t stop_ts = ws__now_ns() - p->trace_t0;
   unsigned nslots = ws__nslots(p);
-  ws__tbuf **bufs = calloc(nslots, sizeof *bufs);
+  ws__tbuf **bufs = zalloc(nslots * sizeof *bufs);
   unsigned nlanes = 0;
   for (unsigned i = 0; i < nslots; i++) {
     ws__worker *w = &p->workers[i];
@@ -376,13 +398,14 @@ void ws__trace_env_start(ws_pool_t *p)
     return;
   unsigned ordinal = atomic_fetch_add_explicit(&pools, 1, memory_order_relaxed); /* a counter */
   const char *pct = strstr(path, "%d");
+  char buf[4096];
   if (pct != NULL && strstr(pct + 1, "%") == NULL) {
-    char buf[4096];
     snprintf(buf, sizeof buf, "%.*s%u%s", (int)(pct - path), path, ordinal, pct + 2);
-    p->trace_env_path = strdup(buf);
-  } else {
-    p->trace_env_path = strdup(path);
+    path = buf;
   }
+  size_t len = strlen(path) + 1;
+  if ((p->trace_env_path = ws__malloc(len)) != NULL)
+    memcpy(p->trace_env_path, path, len);
   if (p->trace_env_path == NULL || ws_trace_start(p, 0) != 0) {
     fprintf(stderr, "wsched: WS_TRACE: cannot start tracing\n");
     free(p->trace_env_path);
