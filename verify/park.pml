@@ -169,6 +169,9 @@ proctype publisher() {
 
 proctype worker(byte me) {
   bool spinning = false, found, was_on;
+#ifdef FIX_S4
+  bool dropped;
+#endif
   byte v, old;
 
 loop:
@@ -202,6 +205,11 @@ running:
   :: spinning -> stop_spinning(v, old)
   :: else -> skip
   fi;
+#ifdef GANG
+  /* A task that needs the others running at the same time (see README):
+     it waits until every task has been claimed. */
+  consumed == NTASKS;
+#endif
   /* ws__run: the task may spawn a child (push on the own deque + notify) */
   if
   :: atomic { child_budget > 0 -> child_budget--; tasks++; published++ };
@@ -232,6 +240,9 @@ park:
   if
   :: spinning ->
      spinning = false;
+#ifdef FIX_S4
+     dropped = true;
+#endif
      atomic { assert(nspinning > 0); nspinning-- }
   :: else -> skip
   fi;
@@ -250,6 +261,17 @@ park:
      :: else -> skip
      fi;
      unlock();
+#ifdef FIX_S4
+     /* Not in the code: a hypothetical fix (README, "Findings"). A parker
+        that gave up the spinner role and then finds work in S4 takes the
+        role back, so that stop_spinning hands the search on when it takes
+        the work (the Go scheduler's findrunnable does the same). */
+     if
+     :: atomic { was_on && dropped -> nspinning++; spinning = true }
+     :: else -> skip
+     fi;
+     dropped = false;
+#endif
      if
      :: atomic { was_on -> was_on = false }; goto loop
      :: else -> goto woken             /* a waker took us off the list first */
