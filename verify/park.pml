@@ -27,7 +27,7 @@
  *     is done; it asserts that every task ever published was claimed.
  *   - no deadlock: blocking anywhere but in futex_wait (label end_sleep) is
  *     an invalid end state (idle_lock never released, ...).
- *   - nspinning and nidle never underflow; nidle is the idle list's length.
+ *   - nspinning and nidle never underflow; a worker unlinked is on the list.
  *
  * Variants (spin -DBROKEN=n), which SPIN must reject:
  *   1: ws__park without S4 (no re-check of the queues after announcing idle)
