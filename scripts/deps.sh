@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what building and testing wsched needs on Debian/Ubuntu, if it is
 # missing: a C compiler, CMake, make, pkg-config, python3 (trace checks),
-# OpenSSL's libcrypto (the UTS benchmark) and hwloc (topology; optional).
+# OpenSSL's libcrypto (the UTS benchmark), hwloc (topology; optional) and
+# spin (the protocol models of verify/; their test is skipped without it).
 # Runs apt-get as root, or through sudo when available; otherwise prints the
 # command to run.
 set -euo pipefail
-pkgs=(gcc make cmake pkg-config python3 libssl-dev libhwloc-dev binutils)
+pkgs=(gcc make cmake pkg-config python3 libssl-dev libhwloc-dev binutils spin)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
