@@ -158,8 +158,17 @@ void ws__park(ws__worker *w, bool (*stop)(void *), void *arg, int64_t deadline)
 
   /* S4: look once more at every queue (and the caller's condition). */
   if (ws__work_visible(p) || (stop != NULL && stop(arg))) {
-    if (idle_remove_self(p, w))
+    if (idle_remove_self(p, w)) {
+      /* We leave to take work that publishers may have seen a spinner
+         for (ours, given up in S2) and so woke nobody: take the spinner
+         role back, so that finding work hands the search on to a parked
+         worker (stop_spinning), as Go's findrunnable does. Without it a
+         second task published meanwhile waited, with a worker asleep, until
+         our task finished (found by verify/park.pml, GANG). */
+      atomic_fetch_add_explicit(&p->nspinning, 1, memory_order_seq_cst); /* see stop_spinning */
+      w->spinning = true;
       return;
+    }
     /* A waker took us off the list first; its park_word is already stored. */
   } else {
     ws__stat1(w, WS__S_parks, 1);

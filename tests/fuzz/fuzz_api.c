@@ -37,11 +37,11 @@
  * through `slots` (a mutex), with a count of users so a handle is released
  * only when nobody is waiting on it, and never used after.
  *
- * Known problem (see the report of the h-fuzz branch): a worker waiting on a
- * future runs other tasks nested on its stack, and one of those may wait on
- * the first one's future: an acyclic task graph then deadlocks on the stack.
- * So a "forever" wait inside a task is bounded by INNER_FOREVER_NS, unless
- * FUZZ_STRICT_WAITS=1 (then libFuzzer's -timeout reports the deadlock).
+ * Waits inside tasks are real WS_FOREVER waits (FUZZ_STRICT_WAITS=1, the
+ * default): an acyclic wait-for graph must finish, and libFuzzer's -timeout
+ * reports one that does not. FUZZ_STRICT_WAITS=0 bounds them by
+ * INNER_FOREVER_NS instead (regress/help_nested_deadlock hung before waits
+ * stopped running unrelated tasks on the waiter's stack).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -69,7 +69,7 @@
 #endif
 /* 1: a "forever" wait inside a task really is WS_FOREVER. */
 #ifndef FUZZ_STRICT_WAITS
-#define FUZZ_STRICT_WAITS 0
+#define FUZZ_STRICT_WAITS 1
 #endif
 #define INNER_FOREVER_NS ((int64_t)20 * 1000 * 1000)
 
