@@ -244,7 +244,7 @@ static uint64_t tri_work(int64_t i)
 
 static struct {
   alignas(64) uint64_t v;
-} tri_sums[WS_MAX_WORKERS];
+} tri_sums[WS_MAX_WORKERS + WS_MAX_SPARES]; /* indexed by ws_current_worker(): spares too */
 
 static int tri_body(void *ctx, int64_t lo, int64_t hi)
 {
@@ -292,7 +292,7 @@ static int tri_parallel(ws_pool_t *pool, const char *size, wb_result *r)
     wb_result ref;
     tri_serial(size, &ref); /* compute the reference outside the timed region */
   }
-  int workers = ws_pool_workers(pool);
+  int workers = ws_pool_slots(pool); /* spares run tasks too */
   for (int i = 0; i < workers; i++)
     tri_sums[i].v = 0;
   double t0 = wb_now_ms();

@@ -44,10 +44,10 @@ static int fib_serial(const char *size, wb_result *r)
   return 0;
 }
 
-/* Per-worker sums, one cache line each; index WS_MAX_WORKERS is unused. */
+/* Per-worker sums, one cache line each. */
 static struct {
   alignas(64) uint64_t v;
-} fib_sums[WS_MAX_WORKERS];
+} fib_sums[WS_MAX_WORKERS + WS_MAX_SPARES]; /* indexed by ws_current_worker(): spares too */
 static ws_pool_t *fib_pool;
 
 static int fib_task(void *arg)
@@ -68,7 +68,7 @@ static int fib_parallel(ws_pool_t *pool, const char *size, wb_result *r)
   long n = wb_size_long(size, 0, 60);
   if (n < 0)
     return -1;
-  int workers = ws_pool_workers(pool);
+  int workers = ws_pool_slots(pool); /* spares run tasks too */
   for (int i = 0; i < workers; i++)
     fib_sums[i].v = 0;
   fib_pool = pool;

@@ -18,7 +18,7 @@ static uts_params_t params;
 
 static struct {
   alignas(64) uts_result_t r;
-} counts[WS_MAX_WORKERS];
+} counts[WS_MAX_WORKERS + WS_MAX_SPARES]; /* indexed by ws_current_worker(): spares too */
 
 /* The size argument: a preset name ("T1") or flags ("-t 1 -d 6 -r 3"). */
 static int parse_tree(const char *size, uts_params_t *p)
@@ -108,7 +108,7 @@ static int uts_parallel_run(ws_pool_t *pool, const char *size, wb_result *r)
     return -1;
   uts_result_t want;
   expected(&params, &want); /* outside the timing (a serial walk for non-presets) */
-  int workers = ws_pool_workers(pool);
+  int workers = ws_pool_slots(pool); /* spares run tasks too */
   for (int i = 0; i < workers; i++)
     counts[i].r = (uts_result_t)UTS_RESULT_INIT;
   uts_node_t root;

@@ -116,7 +116,7 @@ enum {
   OP_COUNT
 };
 
-static const unsigned STEAL_BATCH[8] = {0, 1, 2, 3, 8, 32, 1024, 5};
+static const unsigned STEAL_BATCH[8] = {0, 1, 2, 3, 8, 32, 256, 5}; /* 256: the maximum */
 static const unsigned SPIN[8] = {0, WS_SPIN_NONE, 1, 2, 4, 64, 1000, 0};
 static const unsigned SPARES[8] = {0, WS_SPARES_NONE, 1, 2, 3, 4, 8, 0};
 
