@@ -108,10 +108,12 @@ typedef struct ws_options {
   uint64_t seed;
   /* Stack size of each worker thread in bytes. 0: the system default. */
   size_t stack_size;
-  /* Spare workers that ws_blocking() may activate to keep the pool at full
-     strength while workers block. 0: 256 (ForkJoinPool's default);
-     WS_SPARES_NONE: no compensation. At most WS_MAX_SPARES. Spares have
-     worker indices of their own (ws_current_worker, ws_pool_slots). */
+  /* Spare workers that may be activated to keep the pool at full strength
+     while workers block: in ws_blocking(), and in waits inside tasks that
+     cannot run what they wait for (see "Waiting" below). 0: 256
+     (ForkJoinPool's default); WS_SPARES_NONE: no compensation. At most
+     WS_MAX_SPARES. Spares have worker indices of their own
+     (ws_current_worker, ws_pool_slots). */
   unsigned max_spares;
   /* How long a spare that is no longer needed waits before its thread exits,
      in milliseconds. 0: 1000. Any value is safe: termination wakes every
@@ -235,11 +237,45 @@ typedef enum ws_future_status {
   WS_FUTURE_CANCELLED = 4  /* cancelled before it was claimed; it never ran */
 } ws_future_status_t;
 
+/*
+ * Waiting inside a task (ws_future_wait, ws_join, ws_group_wait).
+ *
+ * A worker that waits never runs a task its wait does not depend on: such a
+ * task, run on top of the waiter's stack, could itself wait for the waiter
+ * (A waits on C, B waits on A) and neither would ever finish. It runs
+ *   - the awaited task itself while nobody has claimed it: ws_future_wait
+ *     claims an unclaimed task of its own pool and runs it in place; a join
+ *     or group runs its children that nobody stole;
+ *   - fork/join descendants (ws_join halves, group children) of what it
+ *     waits for, from its own deque and from the worker that stole it;
+ * and otherwise blocks, counted like ws_blocking(): a spare worker takes its
+ * place meanwhile, so every other queued task keeps running.
+ *
+ * Guarantee: with spares available (the default max_spares), every wait-for
+ * graph without a cycle finishes, on any number of workers and in any
+ * submission order, roots and children, futures, joins and groups mixed
+ * (tests/test_waitgraph.c). A cycle (tasks waiting on each other) deadlocks,
+ * as does waiting by means the pool cannot see (a mutex, a condition
+ * variable, a spin on a flag) for a task that has not started.
+ * Without spares (WS_SPARES_NONE), or once max_spares are active (counted in
+ * ws_stats_t.uncompensated), a wait that must block does so uncompensated:
+ * graphs of futures still finish (a waiter runs an unclaimed awaited task
+ * itself, and a claimed one is running), but a queued task that no waiter
+ * can claim -- a fork/join child offered to thieves, a task nobody waits
+ * for -- runs only once some worker is free, and if every worker blocks on
+ * such a task the pool deadlocks.
+ * Running an awaited task in place nests it on the waiter's stack; below a
+ * stack reserve (a quarter of the worker's stack, at most 256 KiB) the
+ * waiter blocks instead.
+ */
+
 /* Waits until the future is DONE, FAILED or CANCELLED. Returns 0,
-   WS_ETIMEDOUT or WS_EINVAL. Any thread. Inside a task of the same pool the
-   waiting worker runs other queued tasks meanwhile, so a pool whose workers
-   all wait cannot deadlock on queued work (the timeout is then checked between
-   tasks). */
+   WS_ETIMEDOUT or WS_EINVAL. Any thread. Inside a task (see "Waiting"
+   above), a worker of the future's pool with a non-zero timeout runs the
+   task itself if no worker has claimed it yet (the timeout does not
+   interrupt it); otherwise it blocks until the task finishes or the
+   timeout passes. A worker of another pool blocks, compensated in its own
+   pool. Outside every pool the caller blocks. */
 WS_EXTERN int ws_future_wait(ws_future_t *f, int64_t timeout_ns);
 
 /* The current ws_future_status_t, or WS_EINVAL. Any thread. */
@@ -293,10 +329,14 @@ WS_EXTERN int ws_blocking(ws_pool_t *pool, ws_task_fn fn, void *arg);
  * stays private to the worker until a thief could use it (see ws_join for
  * when, and for what that means for code that waits on its siblings).
  * ws_group_wait first runs the children nobody stole, then, while stolen
- * ones are unfinished, steals from the thief first and then from anyone; it
- * sleeps only when there is nothing to run. Only the
+ * ones are unfinished, runs their fork/join descendants (from its own deque
+ * and from the thief), and otherwise blocks, compensated (see "Waiting"
+ * below ws_future_status_t). Only the
  * task that initialised a group may spawn into it and wait on it, and it must
- * wait before it returns; groups of one task nest like blocks (the one
+ * wait before it returns (a task that returns with group children still in
+ * its worker's frame stack aborts the process with "wsched: misuse: ..."; one
+ * whose children were all heap tasks cannot be detected, and they would
+ * report to a dead stack); groups of one task nest like blocks (the one
  * initialised last is waited for first: their children share the worker's
  * frame stack); after ws_group_wait the group may be initialised again.
  *
@@ -321,7 +361,11 @@ WS_EXTERN int ws_group_spawn(ws_group_t *g, ws_task_fn fn, void *arg);
 /* Waits for every task spawned into g; returns the first non-zero return
    value among them (in completion order), or 0. All of them run to the end
    whatever their results. WS_EINVAL if called from another thread than the
-   one that initialised g. */
+   one that initialised g. WS_EBUSY, without waiting, when a join or group
+   opened after g in the same task is still open and g has children in the
+   worker's frame stack (ws_group_wait(&g) inside the fa of a ws_join that
+   runs after g's spawns): wait after that join returns. A child spawned
+   into g inside such a join is a heap task instead, and works. */
 WS_EXTERN int ws_group_wait(ws_group_t *g);
 
 /* Runs fa(a) and fb(b), possibly in parallel, Rayon style: b is offered to

@@ -4,12 +4,14 @@
 #   tsan    — ThreadSanitizer: any data race fails the build
 #   asan    — AddressSanitizer + UndefinedBehaviorSanitizer: any leak,
 #             invalid access or undefined behaviour fails the build
-# Usage: scripts/test.sh [release|tsan|asan ...]   (default: all three)
+#   fuzz    — the API-sequence fuzzer (clang libFuzzer, ASan + UBSan) for
+#             WS_FUZZ_SECONDS (default 120) after replaying its corpus
+# Usage: scripts/test.sh [release|tsan|asan|fuzz ...]   (default: all four)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 configs=("$@")
-[ ${#configs[@]} -eq 0 ] && configs=(release tsan asan)
+[ ${#configs[@]} -eq 0 ] && configs=(release tsan asan fuzz)
 jobs=$(nproc)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
@@ -19,7 +21,15 @@ for c in "${configs[@]}"; do
     release) flags=(-DCMAKE_BUILD_TYPE=Release) ;;
     tsan) flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DWSCHED_SANITIZE=thread) ;;
     asan) flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DWSCHED_SANITIZE=address,undefined) ;;
-    *) echo "unknown configuration '$c' (release, tsan, asan)" >&2; exit 2 ;;
+    fuzz)
+      echo "=== fuzz: ${WS_FUZZ_SECONDS:-120} s"
+      mkdir -p build
+      start=$(date +%s)
+      tests/fuzz/run_fuzz.sh "${WS_FUZZ_SECONDS:-120}" > build/fuzz.log 2>&1 || { tail -60 build/fuzz.log; exit 1; }
+      grep -E "^(fuzz_api:|stat::number_of_executed_units|Done )" build/fuzz.log || true
+      echo "=== fuzz: passed in $(( $(date +%s) - start )) s"
+      continue ;;
+    *) echo "unknown configuration '$c' (release, tsan, asan, fuzz)" >&2; exit 2 ;;
   esac
   echo "=== $c: build"
   start=$(date +%s)
