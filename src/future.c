@@ -58,9 +58,9 @@ static bool future_announce(void *arg, uint32_t *expect)
 
 int ws_future_wait(ws_future_t *f, int64_t timeout_ns)
 {
-  ws__task *t = f;
-  if (t == NULL)
+  if (f == NULL)
     return WS_EINVAL;
+  ws__task *t = ws__handle_task(f);
   if (future_final(t))
     return 0;
   if (timeout_ns == 0)
@@ -89,7 +89,7 @@ int ws_future_status(const ws_future_t *f)
   if (f == NULL)
     return WS_EINVAL;
   /* Acquire: see future_final. */
-  return ws__task_status(atomic_load_explicit(&((ws__task *)f)->state, memory_order_acquire));
+  return ws__task_status(atomic_load_explicit(&ws__handle_task(f)->state, memory_order_acquire));
 }
 
 int ws_future_result(const ws_future_t *f, int *task_rc)
@@ -101,15 +101,15 @@ int ws_future_result(const ws_future_t *f, int *task_rc)
     return WS_ECANCELED;
   if (s != WS_FUTURE_DONE && s != WS_FUTURE_FAILED)
     return WS_EBUSY;
-  *task_rc = f->rc;
+  *task_rc = ws__handle_task(f)->rc;
   return 0;
 }
 
 int ws_future_cancel(ws_future_t *f)
 {
-  ws__task *t = f;
-  if (t == NULL)
+  if (f == NULL)
     return WS_EINVAL;
+  ws__task *t = ws__handle_task(f);
   uint32_t s = atomic_load_explicit(&t->state, memory_order_relaxed);
   for (;;) {
     if (ws__task_status(s) != WS_FUTURE_PENDING)
@@ -133,6 +133,11 @@ int ws_future_cancel(ws_future_t *f)
 
 void ws_future_release(ws_future_t *f)
 {
-  if (f != NULL)
-    ws__task_unref(ws__self_in(f->pool), f);
+  if (f == NULL)
+    return;
+  ws__task *t = ws__handle_task(f);
+  /* Every later use of this handle fails the check (see gen). Relaxed: a
+     misuse check; the unref below orders the record's reuse. */
+  atomic_fetch_add_explicit(&t->gen, 1, memory_order_relaxed);
+  ws__task_unref(ws__self_in(t->pool), t);
 }

@@ -292,13 +292,13 @@ int ws_submit(ws_pool_t *p, ws_task_fn fn, void *arg, ws_future_t **future)
   ws__task_init(t, p, fn, arg, future != NULL ? WS__TASK_FUTURE : 0, future != NULL ? 2 : 1);
   if (w != NULL) {
     if (future != NULL)
-      *future = t; /* the handle holds its own reference */
+      *future = ws__handle(t); /* the handle holds its own reference */
     ws__submit_child(w, t);
     return 0;
   }
   int rc = ws__submit_root(p, t);
   if (rc == 0 && future != NULL)
-    *future = t;
+    *future = ws__handle(t);
   return rc;
 }
 

@@ -135,7 +135,21 @@ ws__task *ws__task_alloc(ws__worker *w, ws_pool_t *p)
     return t;
   }
   /* One record per cache line (see task.h). */
-  return aligned_alloc(alignof(ws__task), sizeof(ws__task));
+  t = aligned_alloc(alignof(ws__task), sizeof(ws__task));
+  if (t != NULL)
+    atomic_init(&t->gen, 0); /* kept from then on, through the caches */
+  return t;
+}
+
+
+ws__task *ws__handle_task(const ws_future_t *f)
+{
+  uintptr_t h = (uintptr_t)f;
+  ws__task *t = (ws__task *)(h & ~WS__HANDLE_TAG);
+  if ((atomic_load_explicit(&t->gen, memory_order_relaxed) & WS__HANDLE_TAG) !=
+      (h & WS__HANDLE_TAG)) /* see gen */
+    ws__misuse("a ws_future_t was used after ws_future_release (or released twice)");
+  return t;
 }
 
 void ws__task_free(ws__worker *w, ws__task *t)

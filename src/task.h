@@ -82,14 +82,37 @@ struct ws_future {
   /* The task's return value: written by the runner before the release CAS of
      the final status, read after an acquire load that sees it. */
   int rc;
-  /* FRAME, while profiling: the spawner's span when it spawned this child;
-     written before publication. */
-  uint64_t prof_at;
+  union {
+    /* FRAME, while profiling: the spawner's span when it spawned this
+       child; written before publication. */
+    uint64_t prof_at;
+    /* Heap records: the handle generation. A future handle is the record's
+       address with the generation's low 6 bits in its low bits (records are
+       64-byte aligned); ws_future_release bumps it, so a handle used after
+       its release (or released twice) no longer matches, even once the
+       record serves another task (unless exactly a multiple of 64 handles
+       of that record were released in between). Bumped by the releaser,
+       read by every ws_future_* call; relaxed: a check, not a
+       synchronisation. */
+    _Atomic uint32_t gen;
+  };
 };
 
 _Static_assert(sizeof(struct ws_future) == 64, "a task record is one cache line");
 
 typedef struct ws_future ws__task;
+
+#define WS__HANDLE_TAG ((uintptr_t)63)
+
+/* The handle of future record t (see `gen`). */
+static inline ws_future_t *ws__handle(ws__task *t)
+{
+  uint32_t g = atomic_load_explicit(&t->gen, memory_order_relaxed); /* see gen */
+  return (ws_future_t *)((uintptr_t)t | (g & WS__HANDLE_TAG));
+}
+
+/* The record behind handle f; aborts with a message when f was released. */
+ws__task *ws__handle_task(const ws_future_t *f);
 
 static inline int ws__task_status(uint32_t state)
 {

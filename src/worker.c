@@ -92,8 +92,8 @@
  *     parent chain reaches it: the awaited task waits for them, so they
  *     cannot wait for us without a cycle), taken from our own deque and
  *     from the worker that stole the awaited task (leapfrogging).
- * Anything else it finds on its own deque goes to the global queue (heap
- * records) or stays put (frames); anything else it steals is handed back.
+ * Anything else it finds on its own deque stays there for thieves; it
+ * steals only frames, and hands back any that are not descendants.
  * When nothing of that kind is left it spins a little (counted in
  * nwaiting, so that the owners of such descendants publish them) and then
  * blocks on the awaited word like ws_blocking does: a spare worker takes
@@ -566,19 +566,16 @@ static ws__task *wait_search(ws__worker *w, const ws__waitfor *wf)
 {
   ws_pool_t *p = w->pool;
   ws__task *t;
-  while ((t = ws__deque_pop(&w->deque)) != NULL) {
+  if ((t = ws__deque_pop(&w->deque)) != NULL) {
     if (awaited_by(t, wf->key))
       return t;
-    if (t->flags & WS__TASK_FRAME) {
-      /* Somebody else's frame (an enclosing join's, say): leave it for
-         thieves and look no deeper. */
-      push_or_inject(w, t);
-      break;
-    }
-    /* A heap task (a ws_submit child): the global queue, where any worker
-       that is not waiting takes it. */
-    ws__inject_push(&p->inject, t, t, 1);
-    ws__notify(p);
+    /* Not ours to run (a ws_submit child that fa left above a join half,
+       say): it stays on our deque, where thieves and spares take it, and
+       we look no deeper. Moving it to the global queue instead would queue
+       it behind every root: measured, with 500 roots each waiting for such
+       a child, every spare ended up blocked on a root (waitgraph
+       spawnjoin). */
+    push_or_inject(w, t);
   }
   if (wf->hint == NULL || stack_low(w))
     return NULL;

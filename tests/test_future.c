@@ -13,6 +13,10 @@
  */
 #include "test.h"
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 static const unsigned worker_counts[] = {1, 2, 4, 64};
 
 static int ret_arg(void *arg)
@@ -340,9 +344,83 @@ static void timeouts(unsigned workers)
   latch_destroy(&l2);
 }
 
+/* --- misuse of a released handle ------------------------------------------------- */
+
+/* Runs one misuse in a child process: it must die of SIGABRT after printing
+   "wsched: misuse:" (like glibc on a double free), not carry on. */
+static void expect_abort(void (*misuse)(ws_pool_t *), const char *what)
+{
+  fflush(stderr);
+  pid_t pid = fork();
+  ASSERT(pid >= 0);
+  if (pid == 0) {
+    ws_pool_t *p = make_pool(1, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+    misuse(p);
+    _exit(0); /* not reached when the misuse is caught */
+  }
+  int st;
+  ASSERT_EQ(waitpid(pid, &st, 0), pid);
+  if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGABRT)
+    TEST_FAIL("%s: not caught (exit status %#x)", what, st);
+}
+
+static void double_release(ws_pool_t *p)
+{
+  ws_future_t *f;
+  ASSERT_OK(ws_submit(p, ret_arg, NULL, &f));
+  ASSERT_OK(ws_future_wait(f, WS_FOREVER));
+  ws_future_release(f);
+  ws_future_release(f);
+}
+
+static void release_after_reuse(ws_pool_t *p)
+{
+  ws_future_t *f, *g;
+  ASSERT_OK(ws_submit(p, ret_arg, NULL, &f));
+  ASSERT_OK(ws_future_wait(f, WS_FOREVER));
+  ws_future_release(f);
+  /* The record goes back to this thread's cache and serves the next task. */
+  ASSERT_OK(ws_submit(p, ret_arg, NULL, &g));
+  ASSERT_OK(ws_future_wait(g, WS_FOREVER));
+  ws_future_release(f); /* the old handle, now another task's record */
+}
+
+static void status_after_release(ws_pool_t *p)
+{
+  ws_future_t *f;
+  ASSERT_OK(ws_submit(p, ret_arg, NULL, &f));
+  ASSERT_OK(ws_future_wait(f, WS_FOREVER));
+  ws_future_release(f);
+  (void)ws_future_status(f);
+}
+
+static void misuse(void)
+{
+  expect_abort(double_release, "double ws_future_release");
+  expect_abort(release_after_reuse, "release of a handle whose record was reused");
+  expect_abort(status_after_release, "ws_future_status after release");
+  /* And the legitimate sequence is untouched. */
+  ws_pool_t *p = make_pool(2, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+  for (int i = 0; i < 1000; i++) {
+    ws_future_t *f;
+    int rc;
+    ASSERT_OK(ws_submit(p, ret_arg, (void *)(intptr_t)(i % 5), &f));
+    ASSERT_OK(ws_future_wait(f, WS_FOREVER));
+    ASSERT_OK(ws_future_result(f, &rc));
+    ASSERT_EQ(rc, i % 5);
+    ws_future_release(f);
+  }
+  ASSERT_OK(ws_pool_destroy(p));
+}
+
 int main(int argc, char **argv)
 {
   const char *only = argc > 1 ? argv[1] : NULL;
+  if (only != NULL && !strcmp(only, "misuse")) {
+    misuse();
+    fprintf(stderr, "ok\n");
+    return 0;
+  }
   long n = 200000 / TEST_SCALE_DIV;
   ran = calloc((size_t)n, 1);
   for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++) {
