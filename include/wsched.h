@@ -251,14 +251,17 @@ typedef enum ws_future_status {
  * and otherwise blocks, counted like ws_blocking(): a spare worker takes its
  * place meanwhile, so every other queued task keeps running.
  *
- * Guarantee: with spares available (the default max_spares), every wait-for
- * graph without a cycle finishes, on any number of workers and in any
+ * Guarantee: while spares are available, every wait-for graph without a
+ * cycle finishes, on any number of workers and in any
  * submission order, roots and children, futures, joins and groups mixed
  * (tests/test_waitgraph.c). A cycle (tasks waiting on each other) deadlocks,
  * as does waiting by means the pool cannot see (a mutex, a condition
  * variable, a spin on a flag) for a task that has not started.
- * Without spares (WS_SPARES_NONE), or once max_spares are active (counted in
- * ws_stats_t.uncompensated), a wait that must block does so uncompensated:
+ * Each task that blocks holds a thread, so a graph with more tasks blocked
+ * at once than max_spares (256 by default, WS_MAX_SPARES at most) can reach
+ * the bound. Without spares (WS_SPARES_NONE), or once max_spares are active
+ * (counted in ws_stats_t.uncompensated), a wait that must block does so
+ * uncompensated:
  * graphs of futures still finish (a waiter runs an unclaimed awaited task
  * itself, and a claimed one is running), but a queued task that no waiter
  * can claim -- a fork/join child offered to thieves, a task nobody waits

@@ -92,8 +92,9 @@
  *     parent chain reaches it: the awaited task waits for them, so they
  *     cannot wait for us without a cycle), taken from our own deque and
  *     from the worker that stole the awaited task (leapfrogging).
- * Anything else it finds on its own deque stays there for thieves; it
- * steals only frames, and hands back any that are not descendants.
+ * A plain ws_submit child it finds on its own deque goes to the global
+ * queue; frames and group children stay for thieves. It steals only
+ * frames, and hands back any that are not descendants.
  * When nothing of that kind is left it spins a little (counted in
  * nwaiting, so that the owners of such descendants publish them) and then
  * blocks on the awaited word like ws_blocking does: a spare worker takes
@@ -519,6 +520,8 @@ void *ws__worker_main(void *arg)
     }
     if (pool_terminated(p))
       break;
+    if (w->is_spare && ws__spare_surplus(p))
+      continue; /* not needed any more: step down (loop top), do not park */
     ws__park(w, NULL, NULL, WS__NO_DEADLINE);
   }
   if (w->spinning) {
@@ -566,16 +569,25 @@ static ws__task *wait_search(ws__worker *w, const ws__waitfor *wf)
 {
   ws_pool_t *p = w->pool;
   ws__task *t;
-  if ((t = ws__deque_pop(&w->deque)) != NULL) {
+  while ((t = ws__deque_pop(&w->deque)) != NULL) {
     if (awaited_by(t, wf->key))
       return t;
-    /* Not ours to run (a ws_submit child that fa left above a join half,
-       say): it stays on our deque, where thieves and spares take it, and
-       we look no deeper. Moving it to the global queue instead would queue
-       it behind every root: measured, with 500 roots each waiting for such
-       a child, every spare ended up blocked on a root (waitgraph
-       spawnjoin). */
-    push_or_inject(w, t);
+    if (t->flags & (WS__TASK_FRAME | WS__TASK_GROUP)) {
+      /* A frame, or a heap child of a group a task below us on this
+         stack will wait for (spawned into it inside a join's fa): it stays
+         on our deque, where thieves and spares take it and where that
+         group's wait finds it, and we look no deeper. In the global queue
+         it would wait behind every root: measured, with 500 roots each
+         waiting for such a child, every spare ended up blocked on a root
+         (waitgraph spawnjoin). */
+      push_or_inject(w, t);
+      break;
+    }
+    /* A plain ws_submit child: the global queue, where any worker that is
+       not waiting takes it, so that we can reach what lies under it
+       without blocking (each block costs a spare thread). */
+    ws__inject_push(&p->inject, t, t, 1);
+    ws__notify(p);
   }
   if (wf->hint == NULL || stack_low(w))
     return NULL;

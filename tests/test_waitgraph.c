@@ -284,8 +284,9 @@ static void run_graph(unsigned workers, ws_deque_kind_t dq, ws_steal_policy_t st
   o.deque = dq;
   o.steal = st;
   o.seed = seed;
-  if (no_spares)
-    o.max_spares = WS_SPARES_NONE;
+  /* Every task of a graph may be blocked at once, each holding a thread:
+     the guarantee needs spares for them (wsched.h, "Waiting"). */
+  o.max_spares = no_spares ? WS_SPARES_NONE : WS_MAX_SPARES;
   memset(&G, 0, sizeof G);
   G.n = n;
   G.seed = seed;
