@@ -235,6 +235,11 @@ struct ws_pool {
   pthread_mutex_t comp_lock;
   ws__worker *spare_head;
   unsigned nspares_alive; /* spare slots whose thread is running */
+  /* Observation of spare slots started while it is on (covered by
+     comp_lock): a new slot gets a trace buffer of trace_spare_events (0:
+     not tracing) and WS__HOOK_PROFILE when prof_spares. */
+  size_t trace_spare_events;
+  bool prof_spares;
   _Atomic uint64_t compensated, uncompensated; /* statistics */
 
   /* Observation. schedtrace: a sampling thread (schedtrace.c), stopped
@@ -604,6 +609,10 @@ void ws__prof_strand_begin(ws__worker *w);
 int ws__run_observed(ws__worker *w, ws__task *t);
 /* profile.c: after a sync on group g (profiling): merge its children. */
 void ws__prof_sync(ws__worker *w, ws__group *g);
+
+/* trace.c, comp_lock held: a spare slot just initialised joins the trace
+   or profile in progress. */
+void ws__observe_slot_init(ws_pool_t *p, ws__worker *w);
 
 /* schedtrace.c */
 int ws__schedtrace_start(ws_pool_t *p, unsigned period_ms);

@@ -131,6 +131,10 @@ static uint64_t strands(ws_pool_t *p)
 
 static void set_hooks(ws_pool_t *p, bool on)
 {
+  /* Under comp_lock: a spare slot started meanwhile sees prof_spares
+     (ws__observe_slot_init) or is counted in nslots here. */
+  pthread_mutex_lock(&p->comp_lock);
+  p->prof_spares = on;
   unsigned nslots = ws__nslots(p);
   for (unsigned i = 0; i < nslots; i++) {
     /* Relaxed: the region's tasks are published after this (ws_submit's
@@ -140,6 +144,7 @@ static void set_hooks(ws_pool_t *p, bool on)
     else
       atomic_fetch_and_explicit(&p->workers[i].hooks, ~WS__HOOK_PROFILE, memory_order_relaxed);
   }
+  pthread_mutex_unlock(&p->comp_lock);
 }
 
 int ws_profile_run(ws_pool_t *p, ws_task_fn fn, void *arg, ws_profile_t *out, int *fn_rc)

@@ -156,17 +156,38 @@ int ws_trace_start(ws_pool_t *p, size_t max_events)
   }
   /* The start time is read by recording workers after they see their
      buffer (release store below, acquire... the seq_cst load in
-     ws__trace_event). Spare slots started later are not traced. */
+     ws__trace_event). Spare slots started later get their buffer from
+     ws__observe_slot_init; comp_lock makes "counted in nslots here" or
+     "sees trace_spare_events" hold for each. */
   p->trace_t0 = ws__now_ns();
+  pthread_mutex_lock(&p->comp_lock);
+  p->trace_spare_events = max_events;
   for (unsigned i = 0; i < nslots; i++) {
     ws__worker *w = &p->workers[i];
     atomic_store_explicit(&w->tbuf, bufs[i], memory_order_seq_cst);
     atomic_fetch_or_explicit(&w->hooks, WS__HOOK_TRACE, memory_order_relaxed); /* a hint */
   }
+  for (unsigned i = nslots; i < ws__nslots(p); i++)
+    ws__observe_slot_init(p, &p->workers[i]);
+  pthread_mutex_unlock(&p->comp_lock);
   free(bufs);
   p->tracing = true;
   pthread_mutex_unlock(&p->trace_lock);
   return 0;
+}
+
+void ws__observe_slot_init(ws_pool_t *p, ws__worker *w)
+{
+  if (p->prof_spares) /* relaxed: the region's tasks are published later */
+    atomic_fetch_or_explicit(&w->hooks, WS__HOOK_PROFILE, memory_order_relaxed);
+  if (p->trace_spare_events != 0) {
+    ws__tbuf *b = zalloc(sizeof *b);
+    if (b == NULL)
+      return; /* this spare is not traced: its lane stays empty */
+    b->max = p->trace_spare_events;
+    atomic_store_explicit(&w->tbuf, b, memory_order_seq_cst); /* see the top */
+    atomic_fetch_or_explicit(&w->hooks, WS__HOOK_TRACE, memory_order_relaxed); /* a hint */
+  }
 }
 
 /* --- the writer -------------------------------------------------------------- */
@@ -289,6 +310,8 @@ static int write_json(const char *path, ws__tbuf **bufs, unsigned nlanes, int64_
   outvec o = {0};
   uint64_t dropped = 0;
   for (unsigned i = 0; i < nlanes; i++) {
+    if (bufs[i] == NULL)
+      continue; /* a spare slot started before the trace and not traced */
     convert(&o, i, bufs[i], stop_ts);
     dropped += bufs[i]->dropped;
   }
@@ -358,9 +381,13 @@ int ws_trace_stop(ws_pool_t *p, const char *path)
     return WS_EBUSY;
   }
   int64_t stop_ts = ws__now_ns() - p->trace_t0;
+  /* One lane per slot (a steal names its victim by slot), empty for a slot
+     without a buffer. comp_lock: no spare slot starts tracing meanwhile. */
+  pthread_mutex_lock(&p->comp_lock);
+  p->trace_spare_events = 0;
   unsigned nslots = ws__nslots(p);
   ws__tbuf **bufs = zalloc(nslots * sizeof *bufs);
-  unsigned nlanes = 0;
+  unsigned nlanes = bufs != NULL ? nslots : 0;
   for (unsigned i = 0; i < nslots; i++) {
     ws__worker *w = &p->workers[i];
     atomic_fetch_and_explicit(&w->hooks, ~WS__HOOK_TRACE, memory_order_relaxed); /* a hint */
@@ -371,19 +398,21 @@ int ws_trace_stop(ws_pool_t *p, const char *path)
     if (b == NULL)
       continue;
     if (bufs != NULL)
-      bufs[nlanes++] = b;
+      bufs[i] = b;
     else {
       free(b->ev);
       free(b);
     }
   }
+  pthread_mutex_unlock(&p->comp_lock);
   p->tracing = false;
   pthread_mutex_unlock(&p->trace_lock);
   int rc = bufs == NULL ? WS_ENOMEM : 0;
   if (rc == 0 && path != NULL)
     rc = write_json(path, bufs, nlanes, stop_ts);
   for (unsigned i = 0; i < nlanes; i++) {
-    free(bufs[i]->ev);
+    if (bufs[i] != NULL)
+      free(bufs[i]->ev);
     free(bufs[i]);
   }
   free(bufs);

@@ -226,6 +226,12 @@ static void test_profile(unsigned workers)
   ws_options_init(&o);
   o.workers = workers;
   o.spin_rounds = WS_SPIN_NONE;
+  /* No spares. Join waits that find nothing to steal block and wake a
+     spare; with spares, P=2 depth-4 trees under TSan measured parallelism
+     2.3-2.8 (expected near 16) in about one run in three although getrusage
+     saw no preemption. The cause is not established (an open item in
+     docs/RELIABILITY.md); the upper bounds below hold either way. */
+  o.max_spares = WS_SPARES_NONE;
   ws_pool_t *p;
   ASSERT_OK(ws_pool_create(&p, &o));
   ws_profile_t pr;
