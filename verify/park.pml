@@ -169,7 +169,7 @@ proctype publisher() {
 
 proctype worker(byte me) {
   bool spinning = false, found, was_on;
-#ifdef FIX_S4
+#ifndef NOFIX_S4
   bool dropped;
 #endif
   byte v, old;
@@ -240,7 +240,7 @@ park:
   if
   :: spinning ->
      spinning = false;
-#ifdef FIX_S4
+#ifndef NOFIX_S4
      dropped = true;
 #endif
      atomic { assert(nspinning > 0); nspinning-- }
@@ -261,7 +261,7 @@ park:
      :: else -> skip
      fi;
      unlock();
-#ifdef FIX_S4
+#ifndef NOFIX_S4
      /* Not in the code: a hypothetical fix (README, "Findings"). A parker
         that gave up the spinner role and then finds work in S4 takes the
         role back, so that stop_spinning hands the search on when it takes
