@@ -553,10 +553,10 @@ static int join_inside(ws__worker *w, ws_task_fn fa, void *a, ws_task_fn fb, voi
 
   int ra = fa(a);
 
-  if (__builtin_expect(mark < w->split, 0))
-    return join_public_sync(w, ra, mark);
   if (__builtin_expect(w->frame_top != mark + 1, 0))
     ws__misuse("ws_join: fa returned without waiting for a group it spawned into");
+  if (__builtin_expect(mark < w->split, 0))
+    return join_public_sync(w, ra, mark);
   /* Still private: nobody else has seen b. Run it like a plain call. */
   w->frame_top = mark;
   int rb = fb(b);

@@ -418,6 +418,15 @@ int ws__wait_inside(ws__worker *w, const ws__waitfor *wf, int64_t deadline);
 /* park.c */
 void ws__wake_one(ws_pool_t *pool);
 
+/* Debugging aid (-DWS_PARKLOG): a global ring of parking events, read with a
+   debugger. Compiled out otherwise. */
+#ifdef WS_PARKLOG
+void ws__parklog(int ev, uint32_t a, uint32_t b);
+#define WS__PARKLOG(ev, a, b) ws__parklog(ev, a, b)
+#else
+#define WS__PARKLOG(ev, a, b) ((void)0)
+#endif
+
 /* Step P of the parking protocol (worker.c): called after work was made
    visible. Inline: it runs on every spawn. */
 /* Greatest common divisor (victim-order strides, pool.c and worker.c). */
@@ -435,7 +444,9 @@ static inline void ws__notify(ws_pool_t *p)
 {
   ws__light_barrier(); /* StoreLoad: the work above, the idle counters below */
   /* Acquire: if we see a spinner's decrement we also see its nidle increment. */
-  if (atomic_load_explicit(&p->nspinning, memory_order_acquire) != 0)
+  uint32_t ns = atomic_load_explicit(&p->nspinning, memory_order_acquire);
+  WS__PARKLOG(1, ns, atomic_load_explicit(&p->nidle, memory_order_relaxed));
+  if (ns != 0)
     return; /* a searching worker will find the work, or re-check before it sleeps */
   if (atomic_load_explicit(&p->nidle, memory_order_relaxed) == 0)
     return; /* nobody is parked: every worker will look again */

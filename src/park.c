@@ -12,6 +12,21 @@
 
 #include <limits.h>
 
+#ifdef WS_PARKLOG
+struct ws__parkev {
+  int who, ev;
+  uint32_t a, b;
+};
+struct ws__parkev ws__parkring[8192];
+_Atomic unsigned long ws__parkpos;
+void ws__parklog(int ev, uint32_t a, uint32_t b)
+{
+  unsigned long i = atomic_fetch_add_explicit(&ws__parkpos, 1, memory_order_relaxed) % 8192;
+  ws__worker *w = ws__tls_worker;
+  ws__parkring[i] = (struct ws__parkev){w != NULL ? (int)w->index : -1, ev, a, b};
+}
+#endif
+
 /* idle_lock held. */
 static void idle_push(ws_pool_t *p, ws__worker *w)
 {
@@ -81,10 +96,13 @@ void ws__wake_one(ws_pool_t *p)
                                                 memory_order_relaxed)) {
       w = p->idle_head;
       idle_unlink(p, w);
+      WS__PARKLOG(2, 1, w->index);
       /* Release: the woken worker acquires it; it now owns one nspinning. */
       atomic_store_explicit(&w->park_word, WS__PARK_SPINNER, memory_order_release);
     }
   }
+  if (w == NULL)
+    WS__PARKLOG(2, 0, atomic_load_explicit(&p->nspinning, memory_order_relaxed));
   pthread_mutex_unlock(&p->idle_lock);
   if (w != NULL)
     ws__futex_wake(&w->park_word, 1);
@@ -134,10 +152,12 @@ void ws__park(ws__worker *w, bool (*stop)(void *), void *arg, int64_t deadline)
   if (ws__work_visible(p) || (stop != NULL && stop(arg))) {
     if (w->spinning) {
       w->spinning = false;
-      if (atomic_fetch_sub_explicit(&p->nspinning, 1, memory_order_seq_cst) == 1 &&
-          atomic_load_explicit(&p->nidle, memory_order_seq_cst) != 0)
+      uint32_t old = atomic_fetch_sub_explicit(&p->nspinning, 1, memory_order_seq_cst);
+      WS__PARKLOG(5, old, 0);
+      if (old == 1 && atomic_load_explicit(&p->nidle, memory_order_seq_cst) != 0)
         ws__wake_one(p); /* the last spinner hands on the search (worker.c) */
     }
+    WS__PARKLOG(50, 0, 0);
     return;
   }
 
@@ -145,12 +165,15 @@ void ws__park(ws__worker *w, bool (*stop)(void *), void *arg, int64_t deadline)
   atomic_store_explicit(&w->park_word, WS__PARK_ASLEEP, memory_order_relaxed);
   pthread_mutex_lock(&p->idle_lock);
   idle_push(p, w);
+  WS__PARKLOG(6, atomic_load_explicit(&p->nidle, memory_order_relaxed), 0);
   pthread_mutex_unlock(&p->idle_lock);
 
   /* S2: give up the spinner role after we are counted idle. */
   if (w->spinning) {
     w->spinning = false;
-    atomic_fetch_sub_explicit(&p->nspinning, 1, memory_order_seq_cst); /* read by ws__notify */
+    uint32_t old = atomic_fetch_sub_explicit(&p->nspinning, 1, memory_order_seq_cst); /* read by ws__notify */
+    WS__PARKLOG(7, old, 0);
+    (void)old;
   }
 
   /* S3: StoreLoad against every publisher's light barrier. */
@@ -167,10 +190,13 @@ void ws__park(ws__worker *w, bool (*stop)(void *), void *arg, int64_t deadline)
          our task finished (found by verify/park.pml, GANG). */
       atomic_fetch_add_explicit(&p->nspinning, 1, memory_order_seq_cst); /* see stop_spinning */
       w->spinning = true;
+      WS__PARKLOG(8, 0, 0);
       return;
     }
+    WS__PARKLOG(80, 0, 0);
     /* A waker took us off the list first; its park_word is already stored. */
   } else {
+    WS__PARKLOG(9, 0, 0);
     ws__stat1(w, WS__S_parks, 1);
     if (__builtin_expect(ws__hooks(w) & WS__HOOK_TRACE, 0))
       ws__trace_event(w, WS__EV_PARK, 0, 0);
@@ -190,6 +216,7 @@ void ws__park(ws__worker *w, bool (*stop)(void *), void *arg, int64_t deadline)
       ws__trace_event(w, WS__EV_WAKE, 0, 0);
   }
   v = atomic_load_explicit(&w->park_word, memory_order_acquire); /* pairs with the waker */
+  WS__PARKLOG(10, v, 0);
   if (v == WS__PARK_SPINNER)
     w->spinning = true; /* ws__wake_one counted us in nspinning */
 }

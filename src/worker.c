@@ -317,8 +317,9 @@ static void stop_spinning(ws__worker *w)
   w->spinning = false;
   /* seq_cst RMW then load: if we were the last spinner, make sure somebody
      keeps searching (the work we found may be the first of a burst). */
-  if (atomic_fetch_sub_explicit(&p->nspinning, 1, memory_order_seq_cst) == 1 &&
-      atomic_load_explicit(&p->nidle, memory_order_seq_cst) != 0)
+  uint32_t old = atomic_fetch_sub_explicit(&p->nspinning, 1, memory_order_seq_cst);
+  WS__PARKLOG(4, old, 0);
+  if (old == 1 && atomic_load_explicit(&p->nidle, memory_order_seq_cst) != 0)
     ws__wake_one(p);
 }
 
@@ -347,6 +348,7 @@ static ws__task *spin(ws__worker *w)
       return NULL; /* enough searchers already */
     atomic_fetch_add_explicit(&p->nspinning, 1, memory_order_seq_cst); /* see stop_spinning */
     w->spinning = true;
+    WS__PARKLOG(3, 0, 0);
   }
   for (unsigned round = 0; round < p->spin_rounds; round++) {
     backoff(round);

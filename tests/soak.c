@@ -155,6 +155,12 @@ static void *watchdog(void *arg)
     if (t0 != 0 && test_now_ns() - t0 > (int64_t)120 * 1000000000) {
       if (R.pool != NULL)
         ws_pool_stats_print(R.pool, stderr);
+      if (getenv("SOAK_HANG_PAUSE") != NULL) {
+        /* Keep the hung process for a debugger instead of aborting. */
+        fprintf(stderr, "soak: hung; pid %d paused for a debugger\n", (int)getpid());
+        for (;;)
+          pause();
+      }
       VIOLATION("no progress for 120 s (deadlock?)");
     }
   }

@@ -17,12 +17,17 @@
  *   waitjoin — ws_group_wait on the enclosing group inside a join's fa is
  *              refused (WS_EBUSY) without running anything twice; waiting
  *              on a group whose children were spawned inside fa works.
+ *   unwaited — a task (or a join's fa) that returns with group children in
+ *              the frame stack aborts with "wsched: misuse" (child process).
  * A graph that does not finish within a minute is reported with its seed
  * and aborts (a deadlock detector, not a timing criterion).
  */
 #include "test.h"
 
 #include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdbool.h>
 
 /* --- abc ---------------------------------------------------------------------- */
@@ -447,6 +452,45 @@ static void run_in_pools(ws_task_fn fn, int per_run_leaves, int per_run_fb)
     }
 }
 
+/* --- misuse: groups left unwaited ---------------------------------------------- */
+
+static int unwaited_task(void *arg)
+{
+  static ws_group_t g; /* static: the children must not write to a dead stack */
+  (void)arg;
+  ASSERT_OK(ws_group_init(&g, NULL));
+  ASSERT_OK(ws_group_spawn(&g, leaf, NULL));
+  return 0; /* without ws_group_wait */
+}
+
+static int unwaited_fa(void *arg)
+{
+  return unwaited_task(arg);
+}
+
+static int unwaited_join(void *arg)
+{
+  return ws_join(NULL, unwaited_fa, arg, noop, NULL);
+}
+
+static void expect_misuse_abort(ws_task_fn fn, const char *what)
+{
+  fflush(stderr);
+  pid_t pid = fork();
+  ASSERT(pid >= 0);
+  if (pid == 0) {
+    ws_pool_t *p = make_pool(1, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+    ws_future_t *f;
+    ASSERT_OK(ws_submit(p, fn, NULL, &f));
+    ws_future_wait(f, WS_FOREVER);
+    _exit(0); /* not reached when the misuse is caught */
+  }
+  int st;
+  ASSERT_EQ(waitpid(pid, &st, 0), pid);
+  if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGABRT)
+    TEST_FAIL("%s: not caught (status %#x)", what, st);
+}
+
 int main(int argc, char **argv)
 {
   const char *part = argc > 1 ? argv[1] : "";
@@ -460,7 +504,11 @@ int main(int argc, char **argv)
     run_in_pools(spawnjoin_task, 4, 0);
   else if (strcmp(part, "waitjoin") == 0)
     run_in_pools(waitjoin_task, 2, 2);
+  else if (strcmp(part, "unwaited") == 0) {
+    expect_misuse_abort(unwaited_task, "a task returned with an unwaited group");
+    expect_misuse_abort(unwaited_join, "a join's fa returned with an unwaited group");
+  }
   else
-    TEST_FAIL("unknown part '%s' (abc, graph, nospares, spawnjoin, waitjoin)", part);
+    TEST_FAIL("unknown part '%s' (abc, graph, nospares, spawnjoin, waitjoin, unwaited)", part);
   return 0;
 }
