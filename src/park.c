@@ -181,7 +181,14 @@ void ws__park(ws__worker *w, bool (*stop)(void *), void *arg, int64_t deadline)
 
   /* S4: look once more at every queue (and the caller's condition). */
   if (ws__work_visible(p) || (stop != NULL && stop(arg))) {
-    if (idle_remove_self(p, w)) {
+    /* If a waker took us off the list first with WOKEN (not the spinner
+       role: ws__wake_idle_spare, ws__wake_all), we still saw work that
+       publishers may have left to our spinner role: take it back all the
+       same. (Found by the soak run: a surplus spare woken this way while
+       parking dropped the role without handing it on, and a phase's 200
+       roots waited in the global queue with every worker asleep.) */
+    if (idle_remove_self(p, w) ||
+        atomic_load_explicit(&w->park_word, memory_order_acquire) != WS__PARK_SPINNER) {
       /* We leave to take work that publishers may have seen a spinner
          for (ours, given up in S2) and so woke nobody: take the spinner
          role back, so that finding work hands the search on to a parked
@@ -194,7 +201,7 @@ void ws__park(ws__worker *w, bool (*stop)(void *), void *arg, int64_t deadline)
       return;
     }
     WS__PARKLOG(80, 0, 0);
-    /* A waker took us off the list first; its park_word is already stored. */
+    /* wake_one took us off the list and handed us the spinner role. */
   } else {
     WS__PARKLOG(9, 0, 0);
     ws__stat1(w, WS__S_parks, 1);
