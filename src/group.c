@@ -230,9 +230,11 @@ static inline bool child_of(const ws__task *f, const ws__group *g)
    which then ends with them. */
 static void wait_inside(ws__worker *w, ws__group *g, bool frames)
 {
-  while (frames && !group_done(g)) {
+  for (;;) {
+    if (group_done(g))
+      return;
     uint32_t top = w->frame_top;
-    if (top <= w->split || top <= g->mark)
+    if (!frames || top <= w->split || top <= g->mark)
       break; /* the rest are published (publication is oldest first) */
     /* Our newest child is still private. Release its frame before it
        runs: its own spawns reuse the slot, and a publication must not
@@ -260,12 +262,10 @@ static void wait_inside(ws__worker *w, ws__group *g, bool frames)
     w->frame_top = top - 1;
     ws__run(w, &c);
   }
-  if (!group_done(g)) {
-    /* Published children (ours to pop back, or stolen), heap children:
-       help with them and their descendants only, then block. */
-    ws__waitfor wf = {group_done, group_announce, g, &g->remote, g, &g->last_thief};
-    ws__wait_inside(w, &wf, WS__NO_DEADLINE);
-  }
+  /* Published children (ours to pop back, or stolen), heap children: help
+     with them and their descendants only, then block. */
+  ws__waitfor wf = {group_done, group_announce, g, &g->remote, g, &g->last_thief};
+  ws__wait_inside(w, &wf, WS__NO_DEADLINE);
 }
 
 int ws_group_init(ws_group_t *g_, ws_pool_t *pool)
@@ -391,9 +391,13 @@ int ws_group_wait(ws_group_t *g_)
        opened after g is still open (a wait inside a join's fa, say): g's
        frames cannot be freed under it, so the wait is refused. */
     uint32_t top = w->frame_top;
-    bool frames = top > g->mark && child_of(frame_at(w, g->mark), g);
-    if (frames && !child_of(frame_at(w, top - 1), g))
-      return WS_EBUSY;
+    bool frames = false;
+    if (top != g->mark) {
+      /* Usually g is innermost: its newest child is the top frame. */
+      frames = child_of(frame_at(w, top - 1), g);
+      if (!frames && top > g->mark && child_of(frame_at(w, g->mark), g))
+        return WS_EBUSY;
+    }
     bool prof = __builtin_expect(ws__hooks(w) & WS__HOOK_PROFILE, 0) && w->prof_cur != NULL;
     if (prof)
       ws__prof_strand_end(w); /* a sync ends the strand; waiting is not work */
