@@ -454,7 +454,7 @@ WS_EXTERN int ws_pool_stats_print(ws_pool_t *pool, FILE *out);
  *                  local=[3 0] run=+1204 steals=+12 parks=+3
  *
  * elapsed time, workers, parked (idle) and spinning workers, blocked workers,
- * active/alive spares, the global queue's length, each worker's deque length
+ * active/alive spares, the global queue's length, each slot's deque length (the workers, then any spare slots)
  * (what thieves can see: fork/join children a worker still keeps private are
  * not counted), and the tasks run, steals and parks since the previous line. It costs
  * nothing when off (a separate thread samples the counters).
