@@ -49,6 +49,8 @@ void ws__futex_wake(_Atomic uint32_t *addr, int n);
  * ws__platform_init(), before any pool exists.
  */
 extern bool ws__membarrier_ok;
+/* Tests only: make the registered membarrier call fail (it then aborts). */
+extern _Atomic bool ws__membarrier_fail_test;
 
 void ws__platform_init(void);
 

@@ -15,7 +15,12 @@
  */
 #include "test.h"
 
+#include "../src/platform.h"
+
 #include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <sched.h>
 #include <time.h>
 
@@ -181,9 +186,41 @@ static void wakeup(unsigned workers, int rounds)
   ASSERT_OK(ws_pool_destroy(p));
 }
 
+/* membarrier failing after registration must not be silent: the fence
+   fallback would pair with nothing (publishers then run a compiler barrier
+   only). In a child process, with the test hook set, the first worker that
+   parks must abort. */
+static int membarrier_fail(void)
+{
+  ws__platform_init();
+  if (!ws__membarrier_ok) {
+    fprintf(stderr, "membarrier not in use here (or WS_NO_MEMBARRIER=1): nothing to check\n");
+    return 0;
+  }
+  fflush(stderr);
+  pid_t pid = fork();
+  ASSERT(pid >= 0);
+  if (pid == 0) {
+    atomic_store(&ws__membarrier_fail_test, true);
+    ws_pool_t *p = make_pool(2, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+    ws_pool_wait_idle(p, WS_FOREVER); /* idle workers park: heavy barrier */
+    int64_t give_up = test_now_ns() + (int64_t)60 * 1000000000;
+    while (test_now_ns() < give_up)
+      sched_yield();
+    _exit(0); /* not reached when the failure is caught */
+  }
+  int st;
+  ASSERT_EQ(waitpid(pid, &st, 0), pid);
+  if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGABRT)
+    TEST_FAIL("a failing membarrier went unnoticed (status %#x)", st);
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   const char *only = argc > 1 ? argv[1] : NULL;
+  if (only != NULL && !strcmp(only, "membarrier_fail"))
+    return membarrier_fail();
   static const unsigned counts[] = {1, 2, 4, 64};
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
     unsigned nw = counts[i];

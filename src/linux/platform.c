@@ -5,6 +5,7 @@
 #include "wsched.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 bool ws__membarrier_ok;
+_Atomic bool ws__membarrier_fail_test;
 
 static pthread_once_t ws__platform_once = PTHREAD_ONCE_INIT;
 
@@ -60,8 +62,17 @@ void ws__heavy_barrier(void)
     /* Every running thread of this process executes a full memory barrier
        before this returns; threads that are not running are ordered by the
        context switch. Pairs with ws__light_barrier in the publishers. */
-    if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
+    bool fail = atomic_load_explicit(&ws__membarrier_fail_test, memory_order_relaxed); /* test hook */
+    if (!fail && syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
       return;
+    /* The kernel accepted the registration, so this does not fail; if it
+       ever did, a fence here would pair with nothing (publishers run only
+       a compiler barrier since ws__membarrier_ok was set) and wake-ups
+       could be lost. Stop loudly instead. */
+    fprintf(stderr, "wsched: internal invariant broken: membarrier(PRIVATE_EXPEDITED) failed "
+                    "after registration; the parking protocol cannot be kept\n");
+    fflush(stderr);
+    abort();
   }
   atomic_thread_fence(memory_order_seq_cst); /* pairs with the fence in ws__light_barrier */
 }
