@@ -9,6 +9,9 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <time.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -134,6 +137,23 @@ static inline void latch_wait(test_latch *l)
   while (l->count > 0)
     pthread_cond_wait(&l->c, &l->m);
   pthread_mutex_unlock(&l->m);
+}
+
+/* Runs body(arg) in a child process, which must die of SIGABRT (a misuse or
+   broken-invariant abort with its message), not return: a death test. */
+static inline void expect_child_abort(void (*body)(void *), void *arg, const char *what)
+{
+  fflush(stderr);
+  pid_t pid = fork();
+  ASSERT(pid >= 0);
+  if (pid == 0) {
+    body(arg);
+    _exit(0); /* not reached when the abort happens */
+  }
+  int st;
+  ASSERT_EQ(waitpid(pid, &st, 0), pid);
+  if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGABRT)
+    TEST_FAIL("%s: no abort (wait status %#x)", what, st);
 }
 
 static inline ws_pool_t *make_pool(unsigned workers, ws_deque_kind_t dq, ws_steal_policy_t st)

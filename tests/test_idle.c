@@ -18,9 +18,6 @@
 #include "../src/platform.h"
 
 #include <errno.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <sched.h>
 #include <time.h>
 
@@ -190,6 +187,17 @@ static void wakeup(unsigned workers, int rounds)
    fallback would pair with nothing (publishers then run a compiler barrier
    only). In a child process, with the test hook set, the first worker that
    parks must abort. */
+static void park_with_failing_membarrier(void *unused)
+{
+  (void)unused;
+  atomic_store(&ws__membarrier_fail_test, true);
+  ws_pool_t *p = make_pool(2, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+  ws_pool_wait_idle(p, WS_FOREVER); /* idle workers park: heavy barrier */
+  int64_t give_up = test_now_ns() + (int64_t)60 * 1000000000;
+  while (test_now_ns() < give_up)
+    sched_yield();
+}
+
 static int membarrier_fail(void)
 {
   ws__platform_init();
@@ -197,22 +205,8 @@ static int membarrier_fail(void)
     fprintf(stderr, "membarrier not in use here (or WS_NO_MEMBARRIER=1): nothing to check\n");
     return 0;
   }
-  fflush(stderr);
-  pid_t pid = fork();
-  ASSERT(pid >= 0);
-  if (pid == 0) {
-    atomic_store(&ws__membarrier_fail_test, true);
-    ws_pool_t *p = make_pool(2, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
-    ws_pool_wait_idle(p, WS_FOREVER); /* idle workers park: heavy barrier */
-    int64_t give_up = test_now_ns() + (int64_t)60 * 1000000000;
-    while (test_now_ns() < give_up)
-      sched_yield();
-    _exit(0); /* not reached when the failure is caught */
-  }
-  int st;
-  ASSERT_EQ(waitpid(pid, &st, 0), pid);
-  if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGABRT)
-    TEST_FAIL("a failing membarrier went unnoticed (status %#x)", st);
+  expect_child_abort(park_with_failing_membarrier, NULL,
+                     "a failing membarrier went unnoticed");
   return 0;
 }
 
