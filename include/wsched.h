@@ -435,7 +435,13 @@ typedef struct ws_stats {
    receives min(n, workers + spare slots) entries: the workers first, then
    the spare workers' slots (the total includes both). Each worker's counters are read as one
    consistent snapshot; different workers are read one after another.
-   Returns the number of workers or WS_EINVAL. Any thread. */
+   Fork/join children (join halves, group children) are counted privately
+   by the worker that ran them and added to its published counters when it
+   finishes a heap task, goes idle, or every 4096 children: so tasks_run,
+   tasks_failed and spawned may lag by a worker's latest children, also
+   right after ws_await_termination (a worker on its way out may not have
+   added them yet). Returns the number of workers or WS_EINVAL. Any
+   thread. */
 WS_EXTERN int ws_pool_stats(ws_pool_t *pool, ws_stats_t *stats,
                             ws_worker_stats_t *per_worker, unsigned n);
 
