@@ -325,7 +325,7 @@ WS_EXTERN int ws_blocking(ws_pool_t *pool, ws_task_fn fn, void *arg);
  *     ws_group_init(&g, NULL);        // NULL: the calling worker's pool
  *     ws_group_spawn(&g, child, a);   // offered to thieves
  *     ws_group_spawn(&g, child, b);
- *     int err = ws_group_wait(&g);    // runs what was not stolen, helps otherwise
+ *     int err = ws_group_wait(&g);    // runs what was not stolen, then waits
  *
  * Inside a task, spawning costs no heap allocation and no atomic
  * read-modify-write: the child's frame comes from a per-worker stack and

@@ -309,20 +309,25 @@ static int spawn_outside(ws__group *g, ws_task_fn fn, void *arg)
   return 0;
 }
 
+/* Owner only, when no frame or record can be had: the child runs at once
+   on the caller and counts like any child (nothing is lost). */
+static int run_now(ws__group *g, ws_task_fn fn, void *arg)
+{
+  int rc = fn(arg);
+  if (rc != 0)
+    record_error(g, rc);
+  g->done_local++;
+  return 0;
+}
+
 /* Inside a task, when the frame stack cannot take the child: a heap
    record on the deque, counted like a ws_submit child and reported to g. */
 __attribute__((noinline)) static int spawn_heap(ws__worker *w, ws__group *g, ws_task_fn fn,
                                                 void *arg)
 {
   ws__task *t = ws__task_alloc(w, w->pool);
-  if (t == NULL) {
-    /* No memory: run it now; it counts like any child. */
-    int rc = fn(arg);
-    if (rc != 0)
-      record_error(g, rc);
-    g->done_local++;
-    return 0;
-  }
+  if (t == NULL)
+    return run_now(g, fn, arg);
   ws__task_init(t, w->pool, fn, arg, WS__TASK_GROUP, 1);
   t->group = (struct ws__group *)g;
   ws__submit_child(w, t);
@@ -349,14 +354,8 @@ int ws_group_spawn(ws_group_t *g_, ws_task_fn fn, void *arg)
   uint32_t mark = w->frame_top;
   if (__builtin_expect(mark != g->mark && !child_of(frame_at(w, mark - 1), g), 0))
     return spawn_heap(w, g, fn, arg);
-  if (!frame_room(w)) {
-    /* No frame: run it now; it counts like any child. */
-    int rc = fn(arg);
-    if (rc != 0)
-      record_error(g, rc);
-    g->done_local++;
-    return 0;
-  }
+  if (!frame_room(w))
+    return run_now(g, fn, arg);
   ws__task *t = frame_at(w, mark);
   w->frame_top = mark + 1;
   t->fn = fn;
@@ -495,7 +494,7 @@ static bool join_announce(void *arg, uint32_t *expect)
  *     waits, ws_blocking, outside waits).
  * Published frames are always older than private ones, so a sync of a
  * published frame finds every older frame published too, and a worker that
- * helps or parks while waiting for a stolen child holds no private frame.
+ * waits or blocks while a stolen child runs holds no private frame.
  *
  * The price is the contract of Cilk: b is offered to thieves at the
  * worker's next spawn, sync or wait, not the moment ws_join is called. A

@@ -138,7 +138,7 @@ typedef struct ws__worker {
   /* Fork/join events not yet folded into `stats` (ws__stats_fold): counting
      them privately keeps the spawn/sync path free of seqlock sections. */
   uint32_t fj_spawned, fj_run, fj_failed;
-  char *stack_limit;   /* helping stops when the stack pointer gets below this */
+  char *stack_limit;   /* waits stop nesting tasks when the stack pointer gets below this */
   ws__task *cache;     /* free task records */
   unsigned ncache;
   /* The frame stack for group children: chunks of WS__FRAME_CHUNK frames that
@@ -456,10 +456,9 @@ void ws__wake_all(ws_pool_t *pool);
 /* Wakes one spare parked on the idle list (so that a surplus spare notices
    and steps down). */
 void ws__wake_idle_spare(ws_pool_t *pool);
-/* Parks the calling worker. `stop(arg)` (may be NULL) is re-checked with the
-   queues after the worker has announced itself idle. Returns when woken, when
-   work or stop() was seen, or when the deadline passed. */
-void ws__park(ws__worker *w, bool (*stop)(void *), void *arg, int64_t deadline);
+/* Parks the calling worker (its scheduling loop only). Returns when woken or
+   when work was seen. */
+void ws__park(ws__worker *w);
 /* Any queue of the pool non-empty, or the pool terminated. */
 bool ws__work_visible(ws_pool_t *pool);
 

@@ -140,7 +140,7 @@ void ws__wake_idle_spare(ws_pool_t *p)
 }
 
 /* Steps S1-S5 of the essay. */
-void ws__park(ws__worker *w, bool (*stop)(void *), void *arg, int64_t deadline)
+void ws__park(ws__worker *w)
 {
   ws_pool_t *p = w->pool;
   uint32_t v;
@@ -149,7 +149,7 @@ void ws__park(ws__worker *w, bool (*stop)(void *), void *arg, int64_t deadline)
      re-check (the heavy barrier interrupts every running thread). Without
      this, a worker fed by a producer slightly slower than itself made about
      1,400 membarrier calls per 10^6-task fan-out. */
-  if (ws__work_visible(p) || (stop != NULL && stop(arg))) {
+  if (ws__work_visible(p)) {
     if (w->spinning) {
       w->spinning = false;
       uint32_t old = atomic_fetch_sub_explicit(&p->nspinning, 1, memory_order_seq_cst);
@@ -179,8 +179,8 @@ void ws__park(ws__worker *w, bool (*stop)(void *), void *arg, int64_t deadline)
   /* S3: StoreLoad against every publisher's light barrier. */
   ws__heavy_barrier();
 
-  /* S4: look once more at every queue (and the caller's condition). */
-  if (ws__work_visible(p) || (stop != NULL && stop(arg))) {
+  /* S4: look once more at every queue. */
+  if (ws__work_visible(p)) {
     /* If a waker took us off the list first with WOKEN (not the spinner
        role: ws__wake_idle_spare, ws__wake_all), we still saw work that
        publishers may have left to our spinner role: take it back all the
@@ -208,16 +208,9 @@ void ws__park(ws__worker *w, bool (*stop)(void *), void *arg, int64_t deadline)
     if (__builtin_expect(ws__hooks(w) & WS__HOOK_TRACE, 0))
       ws__trace_event(w, WS__EV_PARK, 0, 0);
     /* S5: sleep until a waker stores a non-ASLEEP value (acquire pairs with
-       its release store) or the deadline passes. */
-    while (atomic_load_explicit(&w->park_word, memory_order_acquire) == WS__PARK_ASLEEP) {
-      if (!ws__futex_wait(&w->park_word, WS__PARK_ASLEEP, deadline)) {
-        if (idle_remove_self(p, w)) {
-          if (__builtin_expect(ws__hooks(w) & WS__HOOK_TRACE, 0))
-            ws__trace_event(w, WS__EV_WAKE, 0, 0);
-          return; /* timed out, and nobody is waking us */
-        }
-      }
-    }
+       its release store). */
+    while (atomic_load_explicit(&w->park_word, memory_order_acquire) == WS__PARK_ASLEEP)
+      ws__futex_wait(&w->park_word, WS__PARK_ASLEEP, WS__NO_DEADLINE);
     ws__stat1(w, WS__S_wakeups, 1);
     if (__builtin_expect(ws__hooks(w) & WS__HOOK_TRACE, 0))
       ws__trace_event(w, WS__EV_WAKE, 0, 0);

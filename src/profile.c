@@ -15,7 +15,7 @@
  *     raises the group's `prof_lspan` to prof_at + its span (atomic max);
  *   - sync: end the strand; after the wait, span = max(span, prof_lspan),
  *     work += the children's work; start a new strand. The time spent
- *     waiting, and running other tasks while helping, is not this task's.
+ *     waiting, and running other tasks while waiting, is not this task's.
  * The region's root is run by ws_profile_run with its own state: its final
  * work and span are T1 and Tinf. Timer reads (CLOCK_MONOTONIC, tens of ns)
  * are inside the strands, so they inflate T1 and Tinf alike.

@@ -1,5 +1,5 @@
 /*
- * The worker loop: finding work, stealing, spinning, running tasks, helping.
+ * The worker loop: finding work, stealing, spinning, running tasks, waiting.
  *
  * Concepts
  * --------
@@ -124,9 +124,9 @@
 
 _Thread_local ws__worker *ws__tls_worker __attribute__((tls_model("initial-exec")));
 
-/* Stack a waiting worker keeps free for the task it helps with: helping
+/* Stack a waiting worker keeps free for a task it runs nested: nesting
    stops below it. Each nesting level costs about 300 bytes of our frames plus
-   the helped task's own. */
+   the nested task's own. */
 #define WS__HELP_STACK_RESERVE ((size_t)256 * 1024)
 
 /* Largest batch moved in one global-queue take. */
@@ -157,10 +157,6 @@ void ws__push_local(ws__worker *w, ws__task *x)
     ws__inject_push(&w->pool->inject, x, x, 1);
 }
 
-static inline void push_or_inject(ws__worker *w, ws__task *x)
-{
-  ws__push_local(w, x);
-}
 
 static ws__task *take_global(ws__worker *w, unsigned max)
 {
@@ -172,7 +168,7 @@ static ws__task *take_global(ws__worker *w, unsigned max)
   /* Run the oldest now; queue the rest newest-first so that our own pops
      return them oldest-first. */
   for (unsigned i = n - 1; i >= 1; i--)
-    push_or_inject(w, buf[i]);
+    ws__push_local(w, buf[i]);
   ws__stat1(w, WS__S_global_takes, n);
   if (n > 1)
     ws__notify(p); /* the extras can be stolen */
@@ -196,7 +192,7 @@ static ws__task *steal_victim(ws__worker *w, unsigned v, unsigned *taken, bool o
     if (n == 0)
       return NULL;
     for (unsigned k = 1; k < n; k++)
-      push_or_inject(w, buf[k]); /* keeps the victim's order: oldest at our top */
+      ws__push_local(w, buf[k]); /* keeps the victim's order: oldest at our top */
     *taken = n;
     got = buf[0];
   } else {
@@ -524,7 +520,7 @@ void *ws__worker_main(void *arg)
       break;
     if (w->is_spare && ws__spare_surplus(p))
       continue; /* not needed any more: step down (loop top), do not park */
-    ws__park(w, NULL, NULL, WS__NO_DEADLINE);
+    ws__park(w);
   }
   if (w->spinning) {
     w->spinning = false;
@@ -559,7 +555,7 @@ static bool awaited_by(const ws__task *t, const void *key)
 static void hand_back(ws__worker *w, ws__task *t)
 {
   if (t->flags & WS__TASK_FRAME)
-    push_or_inject(w, t);
+    ws__push_local(w, t);
   else
     ws__inject_push(&w->pool->inject, t, t, 1);
   ws__notify(w->pool);
@@ -582,7 +578,7 @@ static ws__task *wait_search(ws__worker *w, const ws__waitfor *wf)
          it would wait behind every root: measured, with 500 roots each
          waiting for such a child, every spare ended up blocked on a root
          (waitgraph spawnjoin). */
-      push_or_inject(w, t);
+      ws__push_local(w, t);
       break;
     }
     /* A plain ws_submit child: the global queue, where any worker that is
