@@ -17,6 +17,8 @@
  *   waitjoin — ws_group_wait on the enclosing group inside a join's fa is
  *              refused (WS_EBUSY) without running anything twice; waiting
  *              on a group whose children were spawned inside fa works.
+ *   crosspool — a worker waiting on another pool's future blocks compensated
+ *              in its own pool, so its pool's other tasks still run.
  *   unwaited — a task (or a join's fa) that returns with group children in
  *              the frame stack aborts with "wsched: misuse" (child process).
  * A graph that does not finish within a minute is reported with its seed
@@ -449,6 +451,55 @@ static void run_in_pools(ws_task_fn fn, int per_run_leaves, int per_run_fb)
     }
 }
 
+/* --- a worker waiting on another pool's future is compensated in its own ------ */
+
+struct cross {
+  ws_pool_t *a, *b;
+  ws_future_t *fb; /* B's task, which needs A's second task to have run */
+  test_latch released;
+};
+
+static int cross_release(void *arg)
+{
+  latch_count_down(&((struct cross *)arg)->released);
+  return 0;
+}
+
+static int cross_b(void *arg)
+{
+  latch_wait(&((struct cross *)arg)->released); /* blocks B's only worker */
+  return 0;
+}
+
+static int cross_a(void *arg)
+{
+  struct cross *c = arg;
+  /* A's only worker waits on B: A must keep running its other tasks. */
+  ASSERT_OK(ws_future_wait(c->fb, WS_FOREVER));
+  return 0;
+}
+
+static void crosspool(void)
+{
+  for (int round = 0; round < 50; round++) {
+    struct cross c;
+    latch_init(&c.released, 1);
+    c.a = make_pool(1, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+    c.b = make_pool(1, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+    ws_future_t *fa;
+    ASSERT_OK(ws_submit(c.b, cross_b, &c, &c.fb));
+    ASSERT_OK(ws_submit(c.a, cross_a, &c, &fa));
+    ASSERT_OK(ws_submit(c.a, cross_release, &c, NULL));
+    if (ws_future_wait(fa, (int64_t)60 * 1000000000) != 0)
+      TEST_FAIL("a worker waiting on another pool's future stalled its own pool");
+    ws_future_release(fa);
+    ws_future_release(c.fb);
+    ASSERT_OK(ws_pool_destroy(c.a));
+    ASSERT_OK(ws_pool_destroy(c.b));
+    latch_destroy(&c.released);
+  }
+}
+
 /* --- misuse: groups left unwaited ---------------------------------------------- */
 
 static int unwaited_task(void *arg)
@@ -498,11 +549,13 @@ int main(int argc, char **argv)
     run_in_pools(spawnjoin_task, 4, 0);
   else if (strcmp(part, "waitjoin") == 0)
     run_in_pools(waitjoin_task, 2, 2);
+  else if (strcmp(part, "crosspool") == 0)
+    crosspool();
   else if (strcmp(part, "unwaited") == 0) {
     expect_child_abort(run_task_in_pool, &(struct task_ref){unwaited_task}, "a task returned with an unwaited group");
     expect_child_abort(run_task_in_pool, &(struct task_ref){unwaited_join}, "a join's fa returned with an unwaited group");
   }
   else
-    TEST_FAIL("unknown part '%s' (abc, graph, nospares, spawnjoin, waitjoin, unwaited)", part);
+    TEST_FAIL("unknown part '%s' (abc, graph, nospares, spawnjoin, waitjoin, crosspool, unwaited)", part);
   return 0;
 }
