@@ -610,6 +610,8 @@ typedef struct ws__prof {
   int64_t start; /* the current strand's start, ns */
 } ws__prof;
 
+/* profile.c: test hook, a clock for strands in place of CLOCK_MONOTONIC. */
+extern int64_t (*ws__prof_clock_test)(void);
 /* profile.c: ends the current strand of the running task (spawn or sync). */
 void ws__prof_strand_end(ws__worker *w);
 /* profile.c: the running task starts a new strand. */

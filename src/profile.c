@@ -26,6 +26,18 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Test hook: when set (before the pool is created; thread creation orders
+   the write before every worker's reads), strands read this clock instead of
+   CLOCK_MONOTONIC. tests/test_observe.c gives it a per-thread virtual clock
+   that only explicit work advances, so T1 and Tinf become exact numbers the
+   test can predict whatever the scheduling. */
+int64_t (*ws__prof_clock_test)(void);
+
+static inline int64_t strand_now(void)
+{
+  return ws__prof_clock_test != NULL ? ws__prof_clock_test() : ws__now_ns();
+}
+
 static inline void strand_end(ws__worker *w, ws__prof *s, int64_t now)
 {
   uint64_t d = now > s->start ? (uint64_t)(now - s->start) : 0;
@@ -39,13 +51,13 @@ static inline void strand_end(ws__worker *w, ws__prof *s, int64_t now)
 void ws__prof_strand_end(ws__worker *w)
 {
   if (w->prof_cur != NULL)
-    strand_end(w, w->prof_cur, ws__now_ns());
+    strand_end(w, w->prof_cur, strand_now());
 }
 
 void ws__prof_strand_begin(ws__worker *w)
 {
   if (w->prof_cur != NULL)
-    w->prof_cur->start = ws__now_ns();
+    w->prof_cur->start = strand_now();
 }
 
 void ws__prof_sync(ws__worker *w, ws__group *g)
@@ -83,9 +95,9 @@ int ws__run_observed(ws__worker *w, ws__task *t)
   if (h & WS__HOOK_PROFILE) {
     ws__prof st = {0}, *prev = w->prof_cur;
     w->prof_cur = &st;
-    st.start = ws__now_ns();
+    st.start = strand_now();
     rc = t->fn(t->arg);
-    strand_end(w, &st, ws__now_ns());
+    strand_end(w, &st, strand_now());
     w->prof_cur = prev;
     /* A JOIN frame reports to no group (it was spawned while nobody
        profiled: the observed join uses group frames). */
@@ -113,9 +125,9 @@ static int region_root(void *arg)
   ws__worker *w = ws__tls_worker;
   ws__prof *prev = w->prof_cur;
   w->prof_cur = &r->st;
-  r->st.start = ws__now_ns();
+  r->st.start = strand_now();
   int rc = r->fn(r->arg);
-  strand_end(w, &r->st, ws__now_ns());
+  strand_end(w, &r->st, strand_now());
   w->prof_cur = prev;
   return rc;
 }
