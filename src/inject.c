@@ -21,6 +21,8 @@
  */
 #include "inject.h"
 
+void (*ws__inject_stall_test)(void);
+
 int ws__inject_init(ws__inject *q)
 {
   atomic_init(&q->stub.qnext, NULL);
@@ -45,6 +47,8 @@ void ws__inject_push(ws__inject *q, ws__task *first, ws__task *last, uint64_t n)
   /* acq_rel: release publishes the records' fields to the consumer that
      follows the link; acquire orders us after the previous producer. */
   ws__task *prev = atomic_exchange_explicit(&q->tail, last, memory_order_acq_rel);
+  if (__builtin_expect(ws__inject_stall_test != NULL, 0))
+    ws__inject_stall_test();
   /* Release: the consumer loads prev->next with acquire. */
   atomic_store_explicit(&prev->qnext, first, memory_order_release);
 }
@@ -73,6 +77,37 @@ static ws__task *pop(ws__inject *q)
     return head;
   }
   return NULL;
+}
+
+/* Consumer lock held. Would pop() return a record now? The same walk,
+   without moving head. */
+static bool poppable(ws__inject *q)
+{
+  ws__task *head = q->head;
+  ws__task *next = atomic_load_explicit(&head->qnext, memory_order_acquire); /* pairs with push */
+  if (head == &q->stub) {
+    if (next == NULL)
+      return false;
+    head = next;
+    next = atomic_load_explicit(&head->qnext, memory_order_acquire); /* pairs with push */
+  }
+  /* A record with a successor, or the last one (pop re-pushes the stub).
+     Acquire on tail as in pop. */
+  return next != NULL || atomic_load_explicit(&q->tail, memory_order_acquire) == head;
+}
+
+bool ws__inject_ready(ws__inject *q)
+{
+  if (!ws__inject_nonempty(q))
+    return false;
+  uint32_t unlocked = 0;
+  /* Acquire: the previous consumer's updates of head (as in take). */
+  if (!atomic_compare_exchange_strong_explicit(&q->lock, &unlocked, 1, memory_order_acquire,
+                                               memory_order_relaxed))
+    return true; /* a worker is taking: it may leave records behind */
+  bool r = poppable(q);
+  atomic_store_explicit(&q->lock, 0, memory_order_release); /* pairs with the acquire above */
+  return r;
 }
 
 unsigned ws__inject_take(ws__inject *q, ws__task **out, unsigned max, unsigned share)

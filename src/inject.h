@@ -37,6 +37,11 @@ typedef struct ws__inject {
   alignas(WS__CACHELINE) ws__task stub;
 } ws__inject;
 
+/* Test hook: when set (before the pool is created), every push calls it
+   between its exchange and its link, so a test can stall a producer there
+   as a preemption would. */
+extern void (*ws__inject_stall_test)(void);
+
 int ws__inject_init(ws__inject *q);
 void ws__inject_destroy(ws__inject *q);
 
@@ -66,6 +71,14 @@ static inline bool ws__inject_nonempty(ws__inject *q)
   uint64_t pushed = atomic_load_explicit(&q->pushed, memory_order_relaxed); /* see above */
   return pushed != popped;
 }
+
+/* True if a take could return a record now: the queue is non-empty and no
+   producer's missing link hides the next record, or another worker holds
+   the consumer side (it may leave records behind: look again). A parker's
+   last look (park.c) uses this rather than ws__inject_nonempty, so that a
+   producer preempted between its exchange and its link does not keep every
+   worker looping; that producer's ws__notify after the link wakes one. */
+bool ws__inject_ready(ws__inject *q);
 
 /* A snapshot of the length (a hint). */
 static inline uint64_t ws__inject_len(ws__inject *q)

@@ -73,7 +73,9 @@ bool ws__work_visible(ws_pool_t *p)
   /* Relaxed loads: callers order them after their heavy barrier. */
   if (ws__life_state(atomic_load_explicit(&p->life, memory_order_relaxed)) == WS_POOL_TERMINATED)
     return true;
-  if (ws__inject_nonempty(&p->inject))
+  /* Not ws__inject_nonempty: a record counted but not yet linked by a
+     preempted producer would keep every worker looping (inject.h). */
+  if (ws__inject_ready(&p->inject))
     return true;
   unsigned nslots = ws__nslots(p);
   for (unsigned i = 0; i < nslots; i++)

@@ -4,6 +4,11 @@
  *             them finish, with exact counts and checked results.
  *   parked  — an idle pool ends with every worker parked (per the stats),
  *             and wakes up for new work, many times over.
+ *   stalled — a root submitter stalled (by a test hook) between its exchange
+ *             and its link in the global queue: the workers park instead
+ *             of looping on a record they cannot reach, a second submission
+ *             behind it does not keep them up either, and the link wakes a
+ *             worker that runs both. Every round from an idle pool.
  *   wakeup  — the lost-wake-up probe: a task pushes a child into its own
  *             deque and then blocks until the child has run. Only another
  *             worker can run the child, and all others are parked or about
@@ -15,6 +20,7 @@
  */
 #include "test.h"
 
+#include "../src/inject.h"
 #include "../src/platform.h"
 
 #include <errno.h>
@@ -142,6 +148,76 @@ static void parked(unsigned workers, int rounds)
   ASSERT_OK(ws_pool_destroy(p));
 }
 
+/* --- stalled --------------------------------------------------------------- */
+
+/* A producer preempted between its exchange and its link in the global
+   queue (ws__inject_stall_test holds it there) leaves a record that is
+   counted but not reachable. The workers must sleep meanwhile, not loop
+   (issue #10, finding 10), and the producer's link must wake one. */
+static test_latch stall_release;
+static _Thread_local bool stall_here;
+static _Atomic int stalled_now;
+
+static void stall_hook(void)
+{
+  if (!stall_here)
+    return;
+  stall_here = false;
+  atomic_store(&stalled_now, 1);
+  latch_wait(&stall_release); /* the main thread fails the test if it never comes */
+}
+
+struct producer {
+  ws_pool_t *p;
+  ws_future_t *f;
+};
+
+static void *stalled_submit(void *arg)
+{
+  struct producer *pr = arg;
+  stall_here = true;
+  ASSERT_OK(ws_submit(pr->p, count_task, NULL, &pr->f));
+  return NULL;
+}
+
+static void stalled(unsigned workers, int rounds)
+{
+  ws__inject_stall_test = stall_hook; /* before the workers start */
+  ws_pool_t *p = make_pool(workers, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+  atomic_store(&counter, 0);
+  for (int r = 0; r < rounds; r++) {
+    wait_all_parked(p, workers);
+    latch_init(&stall_release, 1);
+    atomic_store(&stalled_now, 0);
+    struct producer pr = {p, NULL};
+    pthread_t th;
+    ASSERT_EQ(pthread_create(&th, NULL, stalled_submit, &pr), 0);
+    int64_t give_up = test_now_ns() + (int64_t)60 * 1000000000;
+    while (!atomic_load(&stalled_now)) {
+      if (test_now_ns() > give_up)
+        TEST_FAIL("the producer never reached the stall");
+      sched_yield();
+    }
+    /* Counted, exchanged, not linked: nothing can be taken, so sleep. */
+    wait_all_parked(p, workers);
+    /* A second record links behind the stalled one: its notify may wake a
+       worker, which cannot reach it either and sleeps again. */
+    ASSERT_OK(ws_submit(p, count_task, NULL, NULL));
+    wait_all_parked(p, workers);
+    ASSERT_EQ(atomic_load(&counter), 2L * r);
+    /* The link completes the chain, and its notify wakes a worker. */
+    latch_count_down(&stall_release);
+    ASSERT_EQ(pthread_join(th, NULL), 0);
+    ASSERT_OK(ws_future_wait(pr.f, WS_FOREVER));
+    ws_future_release(pr.f);
+    ASSERT_OK(ws_pool_wait_idle(p, WS_FOREVER));
+    ASSERT_EQ(atomic_load(&counter), 2L * (r + 1));
+    latch_destroy(&stall_release);
+  }
+  ASSERT_OK(ws_pool_destroy(p));
+  ws__inject_stall_test = NULL;
+}
+
 /* --- wakeup ------------------------------------------------------------------ */
 
 struct probe {
@@ -222,6 +298,8 @@ int main(int argc, char **argv)
       barrier(nw);
     if (!only || !strcmp(only, "parked"))
       parked(nw, nw > 8 ? 20 : 100);
+    if (!only || !strcmp(only, "stalled"))
+      stalled(nw, nw > 8 ? 5 : 20);
     if ((!only || !strcmp(only, "wakeup")) && nw > 1)
       wakeup(nw, 3000 / TEST_SCALE_DIV);
     fprintf(stderr, "workers=%u done\n", nw);
