@@ -12,6 +12,11 @@
  *   inside     — ws_shutdown from inside a task; outside submitters are then
  *                refused while that task's children are still accepted.
  *   destroy    — ws_pool_destroy without ws_shutdown runs everything queued.
+ *   cancel     — one thread cancels every future in a random order while
+ *                the main thread destroys the pool (the workers held until
+ *                a random point of the cancels): each task ran or was
+ *                cancelled, exactly one of the two, its future says which,
+ *                and futures outlive the pool until released.
  * Each scenario runs over several worker counts and both deque kinds.
  */
 #include "test.h"
@@ -270,10 +275,100 @@ static void destroy_graceful(unsigned workers, ws_deque_kind_t dq, long n)
     ASSERT_EQ(ran[i], 1);
 }
 
+/* --- cancel against destroy ---------------------------------------------- */
+
+/* One thread cancels every future, in a random order, while the main thread
+   destroys the pool: a task either ran or was cancelled (cancel returned 0),
+   never both, never neither; each future's status says which; and the
+   futures stay valid past the destroy until released. A cancel that touched
+   the pool after its CAS could use it after destroy freed it (ASan). */
+struct canceller {
+  ws_future_t **f;
+  long n;
+  uint64_t seed;
+  test_latch *go, *gates;
+  unsigned char *cancelled;
+};
+
+/* Holds a worker until the canceller is partway through, so that cancels
+   and the runs that follow overlap with the end of destroy. */
+static int gate(void *arg)
+{
+  latch_wait(arg);
+  return 0;
+}
+
+static void *cancel_all(void *a_)
+{
+  struct canceller *a = a_;
+  long *order = malloc((size_t)a->n * sizeof *order);
+  ASSERT(order != NULL);
+  for (long i = 0; i < a->n; i++)
+    order[i] = i;
+  for (long i = a->n - 1; i > 0; i--) {
+    long j = (long)(test_rng(&a->seed) % (uint64_t)(i + 1));
+    long t = order[i];
+    order[i] = order[j];
+    order[j] = t;
+  }
+  long open_at = (long)(test_rng(&a->seed) % (uint64_t)a->n);
+  latch_wait(a->go);
+  for (long k = 0; k < a->n; k++) {
+    if (k == open_at)
+      latch_count_down(a->gates);
+    long i = order[k];
+    int rc = ws_future_cancel(a->f[i]);
+    ASSERT(rc == 0 || rc == WS_EBUSY);
+    a->cancelled[i] = rc == 0;
+  }
+  free(order);
+  if (open_at >= a->n)
+    latch_count_down(a->gates);
+  return NULL;
+}
+
+static void cancel_destroy(unsigned workers, ws_deque_kind_t dq, long n, uint64_t *seed)
+{
+  ws_pool_t *p = make_pool(workers, dq, WS_STEAL_DEFAULT);
+  memset((void *)ran, 0, (size_t)n);
+  ws_future_t **f = malloc((size_t)n * sizeof *f);
+  unsigned char *cancelled = calloc((size_t)n, 1);
+  ASSERT(f != NULL && cancelled != NULL);
+  test_latch go, gates;
+  latch_init(&go, 1);
+  latch_init(&gates, 1);
+  for (unsigned i = 0; i < workers; i++)
+    ASSERT_OK(ws_submit(p, gate, &gates, NULL));
+  for (long i = 0; i < n; i++)
+    ASSERT_OK(ws_submit(p, mark, (void *)(intptr_t)i, &f[i]));
+  struct canceller c = {f, n, test_rng(seed), &go, &gates, cancelled};
+  pthread_t th;
+  ASSERT_EQ(pthread_create(&th, NULL, cancel_all, &c), 0);
+  latch_count_down(&go);
+  ASSERT_OK(ws_pool_destroy(p));
+  ASSERT_EQ(pthread_join(th, NULL), 0);
+  long nc = 0;
+  for (long i = 0; i < n; i++) {
+    if (ran[i] + cancelled[i] != 1)
+      TEST_FAIL("task %ld: ran %d times, cancelled %d", i, ran[i], cancelled[i]);
+    ASSERT_EQ(ws_future_status(f[i]), cancelled[i] ? WS_FUTURE_CANCELLED : WS_FUTURE_DONE);
+    ASSERT_OK(ws_future_wait(f[i], 0));
+    ws_future_release(f[i]);
+    nc += cancelled[i];
+  }
+  if (dq == WS_DEQUE_LOCKFREE)
+    fprintf(stderr, "  cancel/destroy, %u workers: %ld of %ld cancelled\n", workers, nc, n);
+  latch_destroy(&go);
+  latch_destroy(&gates);
+  free(cancelled);
+  free(f);
+}
+
 int main(int argc, char **argv)
 {
   const char *only = argc > 1 ? argv[1] : NULL;
   long n = 400000 / TEST_SCALE_DIV;
+  uint64_t seed = test_seed();
   ran = calloc((size_t)n, 1);
   accepted = calloc((size_t)n, 1);
   for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++) {
@@ -286,6 +381,9 @@ int main(int argc, char **argv)
         children(nw, kinds[d], 14);
       if (!only || !strcmp(only, "destroy"))
         destroy_graceful(nw, kinds[d], n / 4);
+      if (!only || !strcmp(only, "cancel"))
+        for (int rep = 0; rep < 4; rep++)
+          cancel_destroy(nw, kinds[d], n / 20, &seed);
     }
     if (!only || !strcmp(only, "repeated"))
       repeated(nw);
