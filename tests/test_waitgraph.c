@@ -19,6 +19,10 @@
  *              on a group whose children were spawned inside fa works.
  *   crosspool — a worker waiting on another pool's future blocks compensated
  *              in its own pool, so its pool's other tasks still run.
+ *   deepchain — 2000 tasks (200 under sanitizers), each waiting on the next
+ *              one's future, on 256 KiB
+ *              worker stacks: the waiter runs the next task in place until
+ *              the stack reserve, then blocks compensated (no overflow).
  *   unwaited — a task (or a join's fa) that returns with group children in
  *              the frame stack aborts with "wsched: misuse" (child process).
  * A graph that does not finish within a minute is reported with its seed
@@ -479,6 +483,89 @@ static int cross_a(void *arg)
   return 0;
 }
 
+/* --- deepchain ------------------------------------------------------------------ */
+
+/* Task i waits on task i+1's future. Submitted in ascending order, the
+   worker that runs task 0 finds 1 unclaimed and runs it in place, which
+   finds 2, and so on: DEEP levels nested on one stack, over 1 KiB each
+   (more under the sanitizers), on 256 KiB worker stacks. Nesting must stop
+   at the stack reserve and the waiter block (compensated), or the stack
+   overflows. With several workers, more links are claimed by different
+   threads and each such waiter blocks at once: a thread per link, which the
+   sanitizers make slow, hence the shorter chain there. Default spares: past
+   256, blocks are uncompensated and the chain must still finish. */
+#define DEEP (2000 / TEST_SCALE_DIV)
+static _Atomic(ws_future_t *) deep_f[DEEP];
+static _Atomic int deep_ran[DEEP];
+
+static int deep_task(void *arg)
+{
+  long i = (long)(intptr_t)arg;
+  volatile char frame[1024]; /* a task with a real stack frame */
+  for (size_t k = 0; k < sizeof frame; k += 64)
+    frame[k] = (char)i;
+  if (atomic_fetch_add(&deep_ran[i], 1) != 0)
+    TEST_FAIL("deep task %ld ran twice", i);
+  if (i + 1 < DEEP) {
+    ws_future_t *f;
+    while ((f = atomic_load_explicit(&deep_f[i + 1], memory_order_acquire)) == NULL)
+      sched_yield(); /* the main thread publishes it in finite time */
+    ASSERT_OK(ws_future_wait(f, WS_FOREVER));
+    ASSERT_EQ(ws_future_status(f), WS_FUTURE_DONE);
+  }
+  return frame[0] == (char)i ? 0 : 1;
+}
+
+static void deepchain(void)
+{
+  uint64_t seed = test_seed();
+  static const unsigned workers[] = {1, 2, 4};
+  for (unsigned wi = 0; wi < sizeof workers / sizeof *workers; wi++) {
+    for (int round = 0; round < 4; round++) {
+      ws_options_t o;
+      ws_options_init(&o);
+      o.workers = workers[wi];
+      o.stack_size = 256 * 1024;
+      ws_pool_t *p;
+      ASSERT_OK(ws_pool_create(&p, &o));
+      long order[DEEP];
+      for (long i = 0; i < DEEP; i++) {
+        order[i] = i;
+        atomic_store(&deep_f[i], NULL);
+        atomic_store(&deep_ran[i], 0);
+      }
+      if (round > 0) /* round 0 ascending: the deepest nesting */
+        for (long i = DEEP - 1; i > 0; i--) {
+          long j = (long)(test_rng(&seed) % (uint64_t)(i + 1));
+          long t = order[i];
+          order[i] = order[j];
+          order[j] = t;
+        }
+      for (long k = 0; k < DEEP; k++) {
+        ws_future_t *f;
+        ASSERT_OK(ws_submit(p, deep_task, (void *)(intptr_t)order[k], &f));
+        atomic_store_explicit(&deep_f[order[k]], f, memory_order_release);
+      }
+      for (long i = 0; i < DEEP; i++) {
+        ws_future_t *f = atomic_load(&deep_f[i]);
+        ASSERT_OK(ws_future_wait(f, WS_FOREVER));
+        int rc = -1;
+        ASSERT_OK(ws_future_result(f, &rc));
+        ASSERT_EQ(rc, 0);
+        ASSERT_EQ(atomic_load(&deep_ran[i]), 1);
+      }
+      ws_stats_t st;
+      ws_pool_stats(p, &st, NULL, 0);
+      if (round == 0)
+        fprintf(stderr, "  %u workers, ascending: %llu compensated blocks, %u spares\n", workers[wi],
+                (unsigned long long)st.compensated, st.spares);
+      for (long i = 0; i < DEEP; i++)
+        ws_future_release(atomic_load(&deep_f[i]));
+      ASSERT_OK(ws_pool_destroy(p));
+    }
+  }
+}
+
 static void crosspool(void)
 {
   for (int round = 0; round < 50; round++) {
@@ -551,11 +638,13 @@ int main(int argc, char **argv)
     run_in_pools(waitjoin_task, 2, 2);
   else if (strcmp(part, "crosspool") == 0)
     crosspool();
+  else if (strcmp(part, "deepchain") == 0)
+    deepchain();
   else if (strcmp(part, "unwaited") == 0) {
     expect_child_abort(run_task_in_pool, &(struct task_ref){unwaited_task}, "a task returned with an unwaited group");
     expect_child_abort(run_task_in_pool, &(struct task_ref){unwaited_join}, "a join's fa returned with an unwaited group");
   }
   else
-    TEST_FAIL("unknown part '%s' (abc, graph, nospares, spawnjoin, waitjoin, crosspool, unwaited)", part);
+    TEST_FAIL("unknown part '%s' (abc, graph, nospares, spawnjoin, waitjoin, crosspool, deepchain, unwaited)", part);
   return 0;
 }
