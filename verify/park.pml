@@ -19,7 +19,11 @@
  * Queues: every deque and the global queue are abstracted into one counter
  * `tasks` of visible, unclaimed tasks; claiming one (pop, steal or global
  * take: src/deque.c, src/inject.c) is one atomic decrement. The deques'
- * own correctness is frames.pml's and test_deque's business.
+ * own correctness is frames.pml's and test_deque's business. A global-queue
+ * record becomes visible (tasks++) when its producer links it, not when it
+ * is counted: the parker's re-check asks whether a take could succeed
+ * (ws__inject_ready), so a record counted but not linked is, for parking,
+ * not there yet, and the producer's notify follows its link (P1 then P2).
  *
  * Checked:
  *   - no lost wake-up: the `monitor` fires when no process can move (SPIN's
