@@ -51,16 +51,18 @@ extern "C" {
 /* Error codes. Every public function that can fail returns one of these.   */
 
 #define WS_OK 0
-#define WS_EINVAL (-1)    /* an argument or option is invalid (NULL function, ...) */
-#define WS_ENOMEM (-2)    /* out of memory; nothing was queued, the pool is still usable */
+#define WS_EINVAL (-1) /* an argument or option is invalid (NULL function, ...) */
+#define WS_ENOMEM (-2) /* out of memory; nothing was queued, the pool is still usable */
 #define WS_ESHUTDOWN (-3) /* the pool no longer accepts root submissions; the task never runs */
 #define WS_ETIMEDOUT (-4) /* the timeout expired before the awaited event */
 #define WS_ECANCELED (-5) /* the task was cancelled before it was claimed; it never ran */
-#define WS_EBUSY (-6)     /* the object is in a state that does not allow the call
+#define WS_EBUSY                                                                                   \
+  (-6) /* the object is in a state that does not allow the call
                              (cancel after the task was claimed; result before it finished) */
-#define WS_EDEADLK (-7)   /* the call would wait for itself (for example awaiting the
+#define WS_EDEADLK                                                                                 \
+  (-7) /* the call would wait for itself (for example awaiting the
                              pool's termination from one of its own tasks) */
-#define WS_ESYS (-8)      /* the operating system refused a resource (thread creation) */
+#define WS_ESYS (-8) /* the operating system refused a resource (thread creation) */
 
 /* Returns a static, human-readable description of `code` (never NULL). */
 WS_EXTERN const char *ws_strerror(int code);
@@ -72,19 +74,19 @@ WS_EXTERN const char *ws_strerror(int code);
 /* Options                                                                   */
 
 typedef enum ws_deque_kind {
-  WS_DEQUE_DEFAULT = 0,  /* the lock-free one */
+  WS_DEQUE_DEFAULT = 0, /* the lock-free one */
   WS_DEQUE_LOCKFREE = 1, /* Chase-Lev with the C11 orderings of Le et al. (PPoPP 2013);
                             where Linux membarrier() exists its StoreLoad fence pair is
                             asymmetric (free pops, a system call per steal);
                             WS_NO_MEMBARRIER=1 in the environment keeps both fences
                             (0 or unset: membarrier; any other value is ignored) */
-  WS_DEQUE_LOCKED = 2    /* a mutex-protected array deque: the baseline and test oracle */
+  WS_DEQUE_LOCKED = 2 /* a mutex-protected array deque: the baseline and test oracle */
 } ws_deque_kind_t;
 
 typedef enum ws_steal_policy {
   WS_STEAL_DEFAULT = 0, /* WS_STEAL_ONE */
-  WS_STEAL_ONE = 1,     /* a thief takes the oldest task of its victim */
-  WS_STEAL_HALF = 2     /* a thief takes half its victim's tasks, at most steal_batch */
+  WS_STEAL_ONE = 1, /* a thief takes the oldest task of its victim */
+  WS_STEAL_HALF = 2 /* a thief takes half its victim's tasks, at most steal_batch */
 } ws_steal_policy_t;
 
 typedef struct ws_options {
@@ -148,7 +150,7 @@ typedef int (*ws_task_fn)(void *arg);
 
 typedef enum ws_pool_state {
   WS_POOL_ACCEPTING = 0, /* root and child submissions are accepted */
-  WS_POOL_DRAINING = 1,  /* ws_shutdown() was called: only children of running tasks
+  WS_POOL_DRAINING = 1, /* ws_shutdown() was called: only children of running tasks
                             are accepted; the pool runs until nothing is outstanding */
   WS_POOL_TERMINATED = 2 /* every accepted task has finished; workers exit */
 } ws_pool_state_t;
@@ -173,8 +175,7 @@ WS_EXTERN int ws_pool_destroy(ws_pool_t *pool);
    If `future` is not NULL, *future receives a handle that must be released
    with ws_future_release(). On error nothing was queued and *future is NULL.
    Returns 0, WS_EINVAL (NULL pool or fn), WS_ESHUTDOWN, or WS_ENOMEM. */
-WS_EXTERN int ws_submit(ws_pool_t *pool, ws_task_fn fn, void *arg,
-                        ws_future_t **future);
+WS_EXTERN int ws_submit(ws_pool_t *pool, ws_task_fn fn, void *arg, ws_future_t **future);
 
 /* Begins a graceful shutdown: ACCEPTING -> DRAINING, and -> TERMINATED once
    nothing is outstanding. Idempotent; safe to call concurrently and from
@@ -230,11 +231,11 @@ WS_EXTERN int ws_pool_describe(const ws_pool_t *pool, char *buf, size_t len);
 /* Futures                                                                   */
 
 typedef enum ws_future_status {
-  WS_FUTURE_PENDING = 0,   /* queued, not claimed yet */
-  WS_FUTURE_RUNNING = 1,   /* claimed by a worker and running */
-  WS_FUTURE_DONE = 2,      /* the task returned 0 */
-  WS_FUTURE_FAILED = 3,    /* the task returned non-zero (see ws_future_result) */
-  WS_FUTURE_CANCELLED = 4  /* cancelled before it was claimed; it never ran */
+  WS_FUTURE_PENDING = 0, /* queued, not claimed yet */
+  WS_FUTURE_RUNNING = 1, /* claimed by a worker and running */
+  WS_FUTURE_DONE = 2, /* the task returned 0 */
+  WS_FUTURE_FAILED = 3, /* the task returned non-zero (see ws_future_result) */
+  WS_FUTURE_CANCELLED = 4 /* cancelled before it was claimed; it never ran */
 } ws_future_status_t;
 
 /*
@@ -402,32 +403,32 @@ WS_EXTERN int ws_parallel_for(ws_pool_t *pool, int64_t begin, int64_t end, int64
 /* Statistics                                                                */
 
 typedef struct ws_worker_stats {
-  uint64_t tasks_run;      /* task functions this worker executed */
-  uint64_t tasks_failed;   /* ... of which returned non-zero */
-  uint64_t tasks_cancelled;/* cancelled tasks this worker claimed and discarded */
-  uint64_t spawned;        /* child tasks submitted from this worker's tasks */
+  uint64_t tasks_run; /* task functions this worker executed */
+  uint64_t tasks_failed; /* ... of which returned non-zero */
+  uint64_t tasks_cancelled; /* cancelled tasks this worker claimed and discarded */
+  uint64_t spawned; /* child tasks submitted from this worker's tasks */
   uint64_t steal_attempts; /* victims this worker probed */
-  uint64_t steals;         /* probes that took at least one task */
-  uint64_t tasks_stolen;   /* tasks taken by those steals */
-  uint64_t parks;          /* times this worker went to sleep */
-  uint64_t wakeups;        /* times it was woken from sleep */
-  uint64_t global_takes;   /* tasks it took from the global injection queue */
+  uint64_t steals; /* probes that took at least one task */
+  uint64_t tasks_stolen; /* tasks taken by those steals */
+  uint64_t parks; /* times this worker went to sleep */
+  uint64_t wakeups; /* times it was woken from sleep */
+  uint64_t global_takes; /* tasks it took from the global injection queue */
 } ws_worker_stats_t;
 
 typedef struct ws_stats {
-  unsigned workers;        /* number of workers */
-  unsigned parked;         /* workers asleep at the time of the snapshot */
-  unsigned spinning;       /* workers searching for work at that time */
-  int state;               /* ws_pool_state_t */
-  uint64_t outstanding;    /* accepted tasks not finished yet */
-  uint64_t global_queue;   /* tasks waiting in the global injection queue */
-  uint64_t submitted;      /* root submissions accepted from outside the pool */
-  uint64_t rejected;       /* root submissions refused with WS_ESHUTDOWN */
-  unsigned blocked;        /* workers inside ws_blocking() now */
-  unsigned spares;         /* spare worker threads alive (active or parked) */
-  unsigned spares_active;  /* spares activated to compensate for blocked workers */
-  uint64_t compensated;    /* ws_blocking() calls that activated a spare */
-  uint64_t uncompensated;  /* ws_blocking() calls at the bound (no spare available) */
+  unsigned workers; /* number of workers */
+  unsigned parked; /* workers asleep at the time of the snapshot */
+  unsigned spinning; /* workers searching for work at that time */
+  int state; /* ws_pool_state_t */
+  uint64_t outstanding; /* accepted tasks not finished yet */
+  uint64_t global_queue; /* tasks waiting in the global injection queue */
+  uint64_t submitted; /* root submissions accepted from outside the pool */
+  uint64_t rejected; /* root submissions refused with WS_ESHUTDOWN */
+  unsigned blocked; /* workers inside ws_blocking() now */
+  unsigned spares; /* spare worker threads alive (active or parked) */
+  unsigned spares_active; /* spares activated to compensate for blocked workers */
+  uint64_t compensated; /* ws_blocking() calls that activated a spare */
+  uint64_t uncompensated; /* ws_blocking() calls at the bound (no spare available) */
   ws_worker_stats_t total; /* the sum over all workers */
 } ws_stats_t;
 
@@ -442,8 +443,8 @@ typedef struct ws_stats {
    right after ws_await_termination (a worker on its way out may not have
    added them yet). Returns the number of workers or WS_EINVAL. Any
    thread. */
-WS_EXTERN int ws_pool_stats(ws_pool_t *pool, ws_stats_t *stats,
-                            ws_worker_stats_t *per_worker, unsigned n);
+WS_EXTERN int ws_pool_stats(ws_pool_t *pool, ws_stats_t *stats, ws_worker_stats_t *per_worker,
+                            unsigned n);
 
 /* Writes a human-readable table of the stats to `out`. Returns 0 or WS_EINVAL. */
 WS_EXTERN int ws_pool_stats_print(ws_pool_t *pool, FILE *out);
@@ -502,12 +503,12 @@ WS_EXTERN int ws_trace_stop(ws_pool_t *pool, const char *path);
  * NULL), or an error.
  */
 typedef struct ws_profile {
-  uint64_t work_ns;   /* T1 */
-  uint64_t span_ns;   /* Tinf */
-  uint64_t wall_ns;   /* the region's wall-clock time on this pool (TP) */
+  uint64_t work_ns; /* T1 */
+  uint64_t span_ns; /* Tinf */
+  uint64_t wall_ns; /* the region's wall-clock time on this pool (TP) */
   double parallelism; /* T1 / Tinf */
-  uint64_t strands;   /* strands measured */
-  unsigned workers;   /* P of the run */
+  uint64_t strands; /* strands measured */
+  unsigned workers; /* P of the run */
 } ws_profile_t;
 
 WS_EXTERN int ws_profile_run(ws_pool_t *pool, ws_task_fn fn, void *arg, ws_profile_t *out,

@@ -168,8 +168,7 @@ bool ws__spare_step_down(ws__worker *w)
      and must not park (nobody would wake us before spare_idle_ms, and
      ws_pool_destroy would wait for that). If it comes after us, it finds us
      on the list. Acquire: pairs with the terminator's CAS. */
-  if (ws__life_state(atomic_load_explicit(&p->life, memory_order_acquire)) ==
-      WS_POOL_TERMINATED) {
+  if (ws__life_state(atomic_load_explicit(&p->life, memory_order_acquire)) == WS_POOL_TERMINATED) {
     pthread_mutex_unlock(&p->comp_lock);
     return true; /* exit now; ws_pool_destroy joins the thread */
   }

@@ -336,9 +336,9 @@ static int ws__cg_walk(const char *root, int version, char *dir, size_t top, dou
 /* What /proc/self/cgroup and /proc/self/mountinfo told us, per version
    (index 1 and 2; 0 unused). */
 typedef struct ws__cg_find {
-  char *path[3];    /* the process's cgroup path within the hierarchy */
-  char *dir[3];     /* mount point + path below the mount's root */
-  size_t top[3];    /* length of the mount point within dir */
+  char *path[3]; /* the process's cgroup path within the hierarchy */
+  char *dir[3]; /* mount point + path below the mount's root */
+  size_t top[3]; /* length of the mount point within dir */
   size_t rootlen[3]; /* length of the chosen mount's root, longest wins */
 } ws__cg_find;
 

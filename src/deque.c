@@ -83,11 +83,13 @@ ws__cl_array *ws__cl_grow(ws__deque *q, ws__cl_array *a, int64_t t, int64_t b)
 
 static int cl_steal(ws__deque *q, ws__task **out, bool frames_only)
 {
-  int64_t t = atomic_load_explicit(&q->top, memory_order_acquire); /* pairs with other thieves' CAS */
+  int64_t t =
+      atomic_load_explicit(&q->top, memory_order_acquire); /* pairs with other thieves' CAS */
   /* Pairs with the barrier in ws__cl_pop: Le et al.'s seq_cst fence, or with
      membarrier the system call that makes the owner execute a full fence. */
   ws__heavy_barrier();
-  int64_t b = atomic_load_explicit(&q->bottom, memory_order_acquire); /* pairs with the owner's release stores */
+  int64_t b = atomic_load_explicit(
+      &q->bottom, memory_order_acquire); /* pairs with the owner's release stores */
   if (t >= b)
     return WS__STEAL_EMPTY;
   /* Acquire (the paper's consume): after a grow, the owner stored the array
@@ -108,7 +110,7 @@ static int cl_steal(ws__deque *q, ws__task **out, bool frames_only)
 static int64_t cl_size(ws__deque *q)
 {
   int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed); /* a hint only */
-  int64_t t = atomic_load_explicit(&q->top, memory_order_relaxed);    /* a hint only */
+  int64_t t = atomic_load_explicit(&q->top, memory_order_relaxed); /* a hint only */
   return b - t > 0 ? b - t : 0;
 }
 

@@ -24,7 +24,7 @@
    loaded its pointer. Retired arrays stay allocated until the deque is
    destroyed (see ws__deque_destroy), so a thief never reads freed memory. */
 typedef struct ws__cl_array {
-  int64_t mask;              /* capacity - 1; written before publication */
+  int64_t mask; /* capacity - 1; written before publication */
   struct ws__cl_array *prev; /* the array this one replaced (owner only) */
   _Atomic(ws__task *) slot[];
 } ws__cl_array;
@@ -88,7 +88,7 @@ ws__task *ws__lk_pop(ws__deque *q);
 static inline int ws__cl_push(ws__deque *q, ws__task *x)
 {
   int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed); /* own variable */
-  int64_t t = atomic_load_explicit(&q->top, memory_order_acquire);    /* pairs with thieves' CAS */
+  int64_t t = atomic_load_explicit(&q->top, memory_order_acquire); /* pairs with thieves' CAS */
   ws__cl_array *a = atomic_load_explicit(&q->array, memory_order_relaxed); /* own variable */
   if (__builtin_expect(b - t > a->mask, 0)) {
     a = ws__cl_grow(q, a, t, b);
@@ -144,7 +144,6 @@ static inline ws__task *ws__deque_pop(ws__deque *q)
   return __builtin_expect(q->kind == WS_DEQUE_LOCKED, 0) ? ws__lk_pop(q) : ws__cl_pop(q);
 }
 
-
 /* Owner only: does the deque still hold something for thieves? A hint (the
    thieves' top is read relaxed): a stale answer is allowed by its only user,
    the fork/join publication policy (group.c). */
@@ -153,7 +152,7 @@ static inline bool ws__deque_owner_nonempty(ws__deque *q)
   if (__builtin_expect(q->kind == WS_DEQUE_LOCKED, 0))
     return atomic_load_explicit(&q->size_hint, memory_order_relaxed) > 0; /* a hint */
   int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed); /* own variable */
-  int64_t t = atomic_load_explicit(&q->top, memory_order_relaxed);    /* a hint */
+  int64_t t = atomic_load_explicit(&q->top, memory_order_relaxed); /* a hint */
   return b > t;
 }
 

@@ -28,8 +28,8 @@ int ws__env_uint(const char *name, uint64_t lo, uint64_t hi, uint64_t *out, char
     return WS__ENV_SET;
   }
   if (why != NULL && why_len > 0)
-    snprintf(why, why_len, "%s=%.64s ignored (not an integer in %" PRIu64 "..%" PRIu64 ")", name,
-             v, lo, hi);
+    snprintf(why, why_len, "%s=%.64s ignored (not an integer in %" PRIu64 "..%" PRIu64 ")", name, v,
+             lo, hi);
   return WS__ENV_BAD;
 }
 

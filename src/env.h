@@ -23,8 +23,8 @@
 
 enum {
   WS__ENV_UNSET = 0, /* not set, or set to the empty string */
-  WS__ENV_SET = 1,   /* a valid value */
-  WS__ENV_BAD = -1   /* set to something unusable: ignored */
+  WS__ENV_SET = 1, /* a valid value */
+  WS__ENV_BAD = -1 /* set to something unusable: ignored */
 };
 
 /* Reads the variable `name` as a decimal integer in [lo, hi]: digits only

@@ -4,15 +4,25 @@
 const char *ws_strerror(int code)
 {
   switch (code) {
-  case WS_OK: return "success";
-  case WS_EINVAL: return "invalid argument";
-  case WS_ENOMEM: return "out of memory";
-  case WS_ESHUTDOWN: return "pool is shut down and accepts no new root tasks";
-  case WS_ETIMEDOUT: return "timed out";
-  case WS_ECANCELED: return "task was cancelled";
-  case WS_EBUSY: return "not possible in the current state";
-  case WS_EDEADLK: return "the call would wait for itself";
-  case WS_ESYS: return "the system refused a resource";
-  default: return "unknown error";
+  case WS_OK:
+    return "success";
+  case WS_EINVAL:
+    return "invalid argument";
+  case WS_ENOMEM:
+    return "out of memory";
+  case WS_ESHUTDOWN:
+    return "pool is shut down and accepts no new root tasks";
+  case WS_ETIMEDOUT:
+    return "timed out";
+  case WS_ECANCELED:
+    return "task was cancelled";
+  case WS_EBUSY:
+    return "not possible in the current state";
+  case WS_EDEADLK:
+    return "the call would wait for itself";
+  case WS_ESYS:
+    return "the system refused a resource";
+  default:
+    return "unknown error";
   }
 }

@@ -37,10 +37,10 @@ _Noreturn void ws__misuse(const char *what);
 #define WS__STEAL_BATCH_MAX 256
 
 /* Broken internal invariant: print and abort (never exit()). */
-#define WS__CHECK(cond)                                                                  \
-  do {                                                                                   \
-    if (__builtin_expect(!(cond), 0))                                                    \
-      ws__panic(__FILE__, __LINE__, #cond);                                              \
+#define WS__CHECK(cond)                                                                            \
+  do {                                                                                             \
+    if (__builtin_expect(!(cond), 0))                                                              \
+      ws__panic(__FILE__, __LINE__, #cond);                                                        \
   } while (0)
 _Noreturn void ws__panic(const char *file, int line, const char *what);
 
@@ -48,23 +48,23 @@ _Noreturn void ws__panic(const char *file, int line, const char *what);
 /* Stats                                                                  */
 
 /* Every per-worker counter, in the order of ws_worker_stats_t. */
-#define WS__STATS_LIST(X)                                                                \
-  X(tasks_run)                                                                           \
-  X(tasks_failed)                                                                        \
-  X(tasks_cancelled)                                                                     \
-  X(spawned)                                                                             \
-  X(steal_attempts)                                                                      \
-  X(steals)                                                                              \
-  X(tasks_stolen)                                                                        \
-  X(parks)                                                                               \
-  X(wakeups)                                                                             \
+#define WS__STATS_LIST(X)                                                                          \
+  X(tasks_run)                                                                                     \
+  X(tasks_failed)                                                                                  \
+  X(tasks_cancelled)                                                                               \
+  X(spawned)                                                                                       \
+  X(steal_attempts)                                                                                \
+  X(steals)                                                                                        \
+  X(tasks_stolen)                                                                                  \
+  X(parks)                                                                                         \
+  X(wakeups)                                                                                       \
   X(global_takes)
 
 enum {
 #define WS__STAT_ENUM(name) WS__S_##name,
   WS__STATS_LIST(WS__STAT_ENUM)
 #undef WS__STAT_ENUM
-  WS__NSTATS
+      WS__NSTATS
 };
 
 _Static_assert(sizeof(ws_worker_stats_t) == WS__NSTATS * sizeof(uint64_t),
@@ -83,9 +83,9 @@ typedef struct ws__stats {
 
 /* Values of park_word. */
 enum {
-  WS__PARK_ASLEEP = 0,  /* on the idle list, or about to sleep */
+  WS__PARK_ASLEEP = 0, /* on the idle list, or about to sleep */
   WS__PARK_SPINNER = 1, /* woken by ws__wake_one: nspinning was raised for it */
-  WS__PARK_WOKEN = 2    /* woken by ws__wake_all (termination, a finished future) */
+  WS__PARK_WOKEN = 2 /* woken by ws__wake_all (termination, a finished future) */
 };
 
 typedef struct ws__worker {
@@ -108,7 +108,7 @@ typedef struct ws__worker {
   struct ws__worker *spare_next;
   bool on_spare_list;
   bool thread_joinable; /* a thread was started in this slot and not joined */
-  bool spare_alive;     /* a spare thread runs in this slot */
+  bool spare_alive; /* a spare thread runs in this slot */
 
   /* Observation hooks (trace.c, profile.c): WS__HOOK_* bits and the trace
      buffer, set by the thread that starts or stops tracing/profiling (the
@@ -121,10 +121,10 @@ typedef struct ws__worker {
      is written before the slot's thread starts). */
   alignas(WS__CACHELINE) ws_pool_t *pool;
   unsigned index;
-  bool is_spare;       /* a spare slot (index >= nworkers), see blocking.c */
-  uint64_t rng;        /* xorshift64* state for victim selection */
-  uint32_t tick;       /* scheduling ticks, for the every-61st global check */
-  bool spinning;       /* counted in pool->nspinning */
+  bool is_spare; /* a spare slot (index >= nworkers), see blocking.c */
+  uint64_t rng; /* xorshift64* state for victim selection */
+  uint32_t tick; /* scheduling ticks, for the every-61st global check */
+  bool spinning; /* counted in pool->nspinning */
   /* The record this worker runs through ws__run right now (innermost), or
      NULL in the scheduling loop: new frames record it as their parent. */
   struct ws_future *cur;
@@ -134,12 +134,12 @@ typedef struct ws__worker {
   /* profile.c: strands this worker measured; the owner stores (relaxed),
      ws_profile_run reads after the region (ordered by the root's future). */
   _Atomic uint64_t prof_strands;
-  uint32_t trace_depth;      /* trace.c: task slices open on this worker */
+  uint32_t trace_depth; /* trace.c: task slices open on this worker */
   /* Fork/join events not yet folded into `stats` (ws__stats_fold): counting
      them privately keeps the spawn/sync path free of seqlock sections. */
   uint32_t fj_spawned, fj_run, fj_failed;
-  char *stack_limit;   /* waits stop nesting tasks when the stack pointer gets below this */
-  ws__task *cache;     /* free task records */
+  char *stack_limit; /* waits stop nesting tasks when the stack pointer gets below this */
+  ws__task *cache; /* free task records */
   unsigned ncache;
   /* The frame stack for group children: chunks of WS__FRAME_CHUNK frames that
      never move (thieves hold pointers into them), used LIFO. frame_top is the
@@ -149,7 +149,7 @@ typedef struct ws__worker {
   /* Join frames at indices [split, frame_top) are private: not on the deque,
      seen by no other thread, run by this worker at its sync (group.c). */
   uint32_t split;
-  pthread_t thread;    /* written by the creator before the pool is used */
+  pthread_t thread; /* written by the creator before the pool is used */
 } ws__worker;
 
 /* --------------------------------------------------------------------- */
@@ -161,25 +161,25 @@ typedef struct ws__worker {
 
 struct ws_pool {
   /* Read-only after ws_pool_create returns. */
-  unsigned nworkers;     /* regular workers: slots [0, nworkers) */
-  unsigned max_spares;   /* spare slots: [nworkers, nworkers + max_spares) */
+  unsigned nworkers; /* regular workers: slots [0, nworkers) */
+  unsigned max_spares; /* spare slots: [nworkers, nworkers + max_spares) */
   unsigned spare_idle_ms;
   size_t stack_size;
-  uint64_t seed;         /* of the workers' victim-selection generators */
-  unsigned ncpus;        /* CPUs the process may use, for the spinning cap */
+  uint64_t seed; /* of the workers' victim-selection generators */
+  unsigned ncpus; /* CPUs the process may use, for the spinning cap */
   int deque_kind;
   int steal_policy;
   unsigned steal_batch;
   unsigned spin_rounds;
-  unsigned *coprimes;    /* strides coprime with nworkers, for victim order */
+  unsigned *coprimes; /* strides coprime with nworkers, for victim order */
   unsigned ncoprimes;
-  ws__topo *topo;        /* victim order by topology; NULL when flat */
-  int *home_cpu;         /* worker i's CPU (OS index), for pinning and topology */
-  bool pin;              /* pin worker i to home_cpu[i] */
-  double cgroup_limit;   /* the cgroup CPU quota seen at creation, 0: none */
+  ws__topo *topo; /* victim order by topology; NULL when flat */
+  int *home_cpu; /* worker i's CPU (OS index), for pinning and topology */
+  bool pin; /* pin worker i to home_cpu[i] */
+  double cgroup_limit; /* the cgroup CPU quota seen at creation, 0: none */
   char workers_from[48]; /* where nworkers came from, for ws_pool_describe */
-  char env_notes[512];   /* environment values this pool ignored (env.h) */
-  ws__worker *workers;   /* nworkers + max_spares slots, cache-line aligned;
+  char env_notes[512]; /* environment values this pool ignored (env.h) */
+  ws__worker *workers; /* nworkers + max_spares slots, cache-line aligned;
                             spare slots are initialised when first used */
 
   /* Lifecycle: (outstanding << 2) | state. Every submission adds
@@ -251,8 +251,8 @@ struct ws_pool {
   _Atomic uint32_t st_stop;
   pthread_mutex_t trace_lock;
   bool tracing;
-  int64_t trace_t0;         /* trace start, ns (read by writers: set before hooks) */
-  char *trace_env_path;     /* WS_TRACE=<file>: written at destroy */
+  int64_t trace_t0; /* trace start, ns (read by writers: set before hooks) */
+  char *trace_env_path; /* WS_TRACE=<file>: written at destroy */
   pthread_mutex_t prof_lock;
 
   /* Counters of root submissions: RMW by submitting threads, read by stats. */
@@ -264,21 +264,21 @@ struct ws_pool {
    only by the task that initialised it, on its worker. */
 typedef struct ws__group {
   ws_pool_t *pool;
-  ws__worker *owner;      /* the spawning worker, NULL for a group used outside */
-  uint32_t spawned;       /* owner-private: children spawned (mod 2^32) */
-  uint32_t done_local;    /* owner-private: children that finished on the owner */
+  ws__worker *owner; /* the spawning worker, NULL for a group used outside */
+  uint32_t spawned; /* owner-private: children spawned (mod 2^32) */
+  uint32_t done_local; /* owner-private: children that finished on the owner */
   /* Children that finished elsewhere, times 2, plus WS__GROUP_WAITER when the
      waiter may sleep: added (release) by other workers after the child's
      effects and error; read (acquire) by the waiter. It is also the futex
      word of an outside waiter. Counts are compared modulo 2^31, which is safe
      while fewer than 2^30 children are pending. */
   _Atomic uint32_t remote;
-  _Atomic int error;      /* first non-zero result: CAS 0 -> rc by whoever ran it */
+  _Atomic int error; /* first non-zero result: CAS 0 -> rc by whoever ran it */
   _Atomic uint32_t last_thief; /* worker that last stole a child (UINT32_MAX:
                                   none): written by thieves, read by the
                                   waiter to steal back (leapfrogging) */
-  uint32_t mark;          /* owner-private: frame_top at init */
-  uint32_t magic;         /* WS__GROUP_MAGIC once initialised */
+  uint32_t mark; /* owner-private: frame_top at init */
+  uint32_t magic; /* WS__GROUP_MAGIC once initialised */
   /* Profiling (profile.c): children's work summed and the longest
      "span at spawn + child span", updated by whoever finished the child. */
   _Atomic uint64_t prof_work, prof_lspan;
@@ -359,7 +359,6 @@ void ws__push_local(ws__worker *w, ws__task *t);
 
 /* pool.c: n accepted tasks have finished (or were discarded). */
 void ws__life_done(ws_pool_t *pool, uint64_t n);
-
 
 /* worker.c */
 void *ws__worker_main(void *arg);
@@ -484,12 +483,23 @@ static inline void ws__stats_end(ws__worker *w)
 static inline void ws__stat_add(ws__worker *w, int i, uint64_t n)
 {
   uint64_t v = atomic_load_explicit(&w->stats.c[i], memory_order_relaxed); /* own variable */
-  atomic_store_explicit(&w->stats.c[i], v + n, memory_order_relaxed);     /* seq orders it */
+  atomic_store_explicit(&w->stats.c[i], v + n, memory_order_relaxed); /* seq orders it */
 }
 #else
-static inline void ws__stats_begin(ws__worker *w) { (void)w; }
-static inline void ws__stats_end(ws__worker *w) { (void)w; }
-static inline void ws__stat_add(ws__worker *w, int i, uint64_t n) { (void)w; (void)i; (void)n; }
+static inline void ws__stats_begin(ws__worker *w)
+{
+  (void)w;
+}
+static inline void ws__stats_end(ws__worker *w)
+{
+  (void)w;
+}
+static inline void ws__stat_add(ws__worker *w, int i, uint64_t n)
+{
+  (void)w;
+  (void)i;
+  (void)n;
+}
 #endif
 
 /* Inside a stats section: adds the private fork/join counts. */
@@ -569,7 +579,7 @@ static inline void ws__life_credit_add(ws__worker *w)
 enum { WS__EV_BEGIN, WS__EV_END, WS__EV_STEAL, WS__EV_PARK, WS__EV_WAKE };
 
 typedef struct ws__tev {
-  int64_t ts;   /* ns since the trace started */
+  int64_t ts; /* ns since the trace started */
   uint64_t ptr; /* BEGIN: task function; STEAL: flow id */
   uint32_t kind;
   uint32_t arg; /* BEGIN: nesting depth; STEAL: victim */
@@ -635,6 +645,5 @@ size_t ws__trace_env_events(char *notes, size_t notes_len);
 /* trace.c: tracing from the environment (WS_TRACE) */
 void ws__trace_env_start(ws_pool_t *p);
 void ws__trace_env_stop(ws_pool_t *p);
-
 
 #endif /* WS_INTERNAL_H */

@@ -173,7 +173,8 @@ void ws__park(ws__worker *w)
   /* S2: give up the spinner role after we are counted idle. */
   if (w->spinning) {
     w->spinning = false;
-    uint32_t old = atomic_fetch_sub_explicit(&p->nspinning, 1, memory_order_seq_cst); /* read by ws__notify */
+    uint32_t old =
+        atomic_fetch_sub_explicit(&p->nspinning, 1, memory_order_seq_cst); /* read by ws__notify */
     WS__PARKLOG(7, old, 0);
     (void)old;
   }

@@ -61,9 +61,11 @@ const char *ws__platform_env_note(void);
 static inline void ws__light_barrier(void)
 {
   if (__builtin_expect(ws__membarrier_ok, 1))
-    atomic_signal_fence(memory_order_seq_cst); /* compiler-only; the parker's membarrier supplies the CPU fence */
+    atomic_signal_fence(
+        memory_order_seq_cst); /* compiler-only; the parker's membarrier supplies the CPU fence */
   else
-    atomic_thread_fence(memory_order_seq_cst); /* pairs with the seq_cst fence in ws__heavy_barrier */
+    atomic_thread_fence(
+        memory_order_seq_cst); /* pairs with the seq_cst fence in ws__heavy_barrier */
 }
 
 void ws__heavy_barrier(void);
@@ -97,6 +99,5 @@ int ws__thread_start(pthread_t *thread, size_t stack_size, void *(*fn)(void *), 
 /* Lowest usable address of the calling thread's stack and its size, or
    {NULL, 0} when the platform cannot tell. */
 void ws__thread_stack(char **low, size_t *size);
-
 
 #endif /* WS_PLATFORM_H */

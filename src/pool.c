@@ -40,7 +40,7 @@ static void try_terminate(ws_pool_t *p)
                                               memory_order_seq_cst, memory_order_acquire)) {
       atomic_store_explicit(&p->term_word, 1, memory_order_release); /* pairs with await */
       ws__futex_wake(&p->term_word, INT32_MAX);
-      ws__wake_all(p);    /* parked workers re-check and exit */
+      ws__wake_all(p); /* parked workers re-check and exit */
       ws__wake_spares(p); /* spares parked on the spare list exit too */
       return;
     }
@@ -128,8 +128,8 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
     p->nworkers = o.workers;
     snprintf(p->workers_from, sizeof p->workers_from, "the options");
   } else {
-    p->nworkers = ws__default_workers_from(p->workers_from, sizeof p->workers_from,
-                                           p->env_notes, sizeof p->env_notes);
+    p->nworkers = ws__default_workers_from(p->workers_from, sizeof p->workers_from, p->env_notes,
+                                           sizeof p->env_notes);
   }
   if (ws__platform_env_note() != NULL)
     ws__env_note(p->env_notes, sizeof p->env_notes, ws__platform_env_note());
@@ -445,16 +445,19 @@ int ws_pool_describe(const ws_pool_t *p, char *buf, size_t len)
   if (p->topo != NULL) {
     char what[200];
     ws__topo_describe(p->topo, what, sizeof what);
-    snprintf(topo, sizeof topo, "%s; thieves try the same core, then the same last-level cache, "
-             "then the same NUMA node, then the rest", what);
+    snprintf(topo, sizeof topo,
+             "%s; thieves try the same core, then the same last-level cache, "
+             "then the same NUMA node, then the rest",
+             what);
   }
   char quota[64] = "no cgroup CPU limit";
   if (p->cgroup_limit > 0)
     snprintf(quota, sizeof quota, "cgroup CPU limit %.2f", p->cgroup_limit);
-  return snprintf(buf, len, "%u workers from %s; %u CPUs in the affinity mask, %s; %s; "
-                  "topology: %s%s%s", p->nworkers, p->workers_from, p->ncpus, quota,
-                  p->pin ? "pinned" : "not pinned", topo,
-                  p->env_notes[0] != '\0' ? "; environment: " : "", p->env_notes);
+  return snprintf(buf, len,
+                  "%u workers from %s; %u CPUs in the affinity mask, %s; %s; "
+                  "topology: %s%s%s",
+                  p->nworkers, p->workers_from, p->ncpus, quota, p->pin ? "pinned" : "not pinned",
+                  topo, p->env_notes[0] != '\0' ? "; environment: " : "", p->env_notes);
 }
 
 /* A spare's slot index is >= nworkers: it runs while the worker it

@@ -80,9 +80,8 @@ static void deliver(ws__group *g, uint64_t at, const ws__prof *c)
   atomic_fetch_add_explicit(&g->prof_work, c->work, memory_order_relaxed);
   uint64_t v = at + c->span;
   uint64_t cur = atomic_load_explicit(&g->prof_lspan, memory_order_relaxed);
-  while (v > cur && !atomic_compare_exchange_weak_explicit(&g->prof_lspan, &cur, v,
-                                                           memory_order_relaxed,
-                                                           memory_order_relaxed))
+  while (v > cur && !atomic_compare_exchange_weak_explicit(
+                        &g->prof_lspan, &cur, v, memory_order_relaxed, memory_order_relaxed))
     ;
 }
 
@@ -217,8 +216,7 @@ int ws_profile_print(const ws_profile_t *pr, FILE *out, unsigned max_workers)
     double dp = (double)P;
     double upper = pr->parallelism < dp ? pr->parallelism : dp;
     double tp = t1 / dp + tinf;
-    fprintf(out, "%4" PRIu64 " %18.2f %22.2f %16.3f\n", P, upper, tp > 0 ? t1 / tp : 0.0,
-            tp / 1e6);
+    fprintf(out, "%4" PRIu64 " %18.2f %22.2f %16.3f\n", P, upper, tp > 0 ? t1 / tp : 0.0, tp / 1e6);
     if (P >= max_workers)
       break;
     P = P < WS_PROFILE_PRINT_DENSE ? P + 1 : 2 * P; /* a power of two from 64 on */

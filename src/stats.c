@@ -77,9 +77,8 @@ int ws_pool_stats_print(ws_pool_t *p, FILE *out)
   ws_pool_stats(p, &st, pw, nslots);
   static const char *const state_names[] = {"accepting", "draining", "terminated"};
   fprintf(out,
-          "wsched pool: %u workers (%u parked, %u spinning), %s, %" PRIu64
-          " outstanding, %" PRIu64 " in the global queue, %" PRIu64 " submitted, %" PRIu64
-          " rejected\n",
+          "wsched pool: %u workers (%u parked, %u spinning), %s, %" PRIu64 " outstanding, %" PRIu64
+          " in the global queue, %" PRIu64 " submitted, %" PRIu64 " rejected\n",
           st.workers, st.parked, st.spinning, state_names[st.state & 3], st.outstanding,
           st.global_queue, st.submitted, st.rejected);
   if (st.spares != 0 || st.blocked != 0 || st.compensated != 0 || st.uncompensated != 0)
@@ -87,9 +86,8 @@ int ws_pool_stats_print(ws_pool_t *p, FILE *out)
             "blocking: %u blocked now, %u spares alive (%u active), %" PRIu64
             " compensated calls, %" PRIu64 " uncompensated\n",
             st.blocked, st.spares, st.spares_active, st.compensated, st.uncompensated);
-  fprintf(out, "%6s %12s %10s %10s %12s %12s %10s %12s %9s %9s %12s\n", "worker", "run",
-          "failed", "cancelled", "spawned", "steal-tries", "steals", "stolen", "parks",
-          "wakeups", "global");
+  fprintf(out, "%6s %12s %10s %10s %12s %12s %10s %12s %9s %9s %12s\n", "worker", "run", "failed",
+          "cancelled", "spawned", "steal-tries", "steals", "stolen", "parks", "wakeups", "global");
   for (unsigned i = 0; i <= nslots; i++) {
     const ws_worker_stats_t *s = i < nslots ? &pw[i] : &st.total;
     char name[16];
@@ -100,11 +98,10 @@ int ws_pool_stats_print(ws_pool_t *p, FILE *out)
     else
       snprintf(name, sizeof name, "total");
     fprintf(out,
-            "%6s %12" PRIu64 " %10" PRIu64 " %10" PRIu64 " %12" PRIu64 " %12" PRIu64
-            " %10" PRIu64 " %12" PRIu64 " %9" PRIu64 " %9" PRIu64 " %12" PRIu64 "\n",
-            name, s->tasks_run, s->tasks_failed, s->tasks_cancelled, s->spawned,
-            s->steal_attempts, s->steals, s->tasks_stolen, s->parks, s->wakeups,
-            s->global_takes);
+            "%6s %12" PRIu64 " %10" PRIu64 " %10" PRIu64 " %12" PRIu64 " %12" PRIu64 " %10" PRIu64
+            " %12" PRIu64 " %9" PRIu64 " %9" PRIu64 " %12" PRIu64 "\n",
+            name, s->tasks_run, s->tasks_failed, s->tasks_cancelled, s->spawned, s->steal_attempts,
+            s->steals, s->tasks_stolen, s->parks, s->wakeups, s->global_takes);
   }
   free(pw);
   return 0;

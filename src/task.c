@@ -141,7 +141,6 @@ ws__task *ws__task_alloc(ws__worker *w, ws_pool_t *p)
   return t;
 }
 
-
 ws__task *ws__handle_task(const ws_future_t *f)
 {
   uintptr_t h = (uintptr_t)f;

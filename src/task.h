@@ -21,13 +21,16 @@ struct ws__worker;
 
 /* flags */
 #define WS__TASK_FUTURE 0x1u /* a handle exists: claim with a CAS on state; refcounted */
-#define WS__TASK_FRAME 0x2u  /* a group child in its spawner's frame stack: not
+#define WS__TASK_FRAME                                                                             \
+  0x2u /* a group child in its spawner's frame stack: not
                                 counted in pool->life, never freed, reported to
                                 its group */
-#define WS__TASK_GROUP 0x4u  /* a heap record spawned into a group from outside
+#define WS__TASK_GROUP                                                                             \
+  0x4u /* a heap record spawned into a group from outside
                                 the pool: counted in life like a root task and
                                 reported to its group */
-#define WS__TASK_JOIN 0x8u   /* with FRAME: the second half of a ws_join; its
+#define WS__TASK_JOIN                                                                              \
+  0x8u /* with FRAME: the second half of a ws_join; its
                                 completion goes into the frame itself (state,
                                 rc), the waiter being `owner` */
 
@@ -46,7 +49,7 @@ struct ws__group;
    with line-aligned ones; 1 worker: 43 ms either way). */
 struct ws_future {
   alignas(64) ws_task_fn fn; /* set before publication, read-only after */
-  void *arg;           /* idem */
+  void *arg; /* idem */
   /* A record is in at most one list at a time: `next` links the free lists
      (plain: one thread holds the record and the list), `qnext` the global
      injection queue (atomic: producers and the consumer meet there). */
@@ -70,7 +73,7 @@ struct ws_future {
     struct ws__group *group;
     struct ws__worker *owner;
   };
-  uint32_t flags;      /* set before publication, read-only after */
+  uint32_t flags; /* set before publication, read-only after */
   /* Status and waiter bits. The runner CASes PENDING -> RUNNING (the claim of
      a task with a future) and then RUNNING -> DONE/FAILED with release;
      ws_future_cancel CASes PENDING -> CANCELLED; waiters CAS in their bit and

@@ -89,7 +89,7 @@ static int ws__topo_make_flat(ws__topo *t)
    NULL when unknown (then it shares that level with nobody). */
 typedef struct ws__place {
   hwloc_obj_t core; /* its core, or its PU when the topology has no cores */
-  hwloc_obj_t llc;  /* its outermost data or unified cache */
+  hwloc_obj_t llc; /* its outermost data or unified cache */
   hwloc_obj_t numa; /* nearest ancestor with memory attached (>1 NUMA node only) */
 } ws__place;
 

@@ -76,9 +76,9 @@ int ws__pin_self(int cpu);
 
 /* The levels of ws__topo_levels, nearest first. */
 enum {
-  WS__TOPO_CORE = 0,  /* same core (SMT siblings, or the same PU) */
-  WS__TOPO_LLC = 1,   /* same last-level cache, other core */
-  WS__TOPO_NUMA = 2,  /* same NUMA node, other last-level cache */
+  WS__TOPO_CORE = 0, /* same core (SMT siblings, or the same PU) */
+  WS__TOPO_LLC = 1, /* same last-level cache, other core */
+  WS__TOPO_NUMA = 2, /* same NUMA node, other last-level cache */
   WS__TOPO_OTHER = 3, /* everyone else */
   WS__TOPO_LEVELS = 4
 };

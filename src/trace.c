@@ -196,7 +196,7 @@ typedef struct outev {
   int64_t ts, dur;
   uint64_t ptr, id;
   uint32_t lane, arg;
-  char ph;   /* 'X' slice, 's'/'f' flow, 'i' instant */
+  char ph; /* 'X' slice, 's'/'f' flow, 'i' instant */
   char what; /* 't' task, 'p' parked, 'w' wakeup, 'S' steal */
   bool open; /* a slice still open when the trace stopped */
 } outev;
@@ -298,8 +298,8 @@ static void convert(outvec *o, unsigned lane, const ws__tbuf *b, int64_t stop_ts
   }
   while (depth > 0) { /* still running when the trace stopped */
     depth--;
-    push(o, (outev){begin[depth], stop_ts - begin[depth], fn[depth], 0, lane, depth, 'X', 't',
-                    true});
+    push(o,
+         (outev){begin[depth], stop_ts - begin[depth], fn[depth], 0, lane, depth, 'X', 't', true});
   }
   if (park_at >= 0)
     push(o, (outev){park_at, stop_ts - park_at, 0, 0, lane, 0, 'X', 'p', true});
@@ -326,8 +326,9 @@ static int write_json(const char *path, ws__tbuf **bufs, unsigned nlanes, int64_
     free(o.v);
     return WS_ESYS;
   }
-  fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"version\":\"wsched %d.%d.%d\","
-             "\"workers\":%u,\"dropped_events\":%" PRIu64 "},\"traceEvents\":[\n",
+  fprintf(f,
+          "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"version\":\"wsched %d.%d.%d\","
+          "\"workers\":%u,\"dropped_events\":%" PRIu64 "},\"traceEvents\":[\n",
           WS_VERSION_MAJOR, WS_VERSION_MINOR, WS_VERSION_PATCH, nlanes, dropped);
   for (unsigned i = 0; i < nlanes; i++)
     fprintf(f,
@@ -448,8 +449,7 @@ void ws__trace_env_stop(ws_pool_t *p)
     return;
   int rc = ws_trace_stop(p, p->trace_env_path);
   if (rc != 0 && rc != WS_EBUSY)
-    fprintf(stderr, "wsched: WS_TRACE: cannot write %s: %s\n", p->trace_env_path,
-            ws_strerror(rc));
+    fprintf(stderr, "wsched: WS_TRACE: cannot write %s: %s\n", p->trace_env_path, ws_strerror(rc));
   free(p->trace_env_path);
   p->trace_env_path = NULL;
 }

@@ -132,7 +132,6 @@ _Thread_local ws__worker *ws__tls_worker __attribute__((tls_model("initial-exec"
 /* Largest batch moved in one global-queue take. */
 #define WS__GLOBAL_BATCH 64
 
-
 static inline uint64_t rng_next(ws__worker *w)
 {
   /* xorshift64*: fast, good enough for victim selection. */
@@ -147,8 +146,7 @@ static inline uint64_t rng_next(ws__worker *w)
 static inline bool pool_terminated(ws_pool_t *p)
 {
   /* Acquire: pairs with the terminator's CAS; nothing is left to run. */
-  return ws__life_state(atomic_load_explicit(&p->life, memory_order_acquire)) ==
-         WS_POOL_TERMINATED;
+  return ws__life_state(atomic_load_explicit(&p->life, memory_order_acquire)) == WS_POOL_TERMINATED;
 }
 
 void ws__push_local(ws__worker *w, ws__task *x)
@@ -156,7 +154,6 @@ void ws__push_local(ws__worker *w, ws__task *x)
   if (ws__deque_push(&w->deque, x) != 0)
     ws__inject_push(&w->pool->inject, x, x, 1);
 }
-
 
 static ws__task *take_global(ws__worker *w, unsigned max)
 {
@@ -338,7 +335,7 @@ static ws__task *spin(ws__worker *w)
   ws_pool_t *p = w->pool;
   if (!w->spinning) {
     uint32_t ns = atomic_load_explicit(&p->nspinning, memory_order_relaxed); /* heuristic */
-    uint32_t ni = atomic_load_explicit(&p->nidle, memory_order_relaxed);     /* heuristic */
+    uint32_t ni = atomic_load_explicit(&p->nidle, memory_order_relaxed); /* heuristic */
     uint32_t busy = p->nworkers > ni ? p->nworkers - ni : 0;
     if (2 * ns >= busy || ns >= p->ncpus)
       return NULL; /* enough searchers already */

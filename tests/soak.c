@@ -56,11 +56,11 @@
 /* --- the run and the current round ----------------------------------------- */
 
 static struct {
-  uint64_t tasks;     /* stop once this many tasks ran */
-  double seconds;     /* ... or this much time passed (0: no bound) */
-  unsigned workers;   /* 0: the rotation */
+  uint64_t tasks; /* stop once this many tasks ran */
+  double seconds; /* ... or this much time passed (0: no bound) */
+  unsigned workers; /* 0: the rotation */
   uint64_t seed;
-  long round_tasks;   /* fork/join slots per round */
+  long round_tasks; /* fork/join slots per round */
   unsigned max_spares; /* the pools' max_spares */
 } cfg = {1000000000ULL, 0, 0, 1, 1L << 21, WS_MAX_SPARES};
 
@@ -75,7 +75,7 @@ static struct round {
   unsigned spin;
   uint64_t seed;
   ws_pool_t *pool;
-  long nfj;   /* fork/join slots [0, nfj) */
+  long nfj; /* fork/join slots [0, nfj) */
   long gbase; /* graph slots [gbase, gbase + GN) */
   long cbase; /* cancel slots [cbase, cbase + CN) */
   long sbase; /* storm slots [sbase, sbase + 3 * SN) */
@@ -95,24 +95,24 @@ static const char *spin_name(unsigned s)
   return s == WS_SPIN_NONE ? "none" : "default";
 }
 
-#define VIOLATION(...)                                                                   \
-  do {                                                                                   \
-    fprintf(stderr,                                                                      \
-            "soak: VIOLATION in round %ld, phase %s (workers=%u deque=%s steal=%s "      \
-            "spin=%s round seed %#" PRIx64 ", run --seed %" PRIu64 "): ",                \
-            R.idx, atomic_load(&phase), R.workers, deque_name(R.dq), steal_name(R.st),  \
-            spin_name(R.spin), R.seed, cfg.seed);                                        \
-    fprintf(stderr, __VA_ARGS__);                                                        \
-    fprintf(stderr, "\n");                                                               \
-    fflush(stderr);                                                                      \
-    abort();                                                                             \
+#define VIOLATION(...)                                                                             \
+  do {                                                                                             \
+    fprintf(stderr,                                                                                \
+            "soak: VIOLATION in round %ld, phase %s (workers=%u deque=%s steal=%s "                \
+            "spin=%s round seed %#" PRIx64 ", run --seed %" PRIu64 "): ",                          \
+            R.idx, atomic_load(&phase), R.workers, deque_name(R.dq), steal_name(R.st),             \
+            spin_name(R.spin), R.seed, cfg.seed);                                                  \
+    fprintf(stderr, __VA_ARGS__);                                                                  \
+    fprintf(stderr, "\n");                                                                         \
+    fflush(stderr);                                                                                \
+    abort();                                                                                       \
   } while (0)
 
-#define CHECK_OK(call)                                                                   \
-  do {                                                                                   \
-    int rc_ = (call);                                                                    \
-    if (rc_ != 0)                                                                        \
-      VIOLATION("%s returned %d (%s)", #call, rc_, ws_strerror(rc_));                    \
+#define CHECK_OK(call)                                                                             \
+  do {                                                                                             \
+    int rc_ = (call);                                                                              \
+    if (rc_ != 0)                                                                                  \
+      VIOLATION("%s returned %d (%s)", #call, rc_, ws_strerror(rc_));                              \
   } while (0)
 
 static uint64_t mix(uint64_t a, uint64_t b)
@@ -172,7 +172,7 @@ static void *watchdog(void *arg)
 struct fjr {
   long lo, hi;
   ws_future_t *wait_first; /* awaited before the range runs (or NULL) */
-  bool timed;              /* ... by 20 us timed waits in a loop */
+  bool timed; /* ... by 20 us timed waits in a loop */
 };
 
 static int fj_node(void *arg);
@@ -542,7 +542,8 @@ static long phase_cancel(long *cancelled)
     int r = atomic_load(&slots[R.cbase + k]), c = atomic_load(&csucc[k]), res;
     if (r + c != 1)
       VIOLATION("cancel task %ld: ran %d times and was cancelled %d times (exactly one "
-                "expected)", k, r, c);
+                "expected)",
+                k, r, c);
     int st = ws_future_status(f), rc = ws_future_result(f, &res);
     if (c == 1 && (st != WS_FUTURE_CANCELLED || rc != WS_ECANCELED))
       VIOLATION("cancelled task %ld: status %d, result %d", k, st, rc);
@@ -632,8 +633,7 @@ static void *storm_caller(void *arg)
     case 1:
       rc = ws_await_termination(R.pool, to);
       if (rc != 0 && !(timed && rc == WS_ETIMEDOUT))
-        VIOLATION("ws_await_termination(%" PRId64 ") returned %d (%s)", to, rc,
-                  ws_strerror(rc));
+        VIOLATION("ws_await_termination(%" PRId64 ") returned %d (%s)", to, rc, ws_strerror(rc));
       break;
     default:
       rc = ws_pool_wait_idle(R.pool, to);
@@ -688,7 +688,10 @@ static long phase_storm(long *refused)
       int got = atomic_load(&slots[R.sbase + j]);
       if (got != want)
         VIOLATION("storm root %ld (%s) slot %ld ran %d times", k,
-                  acc == 1 ? "accepted" : acc == 2 ? "refused" : "not submitted", j - 3 * k, got);
+                  acc == 1   ? "accepted"
+                  : acc == 2 ? "refused"
+                             : "not submitted",
+                  j - 3 * k, got);
     }
     ran += 3 * want;
   }

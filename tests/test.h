@@ -19,35 +19,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TEST_FAIL(...)                                                                   \
-  do {                                                                                   \
-    fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                      \
-    fprintf(stderr, __VA_ARGS__);                                                        \
-    fprintf(stderr, "\n");                                                               \
-    fflush(stderr);                                                                      \
-    abort();                                                                             \
+#define TEST_FAIL(...)                                                                             \
+  do {                                                                                             \
+    fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                                \
+    fprintf(stderr, __VA_ARGS__);                                                                  \
+    fprintf(stderr, "\n");                                                                         \
+    fflush(stderr);                                                                                \
+    abort();                                                                                       \
   } while (0)
 
-#define ASSERT(c)                                                                        \
-  do {                                                                                   \
-    if (!(c))                                                                            \
-      TEST_FAIL("assertion failed: %s", #c);                                             \
+#define ASSERT(c)                                                                                  \
+  do {                                                                                             \
+    if (!(c))                                                                                      \
+      TEST_FAIL("assertion failed: %s", #c);                                                       \
   } while (0)
 
-#define ASSERT_CMP(a, op, b)                                                             \
-  do {                                                                                   \
-    int64_t a_ = (int64_t)(a), b_ = (int64_t)(b);                                        \
-    if (!(a_ op b_))                                                                     \
-      TEST_FAIL("%s %s %s: %" PRId64 " vs %" PRId64, #a, #op, #b, a_, b_);               \
+#define ASSERT_CMP(a, op, b)                                                                       \
+  do {                                                                                             \
+    int64_t a_ = (int64_t)(a), b_ = (int64_t)(b);                                                  \
+    if (!(a_ op b_))                                                                               \
+      TEST_FAIL("%s %s %s: %" PRId64 " vs %" PRId64, #a, #op, #b, a_, b_);                         \
   } while (0)
 
 /* The same for doubles (ASSERT_CMP converts to int64_t: 1.91 > 1.0 would
    compare 1 with 1). */
-#define ASSERT_DCMP(a, op, b)                                                            \
-  do {                                                                                   \
-    double a_ = (double)(a), b_ = (double)(b);                                           \
-    if (!(a_ op b_))                                                                     \
-      TEST_FAIL("%s %s %s: %g vs %g", #a, #op, #b, a_, b_);                              \
+#define ASSERT_DCMP(a, op, b)                                                                      \
+  do {                                                                                             \
+    double a_ = (double)(a), b_ = (double)(b);                                                     \
+    if (!(a_ op b_))                                                                               \
+      TEST_FAIL("%s %s %s: %g vs %g", #a, #op, #b, a_, b_);                                        \
   } while (0)
 
 #define ASSERT_EQ(a, b) ASSERT_CMP(a, ==, b)
@@ -58,11 +58,11 @@
 #define ASSERT_LT(a, b) ASSERT_CMP(a, <, b)
 
 /* A call that returns a ws error code must return 0. */
-#define ASSERT_OK(call)                                                                  \
-  do {                                                                                   \
-    int rc_ = (call);                                                                    \
-    if (rc_ != 0)                                                                        \
-      TEST_FAIL("%s returned %d (%s)", #call, rc_, ws_strerror(rc_));                    \
+#define ASSERT_OK(call)                                                                            \
+  do {                                                                                             \
+    int rc_ = (call);                                                                              \
+    if (rc_ != 0)                                                                                  \
+      TEST_FAIL("%s returned %d (%s)", #call, rc_, ws_strerror(rc_));                              \
   } while (0)
 
 /* 1 normally, 10 under the sanitizers (they are 5-20x slower). */

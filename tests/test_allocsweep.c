@@ -199,10 +199,10 @@ static void on_pool(ws_pool_t *p)
 }
 
 struct run {
-  long first;      /* the failing allocation */
-  long probe_max;  /* probes after the workload */
+  long first; /* the failing allocation */
+  long probe_max; /* probes after the workload */
   ws_pool_t *pool[2];
-  long allocs;     /* allocations the workload made, when the probes found it; else -1 */
+  long allocs; /* allocations the workload made, when the probes found it; else -1 */
 };
 
 static void *workload(void *arg)

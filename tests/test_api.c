@@ -11,8 +11,8 @@
 
 static void strerror_table(void)
 {
-  static const int codes[] = {WS_OK,       WS_EINVAL,   WS_ENOMEM, WS_ESHUTDOWN, WS_ETIMEDOUT,
-                              WS_ECANCELED, WS_EBUSY,   WS_EDEADLK, WS_ESYS};
+  static const int codes[] = {WS_OK,        WS_EINVAL, WS_ENOMEM,  WS_ESHUTDOWN, WS_ETIMEDOUT,
+                              WS_ECANCELED, WS_EBUSY,  WS_EDEADLK, WS_ESYS};
   const char *unknown = ws_strerror(12345);
   ASSERT(unknown != NULL);
   for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
@@ -101,7 +101,8 @@ static void env_workers(void)
   ASSERT_OK(ws_pool_create(&p, NULL));
   int n = ws_pool_workers(p);
   ASSERT_OK(ws_pool_destroy(p));
-  static const char *const bad[] = {"lots", "0", "-1", "1025", "3x", " 4", "+4", "99999999999999999999999"};
+  static const char *const bad[] = {"lots", "0",  "-1", "1025",
+                                    "3x",   " 4", "+4", "99999999999999999999999"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     setenv("WS_WORKERS", bad[i], 1);
     ASSERT_OK(ws_pool_create(&p, NULL));
@@ -209,8 +210,7 @@ static void env_report(void)
                                                           : true;
       bool says = strstr(desc[i], key) != NULL;
       if (says != (want && consulted))
-        TEST_FAIL("%s=%s: pool %d describe: \"%s\"", name, value ? value : "(unset)", i,
-                  desc[i]);
+        TEST_FAIL("%s=%s: pool %d describe: \"%s\"", name, value ? value : "(unset)", i, desc[i]);
     }
   }
   if (strstr(bad, "WS_WORKERS") != NULL)

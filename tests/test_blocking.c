@@ -56,7 +56,7 @@ static int latch_wait_ms(test_latch *l, int ms)
 
 struct scenario {
   test_latch started; /* counted down by each blocker once it runs */
-  test_latch gate;    /* opened by the opener task */
+  test_latch gate; /* opened by the opener task */
   int wait_ms;
   _Atomic int opener_ran;
   _Atomic int timeouts;
@@ -215,8 +215,10 @@ static void test_stress(unsigned workers)
   ws_pool_stats(spool, &st, NULL, 0);
   ASSERT_EQ(st.total.tasks_run, n);
   ASSERT_GE(st.compensated, 1);
-  fprintf(stderr, "  stress workers=%u: %" PRIu64 " blocking calls compensated, %" PRIu64
-          " not, spares alive %u\n", workers, st.compensated, st.uncompensated, st.spares);
+  fprintf(stderr,
+          "  stress workers=%u: %" PRIu64 " blocking calls compensated, %" PRIu64
+          " not, spares alive %u\n",
+          workers, st.compensated, st.uncompensated, st.spares);
   /* Once nobody blocks, surplus spares step down and retire after 20 ms. */
   time_t start = time(NULL);
   for (;;) {
@@ -401,8 +403,9 @@ static void test_slots(void)
   }
   ASSERT_EQ(total, (uint64_t)n * (1 + 8 + 1));
   ws_pool_stats(slots_pool, &st, NULL, 0);
-  fprintf(stderr, "  slots: %" PRIu64 " of %" PRIu64 " runs on spares, %" PRIu64
-          " calls compensated\n", on_spares, total, st.compensated);
+  fprintf(stderr,
+          "  slots: %" PRIu64 " of %" PRIu64 " runs on spares, %" PRIu64 " calls compensated\n",
+          on_spares, total, st.compensated);
   ASSERT_OK(ws_pool_destroy(slots_pool));
   free(slot_runs);
 }

@@ -28,11 +28,11 @@
 static const char *fixtures;
 
 /* Doubles are compared to a relative 1e-9: the limit is one division. */
-#define ASSERT_NEAR(a, b)                                                                \
-  do {                                                                                   \
-    double a_ = (a), b_ = (b), d_ = a_ - b_;                                             \
-    if (!((d_ < 0 ? -d_ : d_) <= 1e-9 * (b_ < 0 ? -b_ : b_)))                            \
-      TEST_FAIL("%s == %s: %.17g vs %.17g", #a, #b, a_, b_);                             \
+#define ASSERT_NEAR(a, b)                                                                          \
+  do {                                                                                             \
+    double a_ = (a), b_ = (b), d_ = a_ - b_;                                                       \
+    if (!((d_ < 0 ? -d_ : d_) <= 1e-9 * (b_ < 0 ? -b_ : b_)))                                      \
+      TEST_FAIL("%s == %s: %.17g vs %.17g", #a, #b, a_, b_);                                       \
   } while (0)
 
 static unsigned min_u(unsigned a, unsigned b)
@@ -59,7 +59,7 @@ static void rule(void)
   ASSERT_EQ(ws__workers_for_limit(3, 2.5), 3);
   ASSERT_EQ(ws__workers_for_limit(4, 100.0), 4);
   ASSERT_EQ(ws__workers_for_limit(4, 4.0), 4);
-  ASSERT_EQ(ws__workers_for_limit(4, 0.0), 4);  /* no limit */
+  ASSERT_EQ(ws__workers_for_limit(4, 0.0), 4); /* no limit */
   ASSERT_EQ(ws__workers_for_limit(4, -1.0), 4); /* no limit */
   ASSERT_EQ(ws__workers_for_limit(4, NAN), 4);
   ASSERT_EQ(ws__workers_for_limit(0, 0.0), 1);
@@ -158,7 +158,7 @@ static void puts_file(const char *rel, const char *text)
 }
 
 #define V2_MOUNT "25 24 0:23 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw\n"
-#define V1_MOUNT                                                                         \
+#define V1_MOUNT                                                                                   \
   "32 30 0:28 / /sys/fs/cgroup/cpu rw,nosuid shared:5 - cgroup cgroup rw,cpu,cpuacct\n"
 
 /* A fresh tree: the given /proc/self files (NULL: absent). */
@@ -291,9 +291,9 @@ static void malformed(void)
 
   /* /proc/self/cgroup. */
   proc_files("0::/app\n", V2_MOUNT, 1);
-  proc_files("", V2_MOUNT, 0);                       /* empty: in no cgroup */
-  proc_files(NULL, V2_MOUNT, 0);                     /* absent */
-  proc_files("2:memory:/app\n", V2_MOUNT, 0);        /* no cpu hierarchy */
+  proc_files("", V2_MOUNT, 0); /* empty: in no cgroup */
+  proc_files(NULL, V2_MOUNT, 0); /* absent */
+  proc_files("2:memory:/app\n", V2_MOUNT, 0); /* no cpu hierarchy */
   proc_files("garbage\n", V2_MOUNT, WS_EINVAL);
   proc_files("0:/app\n", V2_MOUNT, WS_EINVAL);
   proc_files(":cpu:/app\n", V2_MOUNT, WS_EINVAL);
@@ -301,7 +301,7 @@ static void malformed(void)
   proc_files("0::app\n", V2_MOUNT, WS_EINVAL);
   proc_files("0::\n", V2_MOUNT, WS_EINVAL);
   proc_files("1:name=systemd:/\n\n0::/app\n", V2_MOUNT, 1); /* blank lines are skipped */
-  proc_files("0::/../outside\n", V2_MOUNT, 0);      /* outside our namespace */
+  proc_files("0::/../outside\n", V2_MOUNT, 0); /* outside our namespace */
   /* /proc/self/mountinfo. */
   proc_files("0::/app\n", NULL, 0);
   proc_files("0::/app\n", "", 0);
@@ -516,8 +516,11 @@ int main(int argc, char **argv)
   static const struct {
     const char *name;
     void (*fn)(void);
-  } parts[] = {{"rule", rule},       {"cgroup", cgroup},   {"malformed", malformed},
-               {"default", defaults}, {"machine", machine}};
+  } parts[] = {{"rule", rule},
+               {"cgroup", cgroup},
+               {"malformed", malformed},
+               {"default", defaults},
+               {"machine", machine}};
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
     if (all || strcmp(part, parts[i].name) == 0) {
       parts[i].fn();

@@ -19,8 +19,14 @@
 #define MAXV (1 << 21)
 static ws__task items[MAXV];
 
-static ws__task *V(long i) { return &items[i]; }
-static long I(ws__task *t) { return (long)(t - items); }
+static ws__task *V(long i)
+{
+  return &items[i];
+}
+static long I(ws__task *t)
+{
+  return (long)(t - items);
+}
 
 static ws_deque_kind_t kinds[] = {WS_DEQUE_LOCKFREE, WS_DEQUE_LOCKED};
 

@@ -135,8 +135,8 @@ static int fj_node(void *arg)
 static void run_forkjoin(void)
 {
   for (int r = 0; r < 4; r++)
-    ASSERT_OK(ws_submit(pool, fj_code_node,
-                        (void *)fj_code(ntasks * r / 4, ntasks * (r + 1) / 4), NULL));
+    ASSERT_OK(
+        ws_submit(pool, fj_code_node, (void *)fj_code(ntasks * r / 4, ntasks * (r + 1) / 4), NULL));
 }
 
 /* --- external submitters --- */
@@ -273,9 +273,8 @@ static void one_run(const char *shape, unsigned workers, ws_deque_kind_t dq, ws_
   fprintf(stderr,
           "  %-8s workers=%-2u deque=%-8s steal=%-4s run=%" PRIu64 " steals=%" PRIu64
           " stolen=%" PRIu64 " global=%" PRIu64 " parks=%" PRIu64 "\n",
-          shape, workers, deque_name(dq), steal_name(st), stats.total.tasks_run,
-          stats.total.steals, stats.total.tasks_stolen, stats.total.global_takes,
-          stats.total.parks);
+          shape, workers, deque_name(dq), steal_name(st), stats.total.tasks_run, stats.total.steals,
+          stats.total.tasks_stolen, stats.total.global_takes, stats.total.parks);
   if (st == WS_STEAL_ONE)
     ASSERT_EQ(stats.total.steals, stats.total.tasks_stolen);
   else

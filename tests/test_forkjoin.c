@@ -30,7 +30,6 @@ static const unsigned worker_counts[] = {1, 2, 16};
 
 /* --- fib ---------------------------------------------------------------------- */
 
-
 static uint64_t fib_exact(long n)
 {
   uint64_t a = 0, b = 1;
@@ -369,11 +368,11 @@ static void test_forced_steal(ws_pool_t *p)
 
 struct pub {
   ws_pool_t *pool;
-  int use_blocking;          /* 0: ws_future_wait, 1: ws_blocking */
-  int use_group;             /* a and b as group children instead of a join */
-  test_latch hold, held;     /* the task that keeps the other worker busy */
-  ws_future_t *holder;       /* its future */
-  _Atomic int b_ran;         /* set by the join's b */
+  int use_blocking; /* 0: ws_future_wait, 1: ws_blocking */
+  int use_group; /* a and b as group children instead of a join */
+  test_latch hold, held; /* the task that keeps the other worker busy */
+  ws_future_t *holder; /* its future */
+  _Atomic int b_ran; /* set by the join's b */
   _Atomic int filler_ran;
 };
 
@@ -513,8 +512,8 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "workers=%-2u deque=%-8s steal=%-4s run=%" PRIu64 " spawned=%" PRIu64
                 " steals=%" PRIu64 "\n",
-                nw, deque_name(dqs[d]), steal_name(sts[s]), st.total.tasks_run,
-                st.total.spawned, st.total.steals);
+                nw, deque_name(dqs[d]), steal_name(sts[s]), st.total.tasks_run, st.total.spawned,
+                st.total.steals);
         if (nw > 1 && (!only || !strcmp(only, "steal")))
           test_forced_steal(p);
         ASSERT_OK(ws_pool_destroy(p));

@@ -112,8 +112,12 @@ static void cancel_race(unsigned workers, ws_deque_kind_t dq, long n)
     atomic_store_explicit(&published, i + 1, memory_order_release);
     if (i == n / 8)
       for (int k = 0; k < 2; k++) {
-        c[k] = (struct canceller){.fs = fs, .published = &published, .n = n, .start = k,
-                                  .step = 2, .cancelled = cancelled};
+        c[k] = (struct canceller){.fs = fs,
+                                  .published = &published,
+                                  .n = n,
+                                  .start = k,
+                                  .step = 2,
+                                  .cancelled = cancelled};
         pthread_create(&c[k].th, NULL, cancel_thread, &c[k]);
       }
   }
@@ -140,8 +144,8 @@ static void cancel_race(unsigned workers, ws_deque_kind_t dq, long n)
   ws_pool_stats(p, &st, NULL, 0);
   ASSERT_EQ(st.total.tasks_run, nran);
   ASSERT_EQ(st.total.tasks_cancelled, ncan);
-  fprintf(stderr, "  cancel workers=%u deque=%s ran=%ld cancelled=%ld\n", workers,
-          deque_name(dq), nran, ncan);
+  fprintf(stderr, "  cancel workers=%u deque=%s ran=%ld cancelled=%ld\n", workers, deque_name(dq),
+          nran, ncan);
   ASSERT_OK(ws_pool_destroy(p));
   free(fs);
   free(cancelled);
@@ -386,8 +390,10 @@ static void status_after_release(ws_pool_t *p)
 static void misuse(void)
 {
   expect_child_abort(in_pool, &(struct misuse){double_release}, "double ws_future_release");
-  expect_child_abort(in_pool, &(struct misuse){release_after_reuse}, "release of a handle whose record was reused");
-  expect_child_abort(in_pool, &(struct misuse){status_after_release}, "ws_future_status after release");
+  expect_child_abort(in_pool, &(struct misuse){release_after_reuse},
+                     "release of a handle whose record was reused");
+  expect_child_abort(in_pool, &(struct misuse){status_after_release},
+                     "ws_future_status after release");
   /* And the legitimate sequence is untouched. */
   ws_pool_t *p = make_pool(2, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
   for (int i = 0; i < 1000; i++) {

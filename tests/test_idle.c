@@ -281,8 +281,7 @@ static int membarrier_fail(void)
     fprintf(stderr, "membarrier not in use here (or WS_NO_MEMBARRIER=1): nothing to check\n");
     return 0;
   }
-  expect_child_abort(park_with_failing_membarrier, NULL,
-                     "a failing membarrier went unnoticed");
+  expect_child_abort(park_with_failing_membarrier, NULL, "a failing membarrier went unnoticed");
   return 0;
 }
 

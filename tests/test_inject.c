@@ -67,8 +67,7 @@ static void test_drain(uint64_t seed)
     taken += take_some(&rng);
     long c = atomic_load_explicit(&completed, memory_order_acquire); /* before the check */
     if (!ws__inject_nonempty(&q) && taken < c)
-      TEST_FAIL("seed %#" PRIx64 ": queue looks empty, %ld pushes done, %ld taken", seed, c,
-                taken);
+      TEST_FAIL("seed %#" PRIx64 ": queue looks empty, %ld pushes done, %ld taken", seed, c, taken);
   }
   for (int p = 0; p < NPROD; p++)
     pthread_join(th[p], NULL);

@@ -34,7 +34,6 @@
 
 /* --- workloads ----------------------------------------------------------------- */
 
-
 static _Atomic uint64_t sink; /* keeps the busy loop from being optimised away */
 
 static void spin_ns(int64_t ns)
@@ -316,8 +315,8 @@ static void test_profile(unsigned workers)
     ASSERT_OK(ws_profile_run(p, tree, (void *)(intptr_t)d, &pr, &rc));
     ASSERT_EQ(rc, 0);
     check_bounds(&pr);
-    fprintf(stderr, "  P=%u tree depth %ld: T1 %.3f ms, Tinf %.3f ms, parallelism %.2f\n",
-            workers, d, pr.work_ns / 1e6, pr.span_ns / 1e6, pr.parallelism);
+    fprintf(stderr, "  P=%u tree depth %ld: T1 %.3f ms, Tinf %.3f ms, parallelism %.2f\n", workers,
+            d, pr.work_ns / 1e6, pr.span_ns / 1e6, pr.parallelism);
     ASSERT_DCMP(pr.parallelism, <=, 1.0001 * (double)(1L << d));
     ASSERT_GE(pr.work_ns, (1u << d) * 20000);
   }

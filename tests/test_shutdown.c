@@ -75,8 +75,8 @@ static void storm(unsigned workers, ws_deque_kind_t dq, long n)
   memset((void *)ran, 0, (size_t)n);
   memset(accepted, 0, (size_t)n);
   for (int i = 0; i < NSUB; i++) {
-    s[i] = (struct storm_sub){.pool = p, .lo = n * i / NSUB, .hi = n * (i + 1) / NSUB,
-                              .progress = &progress};
+    s[i] = (struct storm_sub){
+        .pool = p, .lo = n * i / NSUB, .hi = n * (i + 1) / NSUB, .progress = &progress};
     pthread_create(&s[i].th, NULL, storm_thread, &s[i]);
   }
   /* Shut down once a fraction of the tasks are in: the rest race with it. */
@@ -101,8 +101,8 @@ static void storm(unsigned workers, ws_deque_kind_t dq, long n)
   ASSERT_EQ(st.rejected, nrej);
   ASSERT_EQ(st.total.tasks_run, nacc);
   ASSERT_EQ(nacc + nrej, n);
-  fprintf(stderr, "  storm workers=%u deque=%s accepted=%ld refused=%ld\n", workers,
-          deque_name(dq), nacc, nrej);
+  fprintf(stderr, "  storm workers=%u deque=%s accepted=%ld refused=%ld\n", workers, deque_name(dq),
+          nacc, nrej);
   /* Still refused after termination. */
   ASSERT_EQ(ws_submit(p, mark, (void *)0, NULL), WS_ESHUTDOWN);
   ASSERT_OK(ws_pool_destroy(p));

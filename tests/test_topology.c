@@ -414,9 +414,9 @@ int main(int argc, char **argv)
     void (*fn)(void);
   } parts[] = {
 #ifdef WS_HAVE_HWLOC
-      {"smt", smt},   {"numa", numa},       {"sizes", sizes},     {"machine", machine},
+      {"smt", smt},   {"numa", numa},   {"sizes", sizes},     {"machine", machine},
 #endif
-      {"flat", flat}, {"nomem", nomem},     {"threads", threads},
+      {"flat", flat}, {"nomem", nomem}, {"threads", threads},
   };
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
     if (all || strcmp(part, parts[i].name) == 0) {

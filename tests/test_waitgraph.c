@@ -85,14 +85,14 @@ static void abc(void)
 enum { NMAX = 200, MAXDEP = 4, DEPTH = 3 };
 
 enum mode {
-  M_WAIT,       /* ws_future_wait on each */
-  M_JOIN,       /* ws_join: fa takes the first half, fb the rest */
-  M_GROUP,      /* one group child per dependency, then ws_group_wait */
-  M_CHILD,      /* a child task (ws_submit) does it; we wait on its future */
-  M_PFOR,       /* ws_parallel_for over the dependencies, grain 1 */
-  M_BLOCKING,   /* inside ws_blocking */
-  M_TIMED,      /* ws_future_wait with a 100 us timeout, in a loop */
-  M_GROUPJOIN,  /* a group child spawned inside a join's fa (finding 2) */
+  M_WAIT, /* ws_future_wait on each */
+  M_JOIN, /* ws_join: fa takes the first half, fb the rest */
+  M_GROUP, /* one group child per dependency, then ws_group_wait */
+  M_CHILD, /* a child task (ws_submit) does it; we wait on its future */
+  M_PFOR, /* ws_parallel_for over the dependencies, grain 1 */
+  M_BLOCKING, /* inside ws_blocking */
+  M_TIMED, /* ws_future_wait with a 100 us timeout, in a loop */
+  M_GROUPJOIN, /* a group child spawned inside a join's fa (finding 2) */
   M_NMODES
 };
 
@@ -283,8 +283,8 @@ static int graph_task(void *arg)
   return task_rc(i);
 }
 
-static void run_graph(unsigned workers, ws_deque_kind_t dq, ws_steal_policy_t st,
-                      bool no_spares, uint64_t seed, int n)
+static void run_graph(unsigned workers, ws_deque_kind_t dq, ws_steal_policy_t st, bool no_spares,
+                      uint64_t seed, int n)
 {
   ws_options_t o;
   ws_options_init(&o);
@@ -440,8 +440,8 @@ static void run_in_pools(ws_task_fn fn, int per_run_leaves, int per_run_fb)
   static const unsigned workers[] = {1, 2, 4};
   for (unsigned wi = 0; wi < 3; wi++)
     for (int dq = 0; dq < 2; dq++) {
-      ws_pool_t *p = make_pool(workers[wi], dq ? WS_DEQUE_LOCKED : WS_DEQUE_LOCKFREE,
-                               WS_STEAL_DEFAULT);
+      ws_pool_t *p =
+          make_pool(workers[wi], dq ? WS_DEQUE_LOCKED : WS_DEQUE_LOCKFREE, WS_STEAL_DEFAULT);
       enum { ROUNDS = 500 };
       atomic_store(&leaf_runs, 0);
       atomic_store(&fb_runs, 0);
@@ -557,8 +557,8 @@ static void deepchain(void)
       ws_stats_t st;
       ws_pool_stats(p, &st, NULL, 0);
       if (round == 0)
-        fprintf(stderr, "  %u workers, ascending: %llu compensated blocks, %u spares\n", workers[wi],
-                (unsigned long long)st.compensated, st.spares);
+        fprintf(stderr, "  %u workers, ascending: %llu compensated blocks, %u spares\n",
+                workers[wi], (unsigned long long)st.compensated, st.spares);
       for (long i = 0; i < DEEP; i++)
         ws_future_release(atomic_load(&deep_f[i]));
       ASSERT_OK(ws_pool_destroy(p));
@@ -641,10 +641,13 @@ int main(int argc, char **argv)
   else if (strcmp(part, "deepchain") == 0)
     deepchain();
   else if (strcmp(part, "unwaited") == 0) {
-    expect_child_abort(run_task_in_pool, &(struct task_ref){unwaited_task}, "a task returned with an unwaited group");
-    expect_child_abort(run_task_in_pool, &(struct task_ref){unwaited_join}, "a join's fa returned with an unwaited group");
-  }
-  else
-    TEST_FAIL("unknown part '%s' (abc, graph, nospares, spawnjoin, waitjoin, crosspool, deepchain, unwaited)", part);
+    expect_child_abort(run_task_in_pool, &(struct task_ref){unwaited_task},
+                       "a task returned with an unwaited group");
+    expect_child_abort(run_task_in_pool, &(struct task_ref){unwaited_join},
+                       "a join's fa returned with an unwaited group");
+  } else
+    TEST_FAIL("unknown part '%s' (abc, graph, nospares, spawnjoin, waitjoin, crosspool, deepchain, "
+              "unwaited)",
+              part);
   return 0;
 }

@@ -20,10 +20,10 @@
 
 static double now_ns(void)
 {
-    struct timespec ts;
+  struct timespec ts;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
 enum way { ONESHOT, LOWLEVEL, EVP_LEGACY, EVP_FETCHED, NWAYS };
@@ -37,60 +37,59 @@ static const char *const names[NWAYS] = {
 
 int main(int argc, char **argv)
 {
-    long n = argc > 1 ? strtol(argv[1], NULL, 10) : 4000000;
-    unsigned char buf[24], out[20], first[20];
-    unsigned int len;
-    int status = 0;
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    EVP_MD *md = EVP_MD_fetch(NULL, "SHA1", NULL);
+  long n = argc > 1 ? strtol(argv[1], NULL, 10) : 4000000;
+  unsigned char buf[24], out[20], first[20];
+  unsigned int len;
+  int status = 0;
+  EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+  EVP_MD *md = EVP_MD_fetch(NULL, "SHA1", NULL);
 
-    if (n < 1 || ctx == NULL || md == NULL) {
-        fprintf(stderr, "usage: uts-sha1-bench [N>0] (or libcrypto failed)\n");
-        return 2;
+  if (n < 1 || ctx == NULL || md == NULL) {
+    fprintf(stderr, "usage: uts-sha1-bench [N>0] (or libcrypto failed)\n");
+    return 2;
+  }
+  for (int w = 0; w < NWAYS; w++) {
+    double t0;
+
+    memset(buf, 0, sizeof buf);
+    memset(out, 0, sizeof out);
+    t0 = now_ns();
+    for (long i = 0; i < n; i++) {
+      memcpy(buf, out, 20);
+      buf[23] = (unsigned char)i;
+      switch (w) {
+      case ONESHOT:
+        SHA1(buf, sizeof buf, out);
+        break;
+      case LOWLEVEL: {
+        SHA_CTX c;
+
+        SHA1_Init(&c);
+        SHA1_Update(&c, buf, sizeof buf);
+        SHA1_Final(out, &c);
+        break;
+      }
+      case EVP_LEGACY:
+        EVP_DigestInit_ex(ctx, EVP_sha1(), NULL);
+        EVP_DigestUpdate(ctx, buf, sizeof buf);
+        EVP_DigestFinal_ex(ctx, out, &len);
+        break;
+      case EVP_FETCHED:
+        EVP_DigestInit_ex2(ctx, md, NULL);
+        EVP_DigestUpdate(ctx, buf, sizeof buf);
+        EVP_DigestFinal_ex(ctx, out, &len);
+        break;
+      }
     }
-    for (int w = 0; w < NWAYS; w++) {
-        double t0;
-
-        memset(buf, 0, sizeof buf);
-        memset(out, 0, sizeof out);
-        t0 = now_ns();
-        for (long i = 0; i < n; i++) {
-            memcpy(buf, out, 20);
-            buf[23] = (unsigned char)i;
-            switch (w) {
-            case ONESHOT:
-                SHA1(buf, sizeof buf, out);
-                break;
-            case LOWLEVEL: {
-                SHA_CTX c;
-
-                SHA1_Init(&c);
-                SHA1_Update(&c, buf, sizeof buf);
-                SHA1_Final(out, &c);
-                break;
-            }
-            case EVP_LEGACY:
-                EVP_DigestInit_ex(ctx, EVP_sha1(), NULL);
-                EVP_DigestUpdate(ctx, buf, sizeof buf);
-                EVP_DigestFinal_ex(ctx, out, &len);
-                break;
-            case EVP_FETCHED:
-                EVP_DigestInit_ex2(ctx, md, NULL);
-                EVP_DigestUpdate(ctx, buf, sizeof buf);
-                EVP_DigestFinal_ex(ctx, out, &len);
-                break;
-            }
-        }
-        printf("%-44s %7.1f ns/hash\n", names[w], (now_ns() - t0) / (double)n);
-        if (w == 0)
-            memcpy(first, out, sizeof out);
-        else if (memcmp(first, out, sizeof out) != 0) {
-            fprintf(stderr, "uts-sha1-bench: %s gave another digest\n",
-                    names[w]);
-            status = 1;
-        }
+    printf("%-44s %7.1f ns/hash\n", names[w], (now_ns() - t0) / (double)n);
+    if (w == 0)
+      memcpy(first, out, sizeof out);
+    else if (memcmp(first, out, sizeof out) != 0) {
+      fprintf(stderr, "uts-sha1-bench: %s gave another digest\n", names[w]);
+      status = 1;
     }
-    EVP_MD_free(md);
-    EVP_MD_CTX_free(ctx);
-    return status;
+  }
+  EVP_MD_free(md);
+  EVP_MD_CTX_free(ctx);
+  return status;
 }

@@ -47,56 +47,59 @@ extern "C" {
 
 /* Tree type, flag -t. */
 typedef enum uts_type {
-    UTS_BIN = 0,    /* binomial: root floor(b0) children, others m with prob. q */
-    UTS_GEO = 1,    /* geometric: child count geometric with mean b(depth)      */
-    UTS_HYBRID = 2  /* geometric above depth f*gen_mx, binomial from there on   */
+  UTS_BIN = 0, /* binomial: root floor(b0) children, others m with prob. q */
+  UTS_GEO = 1, /* geometric: child count geometric with mean b(depth)      */
+  UTS_HYBRID = 2 /* geometric above depth f*gen_mx, binomial from there on   */
 } uts_type_t;
 
 /* Shape of the expected child count b(depth) of a geometric tree, flag -a. */
 typedef enum uts_shape {
-    UTS_LINEAR = 0, /* b0 * (1 - d/gen_mx)                                  */
-    UTS_EXPDEC = 1, /* b0 * d^(-ln b0 / ln gen_mx)                          */
-    UTS_CYCLIC = 2, /* b0 ^ sin(2 pi d / gen_mx), and 0 past depth 5*gen_mx */
-    UTS_FIXED = 3   /* b0 for d < gen_mx, then 0                            */
+  UTS_LINEAR = 0, /* b0 * (1 - d/gen_mx)                                  */
+  UTS_EXPDEC = 1, /* b0 * d^(-ln b0 / ln gen_mx)                          */
+  UTS_CYCLIC = 2, /* b0 ^ sin(2 pi d / gen_mx), and 0 past depth 5*gen_mx */
+  UTS_FIXED = 3 /* b0 for d < gen_mx, then 0                            */
 } uts_shape_t;
 
 /* The parameters that fix a tree. Fill with uts_params_init(), uts_preset()
  * or uts_parse(). Which fields matter depends on type: BIN uses b0, q, m,
  * seed; GEO uses b0, shape, gen_mx, seed; HYBRID uses all of them. */
 typedef struct uts_params {
-    uts_type_t type;   /* -t  tree type                          default GEO    */
-    uts_shape_t shape; /* -a  geometric shape                    default LINEAR */
-    double b0;         /* -b  root branching factor              default 4.0    */
-    int32_t seed;      /* -r  root seed                          default 0      */
-    double q;          /* -q  binomial: prob. of having children default 15/64  */
-    int m;             /* -m  binomial: number of children       default 4      */
-    int gen_mx;        /* -d  geometric: depth scale             default 6      */
-    double f;          /* -f  hybrid: switch depth as a fraction default 0.5    */
+  uts_type_t type; /* -t  tree type                          default GEO    */
+  uts_shape_t shape; /* -a  geometric shape                    default LINEAR */
+  double b0; /* -b  root branching factor              default 4.0    */
+  int32_t seed; /* -r  root seed                          default 0      */
+  double q; /* -q  binomial: prob. of having children default 15/64  */
+  int m; /* -m  binomial: number of children       default 4      */
+  int gen_mx; /* -d  geometric: depth scale             default 6      */
+  double f; /* -f  hybrid: switch depth as a fraction default 0.5    */
 } uts_params_t;
 
 /* A tree node: its depth (root = 0) and its SHA-1 state. 24 bytes, plain
  * data: copy it by value into tasks. */
 typedef struct uts_node {
-    int32_t depth;
-    unsigned char state[UTS_STATE_BYTES];
+  int32_t depth;
+  unsigned char state[UTS_STATE_BYTES];
 } uts_node_t;
 
 /* What a search counts. Start from UTS_RESULT_INIT (all zero). */
 typedef struct uts_result {
-    uint64_t nodes;  /* nodes visited, root included          */
-    uint64_t leaves; /* nodes with no children                */
-    int32_t maxdepth; /* depth of the deepest node (root = 0) */
+  uint64_t nodes; /* nodes visited, root included          */
+  uint64_t leaves; /* nodes with no children                */
+  int32_t maxdepth; /* depth of the deepest node (root = 0) */
 } uts_result_t;
 
-#define UTS_RESULT_INIT {0, 0, 0}
+#define UTS_RESULT_INIT                                                                            \
+  {                                                                                                \
+    0, 0, 0                                                                                        \
+  }
 
 /* A named tree of the original benchmark's sample set with its published
  * counts. */
 typedef struct uts_preset_info {
-    const char *name;     /* "T1", "T3", ...                          */
-    const char *args;     /* the same tree as flags, for uts_parse()  */
-    const char *what;     /* short description                       */
-    uts_result_t expected; /* published nodes, leaves, depth          */
+  const char *name; /* "T1", "T3", ...                          */
+  const char *args; /* the same tree as flags, for uts_parse()  */
+  const char *what; /* short description                       */
+  uts_result_t expected; /* published nodes, leaves, depth          */
 } uts_preset_info_t;
 
 /* --- parameters ---------------------------------------------------------- */
@@ -117,8 +120,7 @@ const uts_preset_info_t *uts_preset_at(int i);
  * argument; later arguments override earlier ones, so "T1 -r 7" is T1 with
  * another seed. Values are range-checked. Returns 0, or -1 with a one-line
  * message in err (if err is not NULL; errlen bytes including the NUL). */
-int uts_parse(uts_params_t *p, int argc, char *const argv[], char *err,
-              size_t errlen);
+int uts_parse(uts_params_t *p, int argc, char *const argv[], char *err, size_t errlen);
 
 /* Write the tree as flags ("-t 1 -a 3 -d 10 -b 4 -r 19"), only the flags that
  * matter for its type, into buf (snprintf semantics). Returns what snprintf
@@ -140,8 +142,7 @@ int uts_num_children(const uts_params_t *p, const uts_node_t *n);
 /* Child i (0 <= i < uts_num_children(p, parent)) of parent: depth + 1,
  * state = SHA-1(parent state ++ i as 4 bytes BE). child may not alias
  * parent. */
-void uts_child(const uts_params_t *p, const uts_node_t *parent, int i,
-               uts_node_t *child);
+void uts_child(const uts_params_t *p, const uts_node_t *parent, int i, uts_node_t *child);
 
 /* The node's random number: state bytes 16..19 big-endian, & 0x7FFFFFFF. */
 uint32_t uts_rand(const uts_node_t *n);
@@ -149,14 +150,13 @@ uint32_t uts_rand(const uts_node_t *n);
 /* --- results ------------------------------------------------------------- */
 
 /* Count one visited node at depth with nchildren children into *r. */
-static inline void uts_result_add_node(uts_result_t *r, int depth,
-                                       int nchildren)
+static inline void uts_result_add_node(uts_result_t *r, int depth, int nchildren)
 {
-    r->nodes++;
-    if (nchildren == 0)
-        r->leaves++;
-    if (depth > r->maxdepth)
-        r->maxdepth = depth;
+  r->nodes++;
+  if (nchildren == 0)
+    r->leaves++;
+  if (depth > r->maxdepth)
+    r->maxdepth = depth;
 }
 
 /* Add the counts of from into into (sums; max of depths). */

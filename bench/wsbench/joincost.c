@@ -55,14 +55,13 @@ static int fib_null(void *p)
 
 enum { RUNG_PLAIN, RUNG_PLAIN_GCC, RUNG_TWIN, RUNG_NULL, RUNG_WSCHED, NRUNGS };
 
-static const char *const rung_name[NRUNGS] = {"plain", "plain-gcc", "twin", "null-join",
-                                              "ws_join"};
+static const char *const rung_name[NRUNGS] = {"plain", "plain-gcc", "twin", "null-join", "ws_join"};
 static const char *const rung_about[NRUNGS] = {
-  "long fib(long), both calls kept",
-  "the same as gcc -O2 compiles it (2nd call a loop)",
-  "struct argument, calls through a function pointer",
-  "twin through an out-of-line join that schedules nothing",
-  "ws_join on a 1-worker pool",
+    "long fib(long), both calls kept",
+    "the same as gcc -O2 compiles it (2nd call a loop)",
+    "struct argument, calls through a function pointer",
+    "twin through an out-of-line join that schedules nothing",
+    "ws_join on a 1-worker pool",
 };
 
 /* Runs one rung once; returns its time in ms, or a negative value on a

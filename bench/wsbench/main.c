@@ -23,17 +23,11 @@
 #include <unistd.h>
 
 static const wb_workload *const workloads[] = {
-  &wb_fib,
-  &wb_nqueens,
+    &wb_fib,    &wb_nqueens,
 #ifdef WSBENCH_HAVE_UTS
-  &wb_uts_t1,
-  &wb_uts_t3,
+    &wb_uts_t1, &wb_uts_t3,
 #endif
-  &wb_sort,
-  &wb_tri,
-  &wb_fanout,
-  &wb_avalanche,
-  &wb_fib_submit,
+    &wb_sort,   &wb_tri,     &wb_fanout, &wb_avalanche, &wb_fib_submit,
 };
 #define NWORKLOADS (sizeof workloads / sizeof workloads[0])
 
@@ -44,7 +38,7 @@ double wb_now_ms(void)
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static int profile_mode;      /* --profile: wb_run_root profiles */
+static int profile_mode; /* --profile: wb_run_root profiles */
 static ws_profile_t last_profile;
 
 int wb_run_root(ws_pool_t *pool, ws_task_fn fn, void *arg)
@@ -78,7 +72,7 @@ typedef struct row {
   const wb_workload *w;
   const char *size;
   double serial, one, many; /* medians, ms */
-  double steals, parks;     /* N-worker pool, per run */
+  double steals, parks; /* N-worker pool, per run */
   int ok;
   char detail[96];
 } row;
@@ -97,20 +91,19 @@ double wb_median(double *v, int n)
 
 static void usage(FILE *out)
 {
-  fprintf(out,
-          "usage: wsbench [--workers N] [--deque lockfree|locked] [--steal one|half]\n"
-          "               [--repeat R] [--json FILE] [--results] [--small] [--list]\n"
-          "               [--profile] [--serial] [--join-cost] [WORKLOAD [SIZE]]\n"
-          "Runs every workload (or one) serially, on 1 worker and on N workers\n"
-          "(default: every CPU this process may use), R times interleaved (default 5),\n"
-          "and prints medians. Every run checks its answer; a wrong one exits 1.\n"
-          "--profile WORKLOAD [SIZE]: work/span profile of a fork/join workload, its\n"
-          "speedup bounds, and its measured speedup on 1..N workers (table, and a PNG\n"
-          "through gnuplot when installed).\n"
-          "--results: one RESULT line per N-worker repetition (bench/compare's format);\n"
-          "--serial: the same for the serial twin.\n"
-          "--join-cost [fib SIZE]: the cost of a spawn/sync pair on one thread, as a\n"
-          "ladder from the plain recursive fib up to ws_join (default fib 32, R = 11).\n");
+  fprintf(out, "usage: wsbench [--workers N] [--deque lockfree|locked] [--steal one|half]\n"
+               "               [--repeat R] [--json FILE] [--results] [--small] [--list]\n"
+               "               [--profile] [--serial] [--join-cost] [WORKLOAD [SIZE]]\n"
+               "Runs every workload (or one) serially, on 1 worker and on N workers\n"
+               "(default: every CPU this process may use), R times interleaved (default 5),\n"
+               "and prints medians. Every run checks its answer; a wrong one exits 1.\n"
+               "--profile WORKLOAD [SIZE]: work/span profile of a fork/join workload, its\n"
+               "speedup bounds, and its measured speedup on 1..N workers (table, and a PNG\n"
+               "through gnuplot when installed).\n"
+               "--results: one RESULT line per N-worker repetition (bench/compare's format);\n"
+               "--serial: the same for the serial twin.\n"
+               "--join-cost [fib SIZE]: the cost of a spawn/sync pair on one thread, as a\n"
+               "ladder from the plain recursive fib up to ws_join (default fib 32, R = 11).\n");
 }
 
 static long parse_long(const char *s, const char *what)
@@ -320,8 +313,7 @@ int main(int argc, char **argv)
     else if (!strcmp(a, "--serial")) {
       serial_only = 1; /* --results for the serial twin (impl=serial-twin) */
       results = 1;
-    }
-    else if (!strcmp(a, "--list")) {
+    } else if (!strcmp(a, "--list")) {
       for (size_t k = 0; k < NWORKLOADS; k++)
         printf("%-11s %-9s %s\n", workloads[k]->name, workloads[k]->default_size,
                workloads[k]->about);
@@ -365,7 +357,10 @@ int main(int argc, char **argv)
       fprintf(stderr, "wsbench: %s is not a fork/join workload: nothing to profile\n", only);
       return 2;
     }
-    return run_profile(w, size_arg != NULL ? size_arg : small ? w->small_size : w->default_size,
+    return run_profile(w,
+                       size_arg != NULL ? size_arg
+                       : small          ? w->small_size
+                                        : w->default_size,
                        &opt, reps);
   }
 
@@ -451,9 +446,9 @@ int main(int argc, char **argv)
     fprintf(stderr, "\r\033[K");
 
   if (!results) {
-    printf("%-10s %-9s %10s %10s %10s %8s %8s %6s %10s %9s  %s\n", "workload", "size",
-           "serial", "1 worker", "N workers", "speedup", "vs-ser", "eff", "steals/run",
-           "parks/run", "answer");
+    printf("%-10s %-9s %10s %10s %10s %8s %8s %6s %10s %9s  %s\n", "workload", "size", "serial",
+           "1 worker", "N workers", "speedup", "vs-ser", "eff", "steals/run", "parks/run",
+           "answer");
     for (int i = 0; i < nrows; i++) {
       row *r = &rows[i];
       double sp = r->one / r->many, vs = r->serial / r->many;
@@ -470,8 +465,9 @@ int main(int argc, char **argv)
       fprintf(stderr, "wsbench: cannot write %s: %s\n", json, strerror(errno));
       all_ok = 0;
     } else {
-      fprintf(f, "{\n  \"workers\": %d,\n  \"repeat\": %d,\n  \"deque\": \"%s\",\n"
-                 "  \"steal\": \"%s\",\n  \"workloads\": [\n",
+      fprintf(f,
+              "{\n  \"workers\": %d,\n  \"repeat\": %d,\n  \"deque\": \"%s\",\n"
+              "  \"steal\": \"%s\",\n  \"workloads\": [\n",
               nworkers, reps, opt.deque == WS_DEQUE_LOCKED ? "locked" : "lockfree",
               opt.steal == WS_STEAL_HALF ? "half" : "one");
       for (int i = 0; i < nrows; i++) {

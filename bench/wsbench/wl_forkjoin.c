@@ -92,14 +92,14 @@ static int fib_check(const char *size)
 }
 
 const wb_workload wb_fib = {
-  .name = "fib",
-  .about = "fib(n), no cutoff, through ws_join (spawn+sync cost)",
-  .default_size = "32",
-  .small_size = "20",
-  .check_size = fib_check,
-  .serial = fib_serial,
-  .parallel = fib_parallel,
-  .forkjoin = true,
+    .name = "fib",
+    .about = "fib(n), no cutoff, through ws_join (spawn+sync cost)",
+    .default_size = "32",
+    .small_size = "20",
+    .check_size = fib_check,
+    .serial = fib_serial,
+    .parallel = fib_parallel,
+    .forkjoin = true,
 };
 
 /* --- nqueens ------------------------------------------------------------------ */
@@ -170,8 +170,8 @@ static int nq_ser(void *p)
   return 0;
 }
 
-static const uint64_t nq_known[] = {1, 1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200, 73712,
-                                    365596, 2279184, 14772512};
+static const uint64_t nq_known[] = {1,   1,   0,    0,     2,     10,     4,       40,      92,
+                                    352, 724, 2680, 14200, 73712, 365596, 2279184, 14772512};
 
 static void nq_fill(wb_result *r, long n, uint64_t got)
 {
@@ -219,14 +219,14 @@ static int nq_check(const char *size)
 }
 
 const wb_workload wb_nqueens = {
-  .name = "nqueens",
-  .about = "all n-queens solutions, one task per safe column, no cutoff",
-  .default_size = "12",
-  .small_size = "8",
-  .check_size = nq_check,
-  .serial = nq_serial,
-  .parallel = nq_parallel,
-  .forkjoin = true,
+    .name = "nqueens",
+    .about = "all n-queens solutions, one task per safe column, no cutoff",
+    .default_size = "12",
+    .small_size = "8",
+    .check_size = nq_check,
+    .serial = nq_serial,
+    .parallel = nq_parallel,
+    .forkjoin = true,
 };
 
 /* --- tri ---------------------------------------------------------------------- */
@@ -313,12 +313,12 @@ static int tri_check(const char *size)
 }
 
 const wb_workload wb_tri = {
-  .name = "tri",
-  .about = "parallel_for over n iterations, iteration i costs i xorshift steps",
-  .default_size = "20000",
-  .small_size = "2000",
-  .check_size = tri_check,
-  .serial = tri_serial,
-  .parallel = tri_parallel,
-  .forkjoin = true,
+    .name = "tri",
+    .about = "parallel_for over n iterations, iteration i costs i xorshift steps",
+    .default_size = "20000",
+    .small_size = "2000",
+    .check_size = tri_check,
+    .serial = tri_serial,
+    .parallel = tri_parallel,
+    .forkjoin = true,
 };

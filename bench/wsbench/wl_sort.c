@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SORT_CUTOFF 2048  /* below: serial quicksort */
+#define SORT_CUTOFF 2048 /* below: serial quicksort */
 #define MERGE_CUTOFF 8192 /* below: serial merge */
 
 typedef int32_t elem;
@@ -123,8 +123,8 @@ static int merge_par(void *arg)
   }
   long mx = nx / 2, my = lower_bound(y, ny, x[mx]);
   m->out[mx + my] = x[mx];
-  struct mrg lo = {x, y, mx, my, m->out}, hi = {x + mx + 1, y + my, nx - mx - 1, ny - my,
-                                                m->out + mx + my + 1};
+  struct mrg lo = {x, y, mx, my, m->out},
+             hi = {x + mx + 1, y + my, nx - mx - 1, ny - my, m->out + mx + my + 1};
   return ws_join(NULL, merge_par, &lo, merge_par, &hi);
 }
 
@@ -143,8 +143,8 @@ static int sort_par(void *arg)
   }
   long q = n / 4;
   elem *a = s->a, *t = s->tmp;
-  struct srt p[4] = {{a, t, q}, {a + q, t + q, q}, {a + 2 * q, t + 2 * q, q},
-                     {a + 3 * q, t + 3 * q, n - 3 * q}};
+  struct srt p[4] = {
+      {a, t, q}, {a + q, t + q, q}, {a + 2 * q, t + 2 * q, q}, {a + 3 * q, t + 3 * q, n - 3 * q}};
   ws_group_t g;
   ws_group_init(&g, NULL);
   for (int i = 0; i < 3; i++)
@@ -244,7 +244,9 @@ static void check(long n, wb_result *r)
   r->answer = (uint64_t)n;
   r->ok = unsorted == 0 && f == fingerprint;
   snprintf(r->detail, sizeof r->detail, "%ld sorted, %s", n,
-           unsorted ? "NOT SORTED" : f == fingerprint ? "permutation ok" : "NOT A PERMUTATION");
+           unsorted           ? "NOT SORTED"
+           : f == fingerprint ? "permutation ok"
+                              : "NOT A PERMUTATION");
 }
 
 static int sort_check_size(const char *size)
@@ -280,14 +282,14 @@ static int sort_parallel(ws_pool_t *pool, const char *size, wb_result *r)
 }
 
 const wb_workload wb_sort = {
-  .name = "sort",
-  .about = "cilksort-style mergesort of n int32 with parallel merges",
-  .default_size = "10000000",
-  .small_size = "100000",
-  .check_size = sort_check_size,
-  .serial = sort_serial,
-  .parallel = sort_parallel,
-  .forkjoin = true,
+    .name = "sort",
+    .about = "cilksort-style mergesort of n int32 with parallel merges",
+    .default_size = "10000000",
+    .small_size = "100000",
+    .check_size = sort_check_size,
+    .serial = sort_serial,
+    .parallel = sort_parallel,
+    .forkjoin = true,
 };
 
 /* --- avalanche -------------------------------------------------------------------- */
@@ -358,12 +360,12 @@ static int av_parallel(ws_pool_t *pool, const char *size, wb_result *r)
 }
 
 const wb_workload wb_avalanche = {
-  .name = "avalanche",
-  .about = "one task spawns n children in a loop, then waits",
-  .default_size = "500000",
-  .small_size = "20000",
-  .check_size = av_check_size,
-  .serial = av_serial,
-  .parallel = av_parallel,
-  .forkjoin = true,
+    .name = "avalanche",
+    .about = "one task spawns n children in a loop, then waits",
+    .default_size = "500000",
+    .small_size = "20000",
+    .check_size = av_check_size,
+    .serial = av_serial,
+    .parallel = av_parallel,
+    .forkjoin = true,
 };

@@ -90,13 +90,13 @@ static int fib_check(const char *size)
 }
 
 const wb_workload wb_fib_submit = {
-  .name = "fib-submit",
-  .about = "fib(n), no cutoff, every call submits its children (ws_submit)",
-  .default_size = "30",
-  .small_size = "18",
-  .check_size = fib_check,
-  .serial = fib_serial,
-  .parallel = fib_parallel,
+    .name = "fib-submit",
+    .about = "fib(n), no cutoff, every call submits its children (ws_submit)",
+    .default_size = "30",
+    .small_size = "18",
+    .check_size = fib_check,
+    .serial = fib_serial,
+    .parallel = fib_parallel,
 };
 
 /* --- fan-out --- */
@@ -164,11 +164,11 @@ static int fan_check_size(const char *size)
 }
 
 const wb_workload wb_fanout = {
-  .name = "fanout",
-  .about = "one outside thread submits n tiny tasks and waits for all",
-  .default_size = "1000000",
-  .small_size = "10000",
-  .check_size = fan_check_size,
-  .serial = fan_serial,
-  .parallel = fan_parallel,
+    .name = "fanout",
+    .about = "one outside thread submits n tiny tasks and waits for all",
+    .default_size = "1000000",
+    .small_size = "10000",
+    .check_size = fan_check_size,
+    .serial = fan_serial,
+    .parallel = fan_parallel,
 };

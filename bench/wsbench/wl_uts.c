@@ -126,23 +126,23 @@ static int uts_parallel_run(ws_pool_t *pool, const char *size, wb_result *r)
 }
 
 const wb_workload wb_uts_t1 = {
-  .name = "uts",
-  .about = "Unbalanced Tree Search (tree T1: geometric; T3: binomial; or flags)",
-  .default_size = "T1",
-  .small_size = "-t 1 -a 3 -d 6 -b 4 -r 19",
-  .check_size = uts_check_size,
-  .serial = uts_serial_run,
-  .parallel = uts_parallel_run,
-  .forkjoin = true,
+    .name = "uts",
+    .about = "Unbalanced Tree Search (tree T1: geometric; T3: binomial; or flags)",
+    .default_size = "T1",
+    .small_size = "-t 1 -a 3 -d 6 -b 4 -r 19",
+    .check_size = uts_check_size,
+    .serial = uts_serial_run,
+    .parallel = uts_parallel_run,
+    .forkjoin = true,
 };
 
 const wb_workload wb_uts_t3 = {
-  .name = "uts",
-  .about = "",
-  .default_size = "T3",
-  .small_size = "-t 0 -b 200 -q 0.12 -m 8 -r 42",
-  .check_size = uts_check_size,
-  .serial = uts_serial_run,
-  .parallel = uts_parallel_run,
-  .forkjoin = true,
+    .name = "uts",
+    .about = "",
+    .default_size = "T3",
+    .small_size = "-t 0 -b 200 -q 0.12 -m 8 -r 42",
+    .check_size = uts_check_size,
+    .serial = uts_serial_run,
+    .parallel = uts_parallel_run,
+    .forkjoin = true,
 };

@@ -12,10 +12,10 @@
 #include <stdint.h>
 
 typedef struct wb_result {
-  uint64_t answer;  /* the value compared against the expected one */
-  char detail[96];  /* a human-readable form of the answer */
-  bool ok;          /* answer verified */
-  double ms;        /* wall time of the measured region */
+  uint64_t answer; /* the value compared against the expected one */
+  char detail[96]; /* a human-readable form of the answer */
+  bool ok; /* answer verified */
+  double ms; /* wall time of the measured region */
 } wb_result;
 
 typedef struct wb_workload {

@@ -31,8 +31,8 @@ static void ws__platform_init_once(void)
      both variants of the protocol are exercised on one machine); 0 is the
      default; anything else is reported and ignored. */
   uint64_t off = 0;
-  if (ws__env_uint("WS_NO_MEMBARRIER", 0, 1, &off, ws__membarrier_why,
-                   sizeof ws__membarrier_why) == WS__ENV_BAD)
+  if (ws__env_uint("WS_NO_MEMBARRIER", 0, 1, &off, ws__membarrier_why, sizeof ws__membarrier_why) ==
+      WS__ENV_BAD)
     ws__env_report("WS_NO_MEMBARRIER", ws__membarrier_why, "membarrier where the kernel has it");
   if (off == 1)
     return;
@@ -62,7 +62,8 @@ void ws__heavy_barrier(void)
     /* Every running thread of this process executes a full memory barrier
        before this returns; threads that are not running are ordered by the
        context switch. Pairs with ws__light_barrier in the publishers. */
-    bool fail = atomic_load_explicit(&ws__membarrier_fail_test, memory_order_relaxed); /* test hook */
+    bool fail =
+        atomic_load_explicit(&ws__membarrier_fail_test, memory_order_relaxed); /* test hook */
     if (!fail && syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
       return;
     /* The kernel accepted the registration, so this does not fail; if it
@@ -105,8 +106,8 @@ bool ws__futex_wait(_Atomic uint32_t *addr, uint32_t expected, int64_t deadline_
     tsp = &ts;
   }
   /* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline. */
-  long r = syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG,
-                   expected, tsp, NULL, FUTEX_BITSET_MATCH_ANY);
+  long r = syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, expected,
+                   tsp, NULL, FUTEX_BITSET_MATCH_ANY);
   if (r != 0 && errno == ETIMEDOUT)
     return false;
   return true;

@@ -75,44 +75,44 @@
 
 #define MAX_TASKS 96
 #define MAX_DEPTH 4
-#define MAX_OPS 64    /* per program (outside thread) */
+#define MAX_OPS 64 /* per program (outside thread) */
 #define MAX_PIECES 4096
 #define STATS_SLOTS 512
 
-#define FUZZ_FAIL(...)                                                                   \
-  do {                                                                                   \
-    fprintf(stderr, "fuzz_api: invariant violated: ");                                   \
-    fprintf(stderr, __VA_ARGS__);                                                        \
-    fprintf(stderr, "\n");                                                               \
-    fflush(stderr);                                                                      \
-    abort();                                                                             \
+#define FUZZ_FAIL(...)                                                                             \
+  do {                                                                                             \
+    fprintf(stderr, "fuzz_api: invariant violated: ");                                             \
+    fprintf(stderr, __VA_ARGS__);                                                                  \
+    fprintf(stderr, "\n");                                                                         \
+    fflush(stderr);                                                                                \
+    abort();                                                                                       \
   } while (0)
 
-#define CHECK(c, ...)                                                                    \
-  do {                                                                                   \
-    if (!(c))                                                                            \
-      FUZZ_FAIL(__VA_ARGS__);                                                            \
+#define CHECK(c, ...)                                                                              \
+  do {                                                                                             \
+    if (!(c))                                                                                      \
+      FUZZ_FAIL(__VA_ARGS__);                                                                      \
   } while (0)
 
 enum {
-  OP_SUBMIT,     /* flags, body: ws_submit with/without a future */
-  OP_WAIT,       /* target, timeout: ws_future_wait */
-  OP_CANCEL,     /* target: ws_future_cancel */
-  OP_RELEASE,    /* target: ws_future_release */
-  OP_GROUP,      /* flags, n bodies: ws_group_init/spawn.../wait */
-  OP_JOIN,       /* flags, two bodies: ws_join */
-  OP_PFOR,       /* range, grain, rc: ws_parallel_for */
-  OP_BLOCKING,   /* us, rc: ws_blocking */
-  OP_SHUTDOWN,   /* ws_shutdown */
-  OP_WAIT_IDLE,  /* timeout: ws_pool_wait_idle */
+  OP_SUBMIT, /* flags, body: ws_submit with/without a future */
+  OP_WAIT, /* target, timeout: ws_future_wait */
+  OP_CANCEL, /* target: ws_future_cancel */
+  OP_RELEASE, /* target: ws_future_release */
+  OP_GROUP, /* flags, n bodies: ws_group_init/spawn.../wait */
+  OP_JOIN, /* flags, two bodies: ws_join */
+  OP_PFOR, /* range, grain, rc: ws_parallel_for */
+  OP_BLOCKING, /* us, rc: ws_blocking */
+  OP_SHUTDOWN, /* ws_shutdown */
+  OP_WAIT_IDLE, /* timeout: ws_pool_wait_idle */
   OP_AWAIT_TERM, /* timeout: ws_await_termination */
-  OP_STATUS,     /* target: ws_future_status / ws_future_result */
-  OP_STATS,      /* ws_pool_stats, ws_pool_stats_print, ws_pool_state */
-  OP_TRACE,      /* flags: ws_trace_start / ws_trace_stop */
-  OP_PROFILE,    /* body: ws_profile_run */
-  OP_SPIN,       /* n: a short busy loop (moves interleavings) */
-  OP_DESTROY,    /* ws_pool_destroy: outside it ends the program */
-  OP_FAULT,      /* first, every: ws__alloc_fault (disarmed at the end) */
+  OP_STATUS, /* target: ws_future_status / ws_future_result */
+  OP_STATS, /* ws_pool_stats, ws_pool_stats_print, ws_pool_state */
+  OP_TRACE, /* flags: ws_trace_start / ws_trace_stop */
+  OP_PROFILE, /* body: ws_profile_run */
+  OP_SPIN, /* n: a short busy loop (moves interleavings) */
+  OP_DESTROY, /* ws_pool_destroy: outside it ends the program */
+  OP_FAULT, /* first, every: ws__alloc_fault (disarmed at the end) */
   OP_COUNT
 };
 
@@ -163,27 +163,27 @@ typedef struct ftask {
 /* A future handle and who uses it; all fields under slots_lock. */
 typedef struct fslot {
   ws_future_t *f; /* NULL: no handle (none asked for, or not published yet) */
-  int users;      /* threads between taking and dropping the handle */
+  int users; /* threads between taking and dropping the handle */
   bool release_req, released;
 } fslot;
 
-static ws_pool_t *pool;  /* written by the outside thread before tasks exist */
+static ws_pool_t *pool; /* written by the outside thread before tasks exist */
 static unsigned nworkers;
 static ftask tasks[MAX_TASKS];
-static _Atomic int next_id;             /* ids handed out */
-static _Atomic int ran[MAX_TASKS];      /* times the task's function started */
-static _Atomic int ret[MAX_TASKS];      /* the value it returned */
-static _Atomic bool accepted[MAX_TASKS];  /* the call that created it accepted it */
+static _Atomic int next_id; /* ids handed out */
+static _Atomic int ran[MAX_TASKS]; /* times the task's function started */
+static _Atomic int ret[MAX_TASKS]; /* the value it returned */
+static _Atomic bool accepted[MAX_TASKS]; /* the call that created it accepted it */
 static _Atomic bool cancelled[MAX_TASKS]; /* ws_future_cancel returned 0 */
-static _Atomic bool shut_requested;     /* set before any ws_shutdown call */
-static _Atomic bool fault_armed;        /* ENOMEM may come back from anywhere */
+static _Atomic bool shut_requested; /* set before any ws_shutdown call */
+static _Atomic bool fault_armed; /* ENOMEM may come back from anywhere */
 /* ws_join's first halves run: fa is a call on the joining worker, not a task,
    so the stats do not count it in tasks_run. */
 static _Atomic int join_firsts;
 static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
 static fslot slots[MAX_TASKS];
 static FILE *devnull;
-static bool verbose;      /* FUZZ_API_VERBOSE set: one summary line per program */
+static bool verbose; /* FUZZ_API_VERBOSE set: one summary line per program */
 static bool strict_stats; /* FUZZ_API_STRICT_STATS set: check tasks_run too */
 
 typedef struct ctx {
@@ -231,8 +231,7 @@ static int task_fn(void *arg)
   CHECK(prev == 0, "task %d ran %d times", t->id, prev + 1);
   CHECK(!atomic_load(&cancelled[t->id]), "task %d runs after a successful cancel", t->id);
   CHECK(ws_current_pool() == pool, "task %d: ws_current_pool() is not its pool", t->id);
-  CHECK(ws_current_worker() >= 0, "task %d: ws_current_worker() = %d", t->id,
-        ws_current_worker());
+  CHECK(ws_current_worker() >= 0, "task %d: ws_current_worker() = %d", t->id, ws_current_worker());
   reader r = t->body;
   (void)rd_u8(&r); /* the return value */
   ctx c = {t, t->depth, t->bound};
@@ -325,12 +324,11 @@ static void check_final(const ws_future_t *f, int id, const char *when)
     CHECK(rc == tasks[id].rc && rc == atomic_load(&ret[id]),
           "%s: task %d result %d, it returned %d (expected %d)", when, id, rc,
           atomic_load(&ret[id]), tasks[id].rc);
-    CHECK((st == WS_FUTURE_DONE) == (rc == 0), "%s: task %d status %d with result %d", when,
-          id, st, rc);
+    CHECK((st == WS_FUTURE_DONE) == (rc == 0), "%s: task %d status %d with result %d", when, id, st,
+          rc);
     break;
   case WS_FUTURE_CANCELLED:
-    CHECK(res == WS_ECANCELED, "%s: task %d cancelled but ws_future_result = %d", when, id,
-          res);
+    CHECK(res == WS_ECANCELED, "%s: task %d cancelled but ws_future_result = %d", when, id, res);
     CHECK(atomic_load(&ran[id]) == 0, "%s: task %d cancelled but ran", when, id);
     break;
   case WS_FUTURE_PENDING:
@@ -445,8 +443,7 @@ static void op_pfor(const ctx *c, reader *r)
           "parallel_for [%" PRId64 ", %" PRId64 ") grain %" PRId64 ": covered %" PRIu64
           " of %" PRIu64,
           begin, end, grain, atomic_load(&p->covered), len);
-    CHECK(rc == (len != 0 ? p->rc : 0), "parallel_for returned %d, bodies return %d", rc,
-          p->rc);
+    CHECK(rc == (len != 0 ? p->rc : 0), "parallel_for returned %d, bodies return %d", rc, p->rc);
     int n = atomic_load(&p->npieces);
     if (n <= MAX_PIECES && n > 0) {
       qsort(p->piece, (size_t)n, sizeof p->piece[0], cmp_piece);
@@ -606,8 +603,8 @@ static void op_wait(const ctx *c, reader *r)
     CHECK(st >= WS_FUTURE_DONE, "ws_future_wait returned 0, status %d", st);
     check_final(f, id, "after ws_future_wait");
   } else {
-    CHECK(rc == WS_ETIMEDOUT && to != WS_FOREVER, "ws_future_wait(%" PRId64 ") returned %d",
-          to, rc);
+    CHECK(rc == WS_ETIMEDOUT && to != WS_FOREVER, "ws_future_wait(%" PRId64 ") returned %d", to,
+          rc);
     check_final(f, id, "after a timed-out ws_future_wait");
   }
   drop(id);
@@ -655,8 +652,7 @@ static void op_stats(const ctx *c)
   CHECK(st.workers == nworkers && st.state >= 0 && st.state <= 2,
         "ws_pool_stats: workers %u state %d", st.workers, st.state);
   int state = ws_pool_state(pool);
-  CHECK(state >= WS_POOL_ACCEPTING && state <= WS_POOL_TERMINATED, "ws_pool_state = %d",
-        state);
+  CHECK(state >= WS_POOL_ACCEPTING && state <= WS_POOL_TERMINATED, "ws_pool_state = %d", state);
   if (c->self == NULL && main_shut)
     CHECK(state != WS_POOL_ACCEPTING, "state accepting after ws_shutdown");
   if (c->self != NULL)
@@ -710,8 +706,8 @@ static void op_trace(const ctx *c, reader *r)
     return; /* tracing is toggled by the outside thread only, to know the state */
   if (!tracing) {
     int rc = ws_trace_start(pool, fl % 4 == 0 ? 16 : 64u << (fl % 4));
-    CHECK(rc == 0 || (rc == WS_ENOMEM && atomic_load(&fault_armed)),
-          "ws_trace_start returned %d", rc);
+    CHECK(rc == 0 || (rc == WS_ENOMEM && atomic_load(&fault_armed)), "ws_trace_start returned %d",
+          rc);
     tracing = rc == 0;
     CHECK(!tracing || ws_trace_start(pool, 0) == WS_EBUSY, "second ws_trace_start");
   } else {
@@ -781,8 +777,7 @@ static void run_ops(const ctx *c, reader *r, int max_ops)
         int rc = ws_await_termination(pool, to);
         CHECK(rc == 0 || (rc == WS_ETIMEDOUT && to != WS_FOREVER),
               "ws_await_termination(%" PRId64 ") returned %d", to, rc);
-        CHECK(rc != 0 || atomic_load(&shut_requested),
-              "terminated without a shutdown");
+        CHECK(rc != 0 || atomic_load(&shut_requested), "terminated without a shutdown");
         CHECK(rc != 0 || ws_pool_state(pool) == WS_POOL_TERMINATED,
               "ws_await_termination returned 0, state %d", ws_pool_state(pool));
       }
@@ -878,7 +873,7 @@ static void check_terminated(void)
      tasks_run only when that worker next finishes a heap task, so after
      termination tasks_run can miss it (tests/fuzz/pending/README.md). */
   if (strict_stats)
-      CHECK(st.total.tasks_run >= nran,
+    CHECK(st.total.tasks_run >= nran,
           "stats: %" PRIu64 " tasks run, the harness counted %" PRIu64 " (without ws_join's fa)",
           st.total.tasks_run, nran);
   CHECK(sum == st.total.tasks_run, "stats: per-worker tasks_run sum %" PRIu64 " != total %" PRIu64,
@@ -903,8 +898,8 @@ static void check_exactly_once(void)
       CHECK(slots[i].users == 0, "task %d's handle still in use", i);
       int s = ws_future_status(slots[i].f);
       CHECK(s >= WS_FUTURE_DONE, "after destroy: task %d has status %d", i, s);
-      CHECK((s == WS_FUTURE_CANCELLED) == can, "task %d: status %d, cancel succeeded: %d", i,
-            s, (int)can);
+      CHECK((s == WS_FUTURE_CANCELLED) == can, "task %d: status %d, cancel succeeded: %d", i, s,
+            (int)can);
       check_final(slots[i].f, i, "after destroy");
       ws_future_release(slots[i].f);
       slots[i].released = true;
@@ -941,8 +936,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   nworkers = o.workers;
   int rc = ws_pool_create(&pool, &o);
   CHECK(rc == 0, "ws_pool_create returned %d", rc);
-  CHECK(ws_pool_workers(pool) == (int)nworkers, "ws_pool_workers = %d",
-        ws_pool_workers(pool));
+  CHECK(ws_pool_workers(pool) == (int)nworkers, "ws_pool_workers = %d", ws_pool_workers(pool));
   CHECK(ws_current_worker() == -1 && ws_current_pool() == NULL, "outside: a worker?");
 
   ctx top = {NULL, 0, 0};
@@ -978,8 +972,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       nc += atomic_load(&cancelled[i]);
       na += atomic_load(&accepted[i]);
     }
-    fprintf(stderr, "  %u workers: %d tasks, %d accepted, %d ran, %d cancelled\n", nworkers, n,
-            na, nr, nc);
+    fprintf(stderr, "  %u workers: %d tasks, %d accepted, %d ran, %d cancelled\n", nworkers, n, na,
+            nr, nc);
   }
   return 0;
 }

@@ -21,23 +21,23 @@ extern "C" {
 #endif
 
 typedef struct bench_ops {
-    const char *impl; /* impl=<name> in the RESULT lines */
+  const char *impl; /* impl=<name> in the RESULT lines */
 
-    /* Start the runtime with `workers` workers (>= 1) and warm it up; not
+  /* Start the runtime with `workers` workers (>= 1) and warm it up; not
      * timed. Returns the worker count to report (serial: 1), or a negative
      * number on failure. May be NULL. */
-    int (*init)(int workers);
-    /* Stop the runtime after the last repetition. May be NULL. */
-    void (*fini)(void);
+  int (*init)(int workers);
+  /* Stop the runtime after the last repetition. May be NULL. */
+  void (*fini)(void);
 
-    uint64_t (*fib)(int n);
-    uint64_t (*nqueens)(int n);
-    void (*uts)(const uts_params_t *p, uts_result_t *out);
-    /* Write slots[i] = i + 1 for i < n from n tasks submitted by the
+  uint64_t (*fib)(int n);
+  uint64_t (*nqueens)(int n);
+  void (*uts)(const uts_params_t *p, uts_result_t *out);
+  /* Write slots[i] = i + 1 for i < n from n tasks submitted by the
      * calling (non-worker) thread; return when all have run. slots is
      * zeroed and its pages are touched before the call. */
-    void (*fanout)(uint64_t *slots, size_t n);
-    uint64_t (*tri)(uint64_t n);
+  void (*fanout)(uint64_t *slots, size_t n);
+  uint64_t (*tri)(uint64_t n);
 } bench_ops_t;
 
 /* Parse the command line, run the chosen workload R times and print a
@@ -52,14 +52,14 @@ int bench_main(int argc, char **argv, const bench_ops_t *ops);
  * (wrapping). Every peer calls this same function. */
 static inline uint64_t tri_iter(uint64_t i)
 {
-    uint64_t x = (i + 1) * TRI_SEED_MUL;
+  uint64_t x = (i + 1) * TRI_SEED_MUL;
 
-    for (uint64_t s = 0; s < i; s++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-    }
-    return x;
+  for (uint64_t s = 0; s < i; s++) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+  }
+  return x;
 }
 
 #ifdef __cplusplus
