@@ -28,7 +28,7 @@
  */
 #include "test.h"
 
-#include "../src/task.h"
+#include "task.h"
 
 #include <stdbool.h>
 #include <unistd.h>

@@ -1,5 +1,5 @@
 /*
- * The default worker count (src/cpu.c):
+ * The default worker count (src/platform/linux/cpu.c):
  *   rule      — min(CPUs, ceil(limit)), at least 1, on made-up numbers;
  *   cgroup    — ws__cgroup_cpu_limit on the fake trees of
  *               tests/fixtures/cgroup (v2, v1, hybrid, namespaces, bind

@@ -13,8 +13,8 @@
  */
 #include "test.h"
 
-#include "../src/deque.h"
-#include "../src/platform.h"
+#include "deque.h"
+#include "platform.h"
 
 #define MAXV (1 << 21)
 static ws__task items[MAXV];

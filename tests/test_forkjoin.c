@@ -24,7 +24,7 @@
  */
 #include "test.h"
 
-#include "../src/task.h"
+#include "task.h"
 
 static const unsigned worker_counts[] = {1, 2, 16};
 

@@ -20,8 +20,8 @@
  */
 #include "test.h"
 
-#include "../src/inject.h"
-#include "../src/platform.h"
+#include "inject.h"
+#include "platform.h"
 
 #include <errno.h>
 #include <sched.h>

@@ -1,5 +1,5 @@
 /*
- * The global injection queue (src/inject.c) on its own.
+ * The global injection queue (src/data/inject.c) on its own.
  *   drain — producers push while one consumer takes one record at a time, so
  *           the queue keeps running empty and the consumer keeps re-pushing
  *           its stub behind racing producers. Whenever ws__inject_nonempty
@@ -13,7 +13,7 @@
  */
 #include "test.h"
 
-#include "../src/inject.h"
+#include "inject.h"
 
 #define NPROD 4
 

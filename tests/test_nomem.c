@@ -12,7 +12,7 @@
  */
 #include "test.h"
 
-#include "../src/task.h"
+#include "task.h"
 
 static _Atomic unsigned char *ran;
 static _Atomic long enomem_seen;

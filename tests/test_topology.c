@@ -1,5 +1,5 @@
 /*
- * Topology-aware victim order (src/topology.c), on hwloc synthetic
+ * Topology-aware victim order (src/platform/linux/topology.c), on hwloc synthetic
  * topologies so that the expected order does not depend on the machine:
  *   smt       — "pack:2 l3:1 core:4 pu:2", 16 workers: the SMT sibling,
  *               then the 6 others of the package (its L3), then the other

@@ -1,12 +1,12 @@
 /*
  * frames.pml -- private join frames and their lazy publication (fork/join).
  *
- * Source: src/group.c ("The join, and lazy publication", join_inside,
+ * Source: src/api/group.c ("The join, and lazy publication", join_inside,
  * publish_oldest, ws__publish_private, spawn_publish, keep_private,
  * join_public_sync, join_done, join_set_waiter, ws__group_child_done for
- * JOIN frames), src/worker.c (ws__help_join / help, ws__run for FRAME
- * tasks), src/park.c (ws__park with a stop condition, ws__wake_worker),
- * src/deque.h and src/deque.c (the Chase-Lev deque).
+ * JOIN frames), src/core/worker.c (ws__help_join / help, ws__run for FRAME
+ * tasks), src/core/park.c (ws__park with a stop condition, ws__wake_worker),
+ * src/data/deque.h and src/data/deque.c (the Chase-Lev deque).
  *
  * One owner worker runs
  *     ws_join(fa0, b0)  with fa0 = ws_join(fa1, b1), fa1 a leaf,

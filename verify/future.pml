@@ -2,11 +2,11 @@
  * future.pml -- the future protocol of wsched: one task record with a
  * future handle, and everybody who touches it.
  *
- * Source: ws__run (src/worker.c, the WS__TASK_FUTURE path), ws_future_wait,
+ * Source: ws__run (src/core/worker.c, the WS__TASK_FUTURE path), ws_future_wait,
  * add_waiter_bit, wait_futex, ws_future_cancel, ws_future_release
- * (src/future.c), ws__task_unref (src/task.c), ws__life_done (src/pool.c),
- * ws__park / ws__wake_all (src/park.c) for a waiter that helps inside the
- * pool, and ws__submit_root (src/pool.c: refs = 2, outstanding += 1).
+ * (src/api/future.c), ws__task_unref (src/data/task.c), ws__life_done (src/api/pool.c),
+ * ws__park / ws__wake_all (src/core/park.c) for a waiter that helps inside the
+ * pool, and ws__submit_root (src/api/pool.c: refs = 2, outstanding += 1).
  *
  * State word (task.h): status in the low 3 bits (PENDING 0, RUNNING 1,
  * DONE 2, FAILED 3, CANCELLED 4; final = status >= DONE), WAIT_FUTEX 8 (a

@@ -2,9 +2,9 @@
  * park.pml -- the parking / wake-up protocol of wsched.
  *
  * Source: the essay "Going to sleep without losing a wake-up" at the top of
- * src/worker.c, ws__notify (src/internal.h), ws__park, ws__wake_one,
- * idle_push, idle_unlink, idle_remove_self (src/park.c), and the worker loop
- * ws__worker_main / spin / stop_spinning (src/worker.c).
+ * src/core/worker.c, ws__notify (src/core/internal.h), ws__park, ws__wake_one,
+ * idle_push, idle_unlink, idle_remove_self (src/core/park.c), and the worker loop
+ * ws__worker_main / spin / stop_spinning (src/core/worker.c).
  *
  * Memory model: sequentially consistent. The protocol's Dekker pair is the
  * publisher's light barrier (P2) against the parker's heavy barrier (S3);
@@ -18,7 +18,7 @@
  *
  * Queues: every deque and the global queue are abstracted into one counter
  * `tasks` of visible, unclaimed tasks; claiming one (pop, steal or global
- * take: src/deque.c, src/inject.c) is one atomic decrement. The deques'
+ * take: src/data/deque.c, src/data/inject.c) is one atomic decrement. The deques'
  * own correctness is frames.pml's and test_deque's business. A global-queue
  * record becomes visible (tasks++) when its producer links it, not when it
  * is counted: the parker's re-check asks whether a take could succeed
@@ -54,7 +54,7 @@
 #define BROKEN 0
 #endif
 
-/* park_word values (src/internal.h) */
+/* park_word values (src/core/internal.h) */
 #define ASLEEP  0
 #define SPINNER 1
 #define WOKEN   2

@@ -1,9 +1,9 @@
 /*
  * Where the workers run.
  *
- * src/cpu.c answers "how many CPUs may this process use": the affinity mask,
+ * src/platform/linux/cpu.c answers "how many CPUs may this process use": the affinity mask,
  * the cgroup CPU quota (Go 1.25's default GOMAXPROCS rule) and pinning.
- * src/topology.c answers "which workers are close to each other": for every
+ * src/platform/linux/topology.c answers "which workers are close to each other": for every
  * worker, the others grouped by what they share with it (core, last-level
  * cache, NUMA node), so that a thief tries its neighbours first.
  *

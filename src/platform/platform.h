@@ -1,7 +1,7 @@
 /*
  * The small portable layer under the scheduler: futex-style waiting, the
  * asymmetric memory barriers of the parking protocol, a monotonic clock and
- * thread creation. The Linux implementation lives in src/linux/platform.c;
+ * thread creation. The Linux implementation lives in src/platform/linux/platform.c;
  * a port provides the same functions.
  */
 #ifndef WS_PLATFORM_H

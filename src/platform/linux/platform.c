@@ -1,4 +1,4 @@
-/* Linux implementation of src/platform.h: futex, membarrier, clock, threads. */
+/* Linux implementation of src/platform/platform.h: futex, membarrier, clock, threads. */
 #include "../platform.h"
 
 #include "../env.h"
