@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # bench/compare/run.sh: build wsched's comparison peers, run every workload on
 # every peer at 1 and 2 workers in interleaved rounds, check every answer, and
-# write raw.txt, results.md and chart.png under bench/compare/results/<date>/.
+# write raw.txt, results.md and chart.png under build/compare/results/<date>/
+# (--out to choose). Nothing is written into the source tree: summaries worth
+# keeping are copied into docs/bench/ by hand.
 #
 #   bench/compare/run.sh            full run (5 rounds x --repeat 3)
 #   bench/compare/run.sh --quick    small sizes, 1 round: a smoke test
@@ -45,7 +47,7 @@ usage: bench/compare/run.sh [options]
                         warm-up (never all of them)                              [1]
   --workers LIST        worker counts, comma-separated               [1,2]
   --size W=S[,S...]     sizes for workload W, e.g. --size fib=30 --size uts=T1,T3
-  --out DIR             output directory     [bench/compare/results/<date>]
+  --out DIR             output directory  [BUILD-DIR/results/<date>-<time>]
   --build-dir DIR       where peers are built                [build/compare]
   --timeout SECS        limit for one peer process                    [900]
   --no-install          never call apt-get, only report what is missing
@@ -122,9 +124,11 @@ for w in "${!SIZE_OVERRIDE[@]}"; do [[ " $ALL_WORKLOADS " == *" $w "* ]] || die 
 [[ "$TIMEOUT" =~ ^[1-9][0-9]*$ ]] || die "--timeout wants a positive integer"
 for p in $WORKERS; do [[ "$p" =~ ^[1-9][0-9]*$ ]] || die "--workers wants positive integers"; done
 
+# Raw output goes next to the peers' build, outside the source tree (build/ is
+# ignored by git), so a run never leaves files to commit by mistake.
 STAMP=$(date +%Y-%m-%d-%H%M%S)
 [ "$QUICK" = 1 ] && STAMP="$STAMP-quick"
-OUT="${OUT:-$HERE/results/$STAMP}"
+OUT="${OUT:-$BUILD/results/$STAMP}"
 mkdir -p "$OUT" "$BUILD/bin" || die "cannot create $OUT or $BUILD"
 OUT=$(cd "$OUT" && pwd)
 BUILD=$(cd "$BUILD" && pwd)
@@ -191,9 +195,10 @@ build_c() {
         return
     fi
     # Remove old binaries first, so a program that fails to build now is
-    # reported missing instead of running stale.
+    # reported missing instead of running stale. -k: one peer that fails
+    # (oneTBB not installed) must not stop the others from building.
     rm -f "$BIN/serial" "$BIN/omp-gcc" "$BIN/omp-clang" "$BIN/tbb" "$BIN/pthreadpool"
-    build_step "C peers" make -C "$HERE/c" OUT="$BIN" || true
+    build_step "C peers" make -k -C "$HERE/c" OUT="$BIN" || true
 }
 
 build_go() {
