@@ -28,7 +28,7 @@
  */
 #include "test.h"
 
-#include "task.h"
+#include "platform.h"
 
 #include <stdbool.h>
 #include <unistd.h>

@@ -24,7 +24,7 @@
  */
 #include "test.h"
 
-#include "task.h"
+#include "platform.h"
 
 static const unsigned worker_counts[] = {1, 2, 16};
 

@@ -12,7 +12,7 @@
  */
 #include "test.h"
 
-#include "task.h"
+#include "platform.h"
 
 static _Atomic unsigned char *ran;
 static _Atomic long enomem_seen;

@@ -24,7 +24,7 @@
  */
 #include "test.h"
 
-#include "task.h" /* ws__alloc_fault */
+#include "platform.h" /* ws__alloc_fault */
 #include "topology.h"
 
 /* Every list of t is a permutation of the other workers with sane level

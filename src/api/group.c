@@ -30,8 +30,8 @@ static ws__group *G(ws_group_t *g)
 void ws__frames_free(ws__worker *w)
 {
   for (uint32_t i = 0; i < w->frame_nchunks; i++)
-    free(w->frame_chunks[i]);
-  free(w->frame_chunks);
+    ws__free(w->frame_chunks[i]);
+  ws__free(w->frame_chunks);
   w->frame_chunks = NULL;
   w->frame_nchunks = w->frame_cap = w->frame_top = w->split = 0;
 }
@@ -47,7 +47,7 @@ static bool frame_grow(ws__worker *w)
       return false;
     if (w->frame_nchunks)
       memcpy(n, w->frame_chunks, w->frame_nchunks * sizeof *n);
-    free(w->frame_chunks);
+    ws__free(w->frame_chunks);
     w->frame_chunks = n;
     w->frame_cap = cap;
   }

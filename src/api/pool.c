@@ -71,9 +71,9 @@ static void pool_free(ws_pool_t *p, unsigned nslots)
     ws__frames_free(&p->workers[i]);
     ws__deque_destroy(&p->workers[i].deque);
   }
-  free(p->workers);
-  free(p->coprimes);
-  free(p->home_cpu);
+  ws__free(p->workers);
+  ws__free(p->coprimes);
+  ws__free(p->home_cpu);
   if (p->topo != NULL)
     ws__topo_free(p->topo);
   ws__inject_destroy(&p->inject);
@@ -83,7 +83,7 @@ static void pool_free(ws_pool_t *p, unsigned nslots)
   pthread_mutex_destroy(&p->idle_lock);
   pthread_mutex_destroy(&p->trace_lock);
   pthread_mutex_destroy(&p->prof_lock);
-  free(p);
+  ws__free(p);
 }
 
 static int check_options(const ws_options_t *o)
@@ -162,18 +162,18 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
   atomic_init(&p->rejected, 0);
 
   if (pthread_mutex_init(&p->idle_lock, NULL) != 0) {
-    free(p);
+    ws__free(p);
     return WS_ENOMEM;
   }
   if (ws__mutex_init_short(&p->spare_lock) != 0) {
     pthread_mutex_destroy(&p->idle_lock);
-    free(p);
+    ws__free(p);
     return WS_ENOMEM;
   }
   if (pthread_mutex_init(&p->comp_lock, NULL) != 0) {
     pthread_mutex_destroy(&p->spare_lock);
     pthread_mutex_destroy(&p->idle_lock);
-    free(p);
+    ws__free(p);
     return WS_ENOMEM;
   }
   pthread_mutex_init(&p->trace_lock, NULL); /* default mutexes: no allocation on Linux */
@@ -182,7 +182,7 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
     pthread_mutex_destroy(&p->comp_lock);
     pthread_mutex_destroy(&p->spare_lock);
     pthread_mutex_destroy(&p->idle_lock);
-    free(p);
+    ws__free(p);
     return WS_ENOMEM;
   }
 
@@ -203,13 +203,13 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
   int *mask = ws__malloc(p->ncpus * sizeof *mask);
   int nmask = mask != NULL ? ws__affinity_list(mask, p->ncpus) : WS_ENOMEM;
   if (p->home_cpu == NULL || nmask < 0) {
-    free(mask);
+    ws__free(mask);
     pool_free(p, 0);
     return nmask == WS_ESYS ? WS_ESYS : WS_ENOMEM;
   }
   for (unsigned i = 0; i < n; i++)
     p->home_cpu[i] = nmask > 0 ? mask[i % (unsigned)nmask] : -1;
-  free(mask);
+  ws__free(mask);
   if (n > 1) {
     const char *synthetic = getenv("WS_TOPOLOGY");
     if (synthetic != NULL && *synthetic == '\0')
@@ -472,18 +472,4 @@ ws_pool_t *ws_current_pool(void)
 {
   ws__worker *w = ws__tls_worker;
   return w != NULL ? w->pool : NULL;
-}
-
-_Noreturn void ws__misuse(const char *what)
-{
-  fprintf(stderr, "wsched: misuse: %s\n", what);
-  fflush(stderr);
-  abort();
-}
-
-_Noreturn void ws__panic(const char *file, int line, const char *what)
-{
-  fprintf(stderr, "wsched: internal invariant broken at %s:%d: %s\n", file, line, what);
-  fflush(stderr);
-  abort();
 }

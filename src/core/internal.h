@@ -26,23 +26,10 @@
 #define WS_STATS 1
 #endif
 
-/* A caller broke the API's contract in a way that cannot be reported by a
-   return value (a released future used again, a group left unwaited):
-   print what happened and abort, as glibc does on a double free. */
-_Noreturn void ws__misuse(const char *what);
-
 /* Largest WS_STEAL_HALF batch: ws_options_t.steal_batch above it is
    refused with WS_EINVAL (pool.c), and a thief's stack buffer holds this
    many tasks (worker.c). */
 #define WS__STEAL_BATCH_MAX 256
-
-/* Broken internal invariant: print and abort (never exit()). */
-#define WS__CHECK(cond)                                                                            \
-  do {                                                                                             \
-    if (__builtin_expect(!(cond), 0))                                                              \
-      ws__panic(__FILE__, __LINE__, #cond);                                                        \
-  } while (0)
-_Noreturn void ws__panic(const char *file, int line, const char *what);
 
 /* --------------------------------------------------------------------- */
 /* Stats                                                                  */

@@ -125,7 +125,7 @@ static int lk_grow(ws__deque *q)
     return WS_ENOMEM;
   for (int64_t i = q->head; i < q->tail; i++)
     n[i & (2 * cap - 1)] = q->ring[i & q->ring_mask];
-  free(q->ring);
+  ws__free(q->ring);
   q->ring = n;
   q->ring_mask = 2 * cap - 1;
   return 0;
@@ -201,7 +201,7 @@ int ws__deque_init(ws__deque *q, int kind, unsigned log_cap)
       return WS_ENOMEM;
     q->ring_mask = cap - 1;
     if (ws__mutex_init_short(&q->lock) != 0) {
-      free(q->ring);
+      ws__free(q->ring);
       return WS_ENOMEM;
     }
     atomic_init(&q->array, NULL);
@@ -218,7 +218,7 @@ void ws__deque_destroy(ws__deque *q)
 {
   if (q->kind == WS_DEQUE_LOCKED) {
     pthread_mutex_destroy(&q->lock);
-    free(q->ring);
+    ws__free(q->ring);
     q->ring = NULL;
     return;
   }
@@ -226,7 +226,7 @@ void ws__deque_destroy(ws__deque *q)
   ws__cl_array *a = atomic_load_explicit(&q->array, memory_order_relaxed);
   while (a != NULL) {
     ws__cl_array *prev = a->prev;
-    free(a);
+    ws__free(a);
     a = prev;
   }
   atomic_store_explicit(&q->array, NULL, memory_order_relaxed);

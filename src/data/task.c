@@ -1,6 +1,6 @@
 /*
- * Task records: allocation with a per-worker free list, reference counting,
- * and the allocation fault-injection hook used by the tests.
+ * Task records: allocation with a per-worker free list and reference
+ * counting.
  *
  * Each record is its own cache-line-aligned block, so a record allocated by one
  * thread can be freed by another (a thief, or the owner of a future handle)
@@ -9,54 +9,11 @@
  * in batches, and a thread with an empty cache takes a batch from it, which
  * is what keeps a producer outside the pool (fan-out) off the allocator.
  * Bounds: WS__TASK_CACHE per worker, WS__TLS_CACHE per other thread,
- * WS__SPARE_MAX per pool; beyond them records go back to free().
+ * WS__SPARE_MAX per pool; beyond them records go back to ws__free().
  */
 #include "internal.h"
 
 #define WS__TASK_CACHE 512
-
-/* Fault injection (tests only). ws__alloc_fault_first counts down to the
-   failing allocation; then every ws__alloc_fault_every-th fails. */
-static _Atomic long ws__alloc_fault_first;
-static _Atomic long ws__alloc_fault_every;
-static _Atomic long ws__alloc_fault_count;
-
-void ws__alloc_fault(long first, long every)
-{
-  /* Relaxed: the tests arm the hook before starting the threads that allocate. */
-  atomic_store_explicit(&ws__alloc_fault_every, every, memory_order_relaxed);
-  atomic_store_explicit(&ws__alloc_fault_count, 0, memory_order_relaxed);
-  atomic_store_explicit(&ws__alloc_fault_first, first, memory_order_relaxed);
-}
-
-static bool alloc_should_fail(void)
-{
-  long first = atomic_load_explicit(&ws__alloc_fault_first, memory_order_relaxed); /* test hook */
-  if (__builtin_expect(first == 0, 1))
-    return false;
-  long n = atomic_fetch_add_explicit(&ws__alloc_fault_count, 1, memory_order_relaxed) + 1;
-  if (n < first)
-    return false;
-  if (n == first)
-    return true;
-  long every = atomic_load_explicit(&ws__alloc_fault_every, memory_order_relaxed);
-  return every > 0 && (n - first) % every == 0;
-}
-
-void *ws__malloc(size_t size)
-{
-  if (alloc_should_fail())
-    return NULL;
-  return malloc(size);
-}
-
-void *ws__aligned_alloc(size_t align, size_t size)
-{
-  if (alloc_should_fail())
-    return NULL;
-  size = (size + align - 1) / align * align; /* aligned_alloc wants a multiple */
-  return aligned_alloc(align, size);
-}
 
 /* The calling thread's cache when it is not a worker of the pool it submits
    to (typically the application's own threads). Records are plain memory, so
@@ -73,7 +30,7 @@ static void free_chain(ws__task *t)
 {
   while (t != NULL) {
     ws__task *next = t->next;
-    free(t);
+    ws__free(t);
     t = next;
   }
 }
@@ -119,7 +76,7 @@ ws__task *ws__task_alloc(ws__worker *w, ws_pool_t *p)
 {
   ws__task **cache = w != NULL ? &w->cache : &tls_cache;
   unsigned *ncache = w != NULL ? &w->ncache : &tls_ncache;
-  if (alloc_should_fail())
+  if (ws__alloc_fault_point()) /* cached or not, a record is one fault point */
     return NULL;
   if (*cache == NULL) {
     unsigned n;
@@ -135,7 +92,7 @@ ws__task *ws__task_alloc(ws__worker *w, ws_pool_t *p)
     return t;
   }
   /* One record per cache line (see task.h). */
-  t = aligned_alloc(alignof(ws__task), sizeof(ws__task));
+  t = ws__aligned_alloc_quiet(alignof(ws__task), sizeof(ws__task));
   if (t != NULL)
     atomic_init(&t->gen, 0); /* kept from then on, through the caches */
   return t;
@@ -161,7 +118,7 @@ void ws__task_free(ws__worker *w, ws__task *t)
       tls_cache = t;
       tls_ncache++;
     } else {
-      free(t);
+      ws__free(t);
     }
     return;
   }

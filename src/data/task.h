@@ -134,7 +134,7 @@ static inline int ws__task_final(uint32_t state)
 ws__task *ws__task_alloc(struct ws__worker *w, ws_pool_t *p);
 
 /* Returns a record to w's cache (the pool's spare list takes the overflow),
-   or, with w NULL, to the calling thread's cache (free() takes the overflow). */
+   or, with w NULL, to the calling thread's cache (ws__free() takes the overflow). */
 void ws__task_free(struct ws__worker *w, ws__task *t);
 
 /* Drops one reference; frees on the last one. */
@@ -145,16 +145,5 @@ void ws__task_cache_drain(struct ws__worker *w);
 
 /* Frees the pool's spare list (pool destruction). */
 void ws__task_spare_drain(ws_pool_t *p);
-
-/*
- * Fault injection for the tests: after ws__alloc_fault(first, every), the
- * first-th following allocation made through ws__malloc/ws__aligned_alloc
- * fails (1: the next one), and after it every every-th one (0: only that
- * one). first = 0 disarms. Internal symbol; the tests link the static library.
- */
-void ws__alloc_fault(long first, long every);
-
-void *ws__malloc(size_t size);
-void *ws__aligned_alloc(size_t align, size_t size);
 
 #endif /* WS_TASK_H */

@@ -103,6 +103,6 @@ int ws_pool_stats_print(ws_pool_t *p, FILE *out)
             name, s->tasks_run, s->tasks_failed, s->tasks_cancelled, s->spawned, s->steal_attempts,
             s->steals, s->tasks_stolen, s->parks, s->wakeups, s->global_takes);
   }
-  free(pw);
+  ws__free(pw);
   return 0;
 }

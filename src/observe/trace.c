@@ -54,7 +54,7 @@ static void *grow(void *old, size_t used, size_t size)
   if (q != NULL && used != 0)
     memcpy(q, old, used);
   if (q != NULL)
-    free(old);
+    ws__free(old);
   return q;
 }
 
@@ -143,8 +143,8 @@ int ws_trace_start(ws_pool_t *p, size_t max_events)
     bufs[i] = zalloc(sizeof **bufs);
     if (bufs[i] == NULL) {
       for (unsigned k = 0; k < i; k++)
-        free(bufs[k]);
-      free(bufs);
+        ws__free(bufs[k]);
+      ws__free(bufs);
       bufs = NULL;
     } else {
       bufs[i]->max = max_events;
@@ -170,7 +170,7 @@ int ws_trace_start(ws_pool_t *p, size_t max_events)
   for (unsigned i = nslots; i < ws__nslots(p); i++)
     ws__observe_slot_init(p, &p->workers[i]);
   pthread_mutex_unlock(&p->comp_lock);
-  free(bufs);
+  ws__free(bufs);
   p->tracing = true;
   pthread_mutex_unlock(&p->trace_lock);
   return 0;
@@ -316,14 +316,14 @@ static int write_json(const char *path, ws__tbuf **bufs, unsigned nlanes, int64_
     dropped += bufs[i]->dropped;
   }
   if (o.failed) {
-    free(o.v);
+    ws__free(o.v);
     return WS_ENOMEM;
   }
   if (o.n > 1)
     qsort(o.v, o.n, sizeof *o.v, cmp_out);
   FILE *f = fopen(path, "w");
   if (f == NULL) {
-    free(o.v);
+    ws__free(o.v);
     return WS_ESYS;
   }
   fprintf(f,
@@ -365,10 +365,10 @@ static int write_json(const char *path, ws__tbuf **bufs, unsigned nlanes, int64_
   fprintf(f, "]}\n");
   int bad = ferror(f);
   if (fclose(f) != 0 || bad) {
-    free(o.v);
+    ws__free(o.v);
     return WS_ESYS;
   }
-  free(o.v);
+  ws__free(o.v);
   return 0;
 }
 
@@ -401,8 +401,8 @@ int ws_trace_stop(ws_pool_t *p, const char *path)
     if (bufs != NULL)
       bufs[i] = b;
     else {
-      free(b->ev);
-      free(b);
+      ws__free(b->ev);
+      ws__free(b);
     }
   }
   pthread_mutex_unlock(&p->comp_lock);
@@ -413,10 +413,10 @@ int ws_trace_stop(ws_pool_t *p, const char *path)
     rc = write_json(path, bufs, nlanes, stop_ts);
   for (unsigned i = 0; i < nlanes; i++) {
     if (bufs[i] != NULL)
-      free(bufs[i]->ev);
-    free(bufs[i]);
+      ws__free(bufs[i]->ev);
+    ws__free(bufs[i]);
   }
-  free(bufs);
+  ws__free(bufs);
   return rc;
 }
 
@@ -438,7 +438,7 @@ void ws__trace_env_start(ws_pool_t *p)
     memcpy(p->trace_env_path, path, len);
   if (p->trace_env_path == NULL || ws_trace_start(p, 0) != 0) {
     fprintf(stderr, "wsched: WS_TRACE: cannot start tracing\n");
-    free(p->trace_env_path);
+    ws__free(p->trace_env_path);
     p->trace_env_path = NULL;
   }
 }
@@ -450,6 +450,6 @@ void ws__trace_env_stop(ws_pool_t *p)
   int rc = ws_trace_stop(p, p->trace_env_path);
   if (rc != 0 && rc != WS_EBUSY)
     fprintf(stderr, "wsched: WS_TRACE: cannot write %s: %s\n", p->trace_env_path, ws_strerror(rc));
-  free(p->trace_env_path);
+  ws__free(p->trace_env_path);
   p->trace_env_path = NULL;
 }

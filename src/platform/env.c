@@ -1,7 +1,9 @@
 /* The environment variables: parsing and the once-per-process report (env.h). */
 #include "env.h"
 
-#include "internal.h"
+#include "platform.h"
+
+#include "wsched.h"
 
 #include <inttypes.h>
 #include <stdatomic.h>

@@ -100,4 +100,38 @@ int ws__thread_start(pthread_t *thread, size_t stack_size, void *(*fn)(void *), 
    {NULL, 0} when the platform cannot tell. */
 void ws__thread_stack(char **low, size_t *size);
 
+/* --- alloc.c ----------------------------------------------------------------- */
+
+/* The library's allocations. ws__malloc and ws__aligned_alloc return NULL
+   when memory, or the tests' fault-injection hook, says no; the _quiet ones
+   ignore the hook (allocations whose failure only loses an optional
+   result). Every block goes back through ws__free. */
+void *ws__malloc(size_t size);
+void *ws__aligned_alloc(size_t align, size_t size);
+void *ws__malloc_quiet(size_t size);
+void *ws__aligned_alloc_quiet(size_t align, size_t size);
+char *ws__strdup_quiet(const char *s);
+void ws__free(void *p);
+
+/* Tests only: after ws__alloc_fault(first, every), the first-th following
+   allocation through ws__malloc/ws__aligned_alloc fails (1: the next one),
+   and after it every every-th one (0: only that one). first = 0 disarms. */
+void ws__alloc_fault(long first, long every);
+/* One allocation the hook may fail: true if it must (the caller returns its
+   out-of-memory error). ws__malloc and ws__aligned_alloc ask it. */
+bool ws__alloc_fault_point(void);
+
+/* A caller broke the API's contract in a way that cannot be reported by a
+   return value (a released future used again, a group left unwaited):
+   print what happened and abort, as glibc does on a double free. */
+_Noreturn void ws__misuse(const char *what);
+
+/* Broken internal invariant: print and abort (never exit()). */
+_Noreturn void ws__panic(const char *file, int line, const char *what);
+#define WS__CHECK(cond)                                                                            \
+  do {                                                                                             \
+    if (__builtin_expect(!(cond), 0))                                                              \
+      ws__panic(__FILE__, __LINE__, #cond);                                                        \
+  } while (0)
+
 #endif /* WS_PLATFORM_H */

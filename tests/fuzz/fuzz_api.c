@@ -48,7 +48,7 @@
 #endif
 #include "wsched.h"
 
-#include "task.h" /* ws__alloc_fault */
+#include "platform.h" /* ws__alloc_fault */
 
 #include <dirent.h>
 #include <inttypes.h>

@@ -25,13 +25,14 @@
  * Everything here is read once per pool creation, never on a hot path, so
  * the code favours plain and strict parsing over speed: a malformed file is
  * an error (WS_EINVAL), and an error only means "no cap" to
- * ws__default_workers. Allocations use plain malloc, not ws__malloc: a
+ * ws__default_workers. Allocations use ws__malloc_quiet, not ws__malloc: a
  * failure here is not a failure of ws_pool_create (it only loses the cap),
  * so the allocation fault injector of the tests must not count them.
  *
  * Linux-specific: sched_getaffinity, /proc and the cgroup file systems.
  */
 #include "env.h"
+#include "platform.h"
 #include "topology.h"
 
 #include "wsched.h"
@@ -139,7 +140,7 @@ int ws__pin_self(int cpu)
 static char *ws__cg_concat(const char *root, const char *a, const char *b, const char *c)
 {
   size_t lr = strlen(root), la = strlen(a), lb = strlen(b), lc = strlen(c);
-  char *s = malloc(lr + la + lb + lc + 1);
+  char *s = ws__malloc_quiet(lr + la + lb + lc + 1);
   if (s == NULL)
     return NULL;
   memcpy(s, root, lr);
@@ -161,7 +162,7 @@ static int ws__cg_read_small(const char *root, const char *dir, const char *name
     return WS_ENOMEM;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   int open_errno = errno;
-  free(path);
+  ws__free(path);
   if (fd < 0)
     return (open_errno == ENOENT || open_errno == ENOTDIR) ? 1 : WS_ESYS;
   size_t n = 0;
@@ -381,7 +382,7 @@ static FILE *ws__cg_open(const char *root, const char *name, int *rc)
   }
   FILE *f = fopen(path, "re"); /* e: O_CLOEXEC, a library must not leak fds */
   int e = errno;
-  free(path);
+  ws__free(path);
   if (f == NULL)
     *rc = (e == ENOENT || e == ENOTDIR) ? 0 : WS_ESYS;
   return f;
@@ -422,7 +423,7 @@ static int ws__cg_parse_self(const char *root, ws__cg_find *f)
     else if (strcmp(line, "0") != 0 && ws__cg_list_has(c1 + 1, "cpu"))
       version = 1;
     if (version != 0 && f->path[version] == NULL) {
-      f->path[version] = strdup(c2 + 1);
+      f->path[version] = ws__strdup_quiet(c2 + 1);
       if (f->path[version] == NULL) {
         rc = WS_ENOMEM;
         break;
@@ -508,13 +509,13 @@ static int ws__cg_consider(ws__cg_find *f, int version, const char *mroot, const
   while (restlen > 0 && rest[restlen - 1] == '/')
     restlen--; /* "/" and "/a/" name the same cgroups as "" and "/a" */
   size_t mlen = strlen(mnt);
-  char *dir = malloc(mlen + restlen + 1);
+  char *dir = ws__malloc_quiet(mlen + restlen + 1);
   if (dir == NULL)
     return WS_ENOMEM;
   memcpy(dir, mnt, mlen);
   memcpy(dir + mlen, rest, restlen);
   dir[mlen + restlen] = '\0';
-  free(f->dir[version]);
+  ws__free(f->dir[version]);
   f->dir[version] = dir;
   f->top[version] = mlen;
   f->rootlen[version] = rootlen;
@@ -605,8 +606,8 @@ int ws__cgroup_cpu_limit(const char *root, double *cpus)
       rc = ws__cg_walk(root, version, f.dir[version], f.top[version], cpus);
   }
   for (int v = 1; v <= 2; v++) {
-    free(f.path[v]);
-    free(f.dir[v]);
+    ws__free(f.path[v]);
+    ws__free(f.dir[v]);
   }
   return rc;
 }

@@ -42,7 +42,7 @@
  */
 #include "topology.h"
 
-#include "task.h" /* ws__malloc */
+#include "platform.h"
 #include "wsched.h"
 
 #include <stdint.h>
@@ -254,14 +254,14 @@ static int ws__topo_hwloc(ws__topo *t, const int *cpus, const char *synthetic)
 out:
   if (rc == 1) {
     /* Leave nothing half-built for the flat fallback. */
-    free(t->victims);
-    free(t->level_end);
+    ws__free(t->victims);
+    ws__free(t->level_end);
     t->victims = NULL;
     t->level_end = NULL;
   }
-  free(list);
-  free(lvl);
-  free(place);
+  ws__free(list);
+  ws__free(lvl);
+  ws__free(place);
   hwloc_topology_destroy(topo);
   return rc;
 }
@@ -334,7 +334,7 @@ void ws__topo_free(ws__topo *t)
 {
   if (t == NULL)
     return;
-  free(t->victims);
-  free(t->level_end);
-  free(t);
+  ws__free(t->victims);
+  ws__free(t->level_end);
+  ws__free(t);
 }

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""The library's layers (docs/DESIGN.md, "Layers") hold in the code.
+
+Each directory of src/ is a layer; a file may include headers of its own
+layer or lower ones, and its object may call functions defined in its own
+layer or lower ones. An upward call is allowed only through a hook listed
+in HOOKS below, with the reason it exists.
+
+Usage: check_layers.py SOURCE_DIR OBJECT_DIR
+  OBJECT_DIR: where the library's objects are (the build tree's
+  CMakeFiles/wsched_objects.dir). Exit status 1 on any violation.
+"""
+import os
+import re
+import subprocess
+import sys
+
+LAYERS = ["platform", "data", "core", "observe", "api"]
+
+# Upward calls that are hooks: symbol -> why it may be called from below.
+HOOKS = {
+    # core -> observe: the observation hooks (observe.h), called only when a
+    # worker's hook bits are on.
+    "ws__trace_event": "core records trace events (observe.h)",
+    "ws__run_observed": "core runs a task through trace/profile (observe.h)",
+    "ws__observe_slot_init": "core: a new spare slot joins a trace or profile (observe.h)",
+}
+
+
+def layer_of(path, src):
+    rel = os.path.relpath(path, src)
+    top = rel.split(os.sep)[0]
+    return LAYERS.index(top) if top in LAYERS else None
+
+
+def main():
+    src = os.path.join(sys.argv[1], "src")
+    objdir = sys.argv[2]
+    bad = []
+    headers = {}
+    sources = []
+    for root, _, files in os.walk(src):
+        for f in files:
+            p = os.path.join(root, f)
+            if f.endswith(".h"):
+                headers[f] = p
+            if f.endswith((".c", ".h")):
+                sources.append(p)
+    # Includes.
+    for p in sorted(sources):
+        me = layer_of(p, src)
+        for n, line in enumerate(open(p), 1):
+            m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
+            if not m or m.group(1) == "wsched.h":
+                continue
+            h = headers.get(os.path.basename(m.group(1)))
+            if h is None:
+                bad.append(f"{os.path.relpath(p, src)}:{n}: includes unknown {m.group(1)}")
+                continue
+            hl = layer_of(h, src)
+            if hl > me:
+                bad.append(f"{os.path.relpath(p, src)}:{n}: includes {os.path.relpath(h, src)} "
+                           f"({LAYERS[me]} -> {LAYERS[hl]})")
+    # Calls, from the objects' symbol tables.
+    defined = {}
+    undefined = {}
+    for root, _, files in os.walk(objdir):
+        for f in files:
+            if not f.endswith(".o"):
+                continue
+            o = os.path.join(root, f)
+            rel = os.path.relpath(o, objdir)
+            # CMake mirrors the source path: src/<layer>/... .c.o
+            parts = rel.split(os.sep)
+            if parts[0] != "src" or parts[1] not in LAYERS:
+                continue
+            name = os.path.join(*parts[1:])[:-2]
+            lay = LAYERS.index(parts[1])
+            out = subprocess.run(["nm", o], capture_output=True, text=True, check=True).stdout
+            for line in out.splitlines():
+                fs = line.split()
+                if len(fs) == 3 and fs[1] in "TDBRCV":
+                    defined[fs[2]] = (name, lay)
+                elif len(fs) == 2 and fs[0] == "U":
+                    undefined.setdefault((name, lay), set()).add(fs[1])
+    if not defined:
+        print(f"no objects under {objdir}")
+        return 1
+    used_hooks = set()
+    for (name, lay), syms in sorted(undefined.items()):
+        for s in sorted(syms):
+            if s not in defined:
+                continue
+            dname, dlay = defined[s]
+            if dlay <= lay:
+                continue
+            if s in HOOKS:
+                used_hooks.add(s)
+                continue
+            bad.append(f"{name} calls {s} in {dname} ({LAYERS[lay]} -> {LAYERS[dlay]})")
+    for s in sorted(used_hooks):
+        print(f"hook: {s}: {HOOKS[s]}")
+    for b in bad:
+        print("violation:", b)
+    print(f"{len(bad)} violations, {len(used_hooks)} hooks in use")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
