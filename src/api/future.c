@@ -139,5 +139,6 @@ void ws_future_release(ws_future_t *f)
   /* Every later use of this handle fails the check (see gen). Relaxed: a
      misuse check; the unref below orders the record's reuse. */
   atomic_fetch_add_explicit(&t->gen, 1, memory_order_relaxed);
-  ws__task_unref(ws__self_in(t->pool), t);
+  ws__worker *w = ws__self_in(t->pool);
+  ws__task_unref(w != NULL ? &w->records : NULL, w != NULL ? &w->pool->depot : NULL, t);
 }

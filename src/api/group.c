@@ -297,7 +297,7 @@ int ws_group_init(ws_group_t *g_, ws_pool_t *pool)
 static int spawn_outside(ws__group *g, ws_task_fn fn, void *arg)
 {
   ws_pool_t *p = g->pool;
-  ws__task *t = ws__task_alloc(NULL, p);
+  ws__task *t = ws__task_alloc(NULL, &p->depot);
   if (t == NULL)
     return WS_ENOMEM;
   ws__task_init(t, p, fn, arg, WS__TASK_GROUP, 1);
@@ -325,7 +325,7 @@ static int run_now(ws__group *g, ws_task_fn fn, void *arg)
 __attribute__((noinline)) static int spawn_heap(ws__worker *w, ws__group *g, ws_task_fn fn,
                                                 void *arg)
 {
-  ws__task *t = ws__task_alloc(w, w->pool);
+  ws__task *t = ws__task_alloc(&w->records, &w->pool->depot);
   if (t == NULL)
     return run_now(g, fn, arg);
   ws__task_init(t, w->pool, fn, arg, WS__TASK_GROUP, 1);

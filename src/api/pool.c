@@ -67,7 +67,7 @@ void ws__life_done(ws_pool_t *p, uint64_t n)
 static void pool_free(ws_pool_t *p, unsigned nslots)
 {
   for (unsigned i = 0; i < nslots; i++) {
-    ws__task_cache_drain(&p->workers[i]);
+    ws__task_cache_drain(&p->workers[i].records);
     ws__frames_free(&p->workers[i]);
     ws__deque_destroy(&p->workers[i].deque);
   }
@@ -77,9 +77,8 @@ static void pool_free(ws_pool_t *p, unsigned nslots)
   if (p->topo != NULL)
     ws__topo_free(p->topo);
   ws__inject_destroy(&p->inject);
-  ws__task_spare_drain(p);
+  ws__task_depot_destroy(&p->depot);
   pthread_mutex_destroy(&p->comp_lock);
-  pthread_mutex_destroy(&p->spare_lock);
   pthread_mutex_destroy(&p->idle_lock);
   pthread_mutex_destroy(&p->trace_lock);
   pthread_mutex_destroy(&p->prof_lock);
@@ -165,13 +164,13 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
     ws__free(p);
     return WS_ENOMEM;
   }
-  if (ws__mutex_init_short(&p->spare_lock) != 0) {
+  if (ws__task_depot_init(&p->depot) != 0) {
     pthread_mutex_destroy(&p->idle_lock);
     ws__free(p);
     return WS_ENOMEM;
   }
   if (pthread_mutex_init(&p->comp_lock, NULL) != 0) {
-    pthread_mutex_destroy(&p->spare_lock);
+    ws__task_depot_destroy(&p->depot);
     pthread_mutex_destroy(&p->idle_lock);
     ws__free(p);
     return WS_ENOMEM;
@@ -180,7 +179,7 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
   pthread_mutex_init(&p->prof_lock, NULL);
   if (ws__inject_init(&p->inject) != 0) {
     pthread_mutex_destroy(&p->comp_lock);
-    pthread_mutex_destroy(&p->spare_lock);
+    ws__task_depot_destroy(&p->depot);
     pthread_mutex_destroy(&p->idle_lock);
     ws__free(p);
     return WS_ENOMEM;
@@ -286,7 +285,7 @@ int ws_submit(ws_pool_t *p, ws_task_fn fn, void *arg, ws_future_t **future)
     return WS_EINVAL;
 
   ws__worker *w = ws__self_in(p);
-  ws__task *t = ws__task_alloc(w, p);
+  ws__task *t = ws__task_alloc(w != NULL ? &w->records : NULL, &p->depot);
   if (t == NULL)
     return WS_ENOMEM;
   ws__task_init(t, p, fn, arg, future != NULL ? WS__TASK_FUTURE : 0, future != NULL ? 2 : 1);
@@ -327,7 +326,7 @@ int ws__submit_root(ws_pool_t *p, ws__task *t)
   uint64_t old = atomic_fetch_add_explicit(&p->life, WS__LIFE_ONE, memory_order_seq_cst);
   if (ws__life_state(old) != WS_POOL_ACCEPTING) {
     atomic_fetch_add_explicit(&p->rejected, 1, memory_order_relaxed); /* a statistic */
-    ws__task_free(NULL, t);
+    ws__task_free(NULL, NULL, t);
     ws__life_done(p, 1);
     return WS_ESHUTDOWN;
   }

@@ -126,8 +126,7 @@ typedef struct ws__worker {
      them privately keeps the spawn/sync path free of seqlock sections. */
   uint32_t fj_spawned, fj_run, fj_failed;
   char *stack_limit; /* waits stop nesting tasks when the stack pointer gets below this */
-  ws__task *cache; /* free task records */
-  unsigned ncache;
+  ws__task_cache records; /* free task records (task.c) */
   /* The frame stack for group children: chunks of WS__FRAME_CHUNK frames that
      never move (thieves hold pointers into them), used LIFO. frame_top is the
      next free index; groups record it at init and restore it after waiting. */
@@ -201,12 +200,10 @@ struct ws_pool {
 
   ws__inject inject;
 
-  /* Spare task records, shared by the pool's workers and the threads that
-     submit to it: workers move their cache's overflow here, threads with an
-     empty cache take a batch from here. All under spare_lock. */
-  alignas(WS__CACHELINE) pthread_mutex_t spare_lock;
-  ws__task *spare;
-  size_t nspare;
+  /* Free task records shared by the pool's workers and the threads that
+     submit to it (task.c): workers move their cache's overflow here,
+     threads with an empty cache take a batch from here. */
+  alignas(WS__CACHELINE) ws__task_depot depot;
 
   /* Slots in use: nworkers plus the spare slots initialised so far. Only
      grows; stored with release by ws_blocking's spare creation (under

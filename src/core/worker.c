@@ -442,7 +442,7 @@ void ws__run(ws__worker *w, ws__task *t)
            does not run here; the queue's reference and count go. */
         if (ws__task_status(s) == WS_FUTURE_CANCELLED)
           ws__stat1(w, WS__S_tasks_cancelled, 1);
-        ws__task_unref(w, t);
+        ws__task_unref(&w->records, &w->pool->depot, t);
         ws__life_credit_add(w);
         return;
       }
@@ -459,11 +459,11 @@ void ws__run(ws__worker *w, ws__task *t)
   count_run(w, rc);
   if (flags & WS__TASK_FUTURE) {
     future_finish(t, rc);
-    ws__task_unref(w, t);
+    ws__task_unref(&w->records, &w->pool->depot, t);
   } else {
     if (flags & WS__TASK_GROUP)
       ws__group_child_done(w, t, rc); /* a heap child of a group */
-    ws__task_free(w, t); /* no other reference exists */
+    ws__task_free(&w->records, &w->pool->depot, t); /* no other reference exists */
   }
   ws__life_credit_add(w);
 }

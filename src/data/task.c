@@ -5,13 +5,18 @@
  * Each record is its own cache-line-aligned block, so a record allocated by one
  * thread can be freed by another (a thief, or the owner of a future handle)
  * into that thread's own cache. Records circulate without touching malloc in
- * the steady state: a worker cache's overflow goes to the pool's spare list
+ * the steady state: a worker cache's overflow goes to the pool's depot
  * in batches, and a thread with an empty cache takes a batch from it, which
  * is what keeps a producer outside the pool (fan-out) off the allocator.
  * Bounds: WS__TASK_CACHE per worker, WS__TLS_CACHE per other thread,
- * WS__SPARE_MAX per pool; beyond them records go back to ws__free().
+ * WS__DEPOT_MAX per depot; beyond them records go back to ws__free().
  */
-#include "internal.h"
+#include "task.h"
+
+#include "platform.h"
+
+#include <pthread.h>
+#include <stdalign.h>
 
 #define WS__TASK_CACHE 512
 
@@ -19,7 +24,7 @@
    to (typically the application's own threads). Records are plain memory, so
    one cache serves every pool; a thread-exit destructor frees it. */
 #define WS__TLS_CACHE 256
-#define WS__SPARE_MAX ((size_t)1 << 16)
+#define WS__DEPOT_MAX ((size_t)1 << 16)
 
 static _Thread_local ws__task *tls_cache;
 static _Thread_local unsigned tls_ncache;
@@ -49,40 +54,58 @@ static void tls_init(void)
 }
 
 /*
- * The pool's spare list is a stack of bundles: chains of records that a
- * worker's cache overflowed, linked through their `next` fields and
- * terminated by NULL. A bundle's first record holds the next bundle in its
- * `arg` field and the chain's length in its `rc` field. Taking or giving a
- * bundle is O(1) under the lock: walking a chain of records another core
- * just freed would take a cache miss per record while holding it.
+ * A depot is a stack of bundles: chains of records that a worker's cache
+ * overflowed, linked through their `next` fields and terminated by NULL. A
+ * bundle's first record holds the next bundle in its `arg` field and the
+ * chain's length in its `rc` field. Taking or giving a bundle is O(1) under
+ * the lock: walking a chain of records another core just freed would take a
+ * cache miss per record while holding it.
  */
-static ws__task *spare_take(ws_pool_t *p, unsigned *n)
+int ws__task_depot_init(ws__task_depot *d)
+{
+  d->bundles = NULL;
+  d->n = 0;
+  return ws__mutex_init_short(&d->lock);
+}
+
+void ws__task_depot_destroy(ws__task_depot *d)
+{
+  while (d->bundles != NULL) {
+    ws__task *b = d->bundles;
+    d->bundles = b->arg;
+    free_chain(b);
+  }
+  d->n = 0;
+  pthread_mutex_destroy(&d->lock);
+}
+
+static ws__task *depot_take(ws__task_depot *d, unsigned *n)
 {
   *n = 0;
-  if (p == NULL)
+  if (d == NULL)
     return NULL;
-  pthread_mutex_lock(&p->spare_lock);
-  ws__task *b = p->spare;
+  pthread_mutex_lock(&d->lock);
+  ws__task *b = d->bundles;
   if (b != NULL) {
-    p->spare = b->arg;
+    d->bundles = b->arg;
     *n = (unsigned)b->rc;
-    p->nspare -= *n;
+    d->n -= *n;
   }
-  pthread_mutex_unlock(&p->spare_lock);
+  pthread_mutex_unlock(&d->lock);
   return b;
 }
 
-ws__task *ws__task_alloc(ws__worker *w, ws_pool_t *p)
+ws__task *ws__task_alloc(ws__task_cache *c, ws__task_depot *d)
 {
-  ws__task **cache = w != NULL ? &w->cache : &tls_cache;
-  unsigned *ncache = w != NULL ? &w->ncache : &tls_ncache;
+  ws__task **cache = c != NULL ? &c->head : &tls_cache;
+  unsigned *ncache = c != NULL ? &c->n : &tls_ncache;
   if (ws__alloc_fault_point()) /* cached or not, a record is one fault point */
     return NULL;
   if (*cache == NULL) {
     unsigned n;
-    *cache = spare_take(p, &n);
+    *cache = depot_take(d, &n);
     *ncache = n;
-    if (n != 0 && w == NULL)
+    if (n != 0 && c == NULL)
       pthread_once(&tls_once, tls_init), pthread_setspecific(tls_key, &tls_key);
   }
   ws__task *t = *cache;
@@ -108,9 +131,9 @@ ws__task *ws__handle_task(const ws_future_t *f)
   return t;
 }
 
-void ws__task_free(ws__worker *w, ws__task *t)
+void ws__task_free(ws__task_cache *c, ws__task_depot *d, ws__task *t)
 {
-  if (w == NULL) {
+  if (c == NULL) {
     if (tls_ncache < WS__TLS_CACHE) {
       if (tls_ncache == 0)
         pthread_once(&tls_once, tls_init), pthread_setspecific(tls_key, &tls_key);
@@ -122,55 +145,44 @@ void ws__task_free(ws__worker *w, ws__task *t)
     }
     return;
   }
-  t->next = w->cache;
-  w->cache = t;
-  if (++w->ncache < WS__TASK_CACHE)
+  t->next = c->head;
+  c->head = t;
+  if (++c->n < WS__TASK_CACHE)
     return;
-  /* Overflow: move half of the cache to the pool's spare list in one lock
-     round-trip, where threads that allocate more than they free find it. */
-  ws__task *first = w->cache, *last = first;
+  /* Overflow: move half of the cache to the depot in one lock round-trip,
+     where threads that allocate more than they free find it. */
+  ws__task *first = c->head, *last = first;
   unsigned n = 1;
   while (n < WS__TASK_CACHE / 2) {
     last = last->next;
     n++;
   }
-  w->cache = last->next;
-  w->ncache -= n;
+  c->head = last->next;
+  c->n -= n;
   last->next = NULL;
   first->rc = (int)n;
-  ws_pool_t *p = w->pool;
-  pthread_mutex_lock(&p->spare_lock);
-  if (p->nspare + n <= WS__SPARE_MAX) {
-    first->arg = p->spare;
-    p->spare = first;
-    p->nspare += n;
+  pthread_mutex_lock(&d->lock);
+  if (d->n + n <= WS__DEPOT_MAX) {
+    first->arg = d->bundles;
+    d->bundles = first;
+    d->n += n;
     first = NULL;
   }
-  pthread_mutex_unlock(&p->spare_lock);
+  pthread_mutex_unlock(&d->lock);
   if (first != NULL)
-    free_chain(first); /* the spare list is full */
+    free_chain(first); /* the depot is full */
 }
 
-void ws__task_spare_drain(ws_pool_t *p)
-{
-  while (p->spare != NULL) {
-    ws__task *b = p->spare;
-    p->spare = b->arg;
-    free_chain(b);
-  }
-  p->nspare = 0;
-}
-
-void ws__task_unref(ws__worker *w, ws__task *t)
+void ws__task_unref(ws__task_cache *c, ws__task_depot *d, ws__task *t)
 {
   /* acq_rel: the last owner sees every write of the others before freeing. */
   if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1)
-    ws__task_free(w, t);
+    ws__task_free(c, d, t);
 }
 
-void ws__task_cache_drain(ws__worker *w)
+void ws__task_cache_drain(ws__task_cache *c)
 {
-  free_chain(w->cache);
-  w->cache = NULL;
-  w->ncache = 0;
+  free_chain(c->head);
+  c->head = NULL;
+  c->n = 0;
 }

@@ -8,6 +8,7 @@
 
 #include "wsched.h"
 
+#include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -127,23 +128,40 @@ static inline int ws__task_final(uint32_t state)
   return (state & WS__ST_STATUS) >= WS_FUTURE_DONE;
 }
 
-/* Allocates a record for pool p. `w` is the calling worker of p (its cache is
-   used) or NULL from any other thread (a small per-thread cache is used).
-   Both refill from the pool's spare list before falling back to the
-   allocator. Returns NULL when memory (or the fault-injection hook) says no. */
-ws__task *ws__task_alloc(struct ws__worker *w, ws_pool_t *p);
+/* A thread's private free list of records (a worker's: owner only). */
+typedef struct ws__task_cache {
+  ws__task *head;
+  unsigned n;
+} ws__task_cache;
 
-/* Returns a record to w's cache (the pool's spare list takes the overflow),
-   or, with w NULL, to the calling thread's cache (ws__free() takes the overflow). */
-void ws__task_free(struct ws__worker *w, ws__task *t);
+/* A shared store of records (a pool has one): bundles of records that
+   caches overflowed, for threads that allocate more than they free. All
+   fields under `lock`. */
+typedef struct ws__task_depot {
+  pthread_mutex_t lock;
+  ws__task *bundles;
+  size_t n;
+} ws__task_depot;
 
-/* Drops one reference; frees on the last one. */
-void ws__task_unref(struct ws__worker *w, ws__task *t);
+/* 0, or an error of pthread_mutex_init. */
+int ws__task_depot_init(ws__task_depot *d);
+/* Frees every record in the depot, and its lock. */
+void ws__task_depot_destroy(ws__task_depot *d);
 
-/* Frees every record in a worker's cache (pool destruction). */
-void ws__task_cache_drain(struct ws__worker *w);
+/* Allocates a record from cache c, refilled from depot d when empty, then
+   from memory. c NULL: the calling thread's own small cache (a thread that
+   is not a worker). Every call is a fault point of the tests' allocation
+   hook. Returns NULL when memory (or the hook) says no. */
+ws__task *ws__task_alloc(ws__task_cache *c, ws__task_depot *d);
 
-/* Frees the pool's spare list (pool destruction). */
-void ws__task_spare_drain(ws_pool_t *p);
+/* Returns a record to cache c (d takes the overflow in bundles), or, with c
+   NULL, to the calling thread's cache (ws__free() takes the overflow). */
+void ws__task_free(ws__task_cache *c, ws__task_depot *d, ws__task *t);
+
+/* Drops one reference; frees (as ws__task_free) on the last one. */
+void ws__task_unref(ws__task_cache *c, ws__task_depot *d, ws__task *t);
+
+/* Frees every record in cache c. */
+void ws__task_cache_drain(ws__task_cache *c);
 
 #endif /* WS_TASK_H */
