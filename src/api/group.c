@@ -17,6 +17,7 @@
  * the frames. Groups and joins nest like the calls that create them, so the
  * frame stack is used LIFO.
  */
+#include "frames.h"
 #include "internal.h"
 
 #include <limits.h>
@@ -25,111 +26,6 @@
 static ws__group *G(ws_group_t *g)
 {
   return (ws__group *)(void *)g;
-}
-
-void ws__frames_free(ws__worker *w)
-{
-  for (uint32_t i = 0; i < w->frame_nchunks; i++)
-    ws__free(w->frame_chunks[i]);
-  ws__free(w->frame_chunks);
-  w->frame_chunks = NULL;
-  w->frame_nchunks = w->frame_cap = w->frame_top = w->split = 0;
-}
-
-/* Owner only: makes room for frame_top (a new chunk). Returns false when
-   memory is exhausted. */
-static bool frame_grow(ws__worker *w)
-{
-  if (w->frame_nchunks == w->frame_cap) {
-    uint32_t cap = w->frame_cap ? 2 * w->frame_cap : 8;
-    ws__task **n = ws__malloc(cap * sizeof *n);
-    if (n == NULL)
-      return false;
-    if (w->frame_nchunks)
-      memcpy(n, w->frame_chunks, w->frame_nchunks * sizeof *n);
-    ws__free(w->frame_chunks);
-    w->frame_chunks = n;
-    w->frame_cap = cap;
-  }
-  ws__task *chunk = ws__aligned_alloc(64, WS__FRAME_CHUNK * sizeof *chunk);
-  if (chunk == NULL)
-    return false;
-  w->frame_chunks[w->frame_nchunks++] = chunk;
-  return true;
-}
-
-/* Owner only: is there a frame at index frame_top (growing the stack if
-   needed)? False when memory is exhausted. The caller then takes it with
-   frame_at and bumps frame_top. */
-static inline bool frame_room(ws__worker *w)
-{
-  return __builtin_expect(w->frame_top / WS__FRAME_CHUNK < w->frame_nchunks, 1) || frame_grow(w);
-}
-
-/* Owner only: frame i of the frame stack (i < frame_top). */
-static inline ws__task *frame_at(ws__worker *w, uint32_t i)
-{
-  return &w->frame_chunks[i / WS__FRAME_CHUNK][i % WS__FRAME_CHUNK];
-}
-
-/* Owner only: publishes up to n private frames (join halves and group
-   children), the oldest first (frame split, split + 1, ...): completes their
-   records and pushes them on the deque, where thieves can take them. Stops
-   early when the deque cannot grow (the rest stay private, which is always
-   correct: the owner runs them). Returns the number published. */
-static uint32_t publish_oldest(ws__worker *w, uint32_t n)
-{
-  uint32_t done = 0;
-  while (done < n && w->split < w->frame_top) {
-    ws__task *t = frame_at(w, w->split);
-    /* fn, arg and flags (and a group child's group and prof_at) were written
-       at the spawn. A join's waiting state only matters once another worker
-       can see the frame; the push publishes it (release). */
-    if (t->flags & WS__TASK_JOIN) {
-      t->owner = w;
-      atomic_store_explicit(&t->state, 0, memory_order_relaxed);
-      atomic_store_explicit(&t->refs, UINT32_MAX, memory_order_relaxed);
-    }
-    if (ws__deque_push(&w->deque, t) != 0)
-      break;
-    w->split++;
-    done++;
-  }
-  return done;
-}
-
-bool ws__publish_private(ws__worker *w)
-{
-  if (w == NULL || w->split >= w->frame_top)
-    return true;
-  uint32_t n = w->frame_top - w->split;
-  if (publish_oldest(w, n) != 0)
-    ws__notify(w->pool);
-  return w->split >= w->frame_top;
-}
-
-/* Worth keeping a new frame (join half or group child) private? While every
-   worker is busy (none spins, parks or waits for a stolen task) and our
-   deque still holds something for thieves. Relaxed loads: a stale answer
-   only moves a publication to a later spawn; wake-ups for published work
-   follow the usual protocol (ws__notify). */
-static inline bool keep_private(ws__worker *w)
-{
-  ws_pool_t *p = w->pool;
-  if ((atomic_load_explicit(&p->nspinning, memory_order_relaxed) |
-       atomic_load_explicit(&p->nidle, memory_order_relaxed) |
-       atomic_load_explicit(&p->nwaiting, memory_order_relaxed)) != 0)
-    return false;
-  return ws__deque_owner_nonempty(&w->deque);
-}
-
-/* A spawn decided to publish: the older half of the private frames below
-   the new one (index mark), or the new one when there is none. */
-__attribute__((noinline)) static void spawn_publish(ws__worker *w, uint32_t mark)
-{
-  uint32_t older = mark - w->split;
-  if (publish_oldest(w, older == 0 ? 1 : (older + 1) / 2) != 0)
-    ws__notify(w->pool);
 }
 
 static bool group_done(void *arg)
@@ -239,7 +135,7 @@ static void wait_inside(ws__worker *w, ws__group *g, bool frames)
     /* Our newest child is still private. Release its frame before it
        runs: its own spawns reuse the slot, and a publication must not
        offer it again. */
-    ws__task *f = frame_at(w, top - 1);
+    ws__task *f = ws__frame_at(w, top - 1);
     if (__builtin_expect(ws__hooks(w) == 0, 1)) {
       ws_task_fn fn = f->fn;
       void *arg = f->arg;
@@ -352,11 +248,11 @@ int ws_group_spawn(ws_group_t *g_, ws_task_fn fn, void *arg)
      whose fa spawns into an enclosing group), the child cannot go there:
      that join's sync frees the frames above it. */
   uint32_t mark = w->frame_top;
-  if (__builtin_expect(mark != g->mark && !child_of(frame_at(w, mark - 1), g), 0))
+  if (__builtin_expect(mark != g->mark && !child_of(ws__frame_at(w, mark - 1), g), 0))
     return spawn_heap(w, g, fn, arg);
-  if (!frame_room(w))
+  if (!ws__frame_room(w))
     return run_now(g, fn, arg);
-  ws__task *t = frame_at(w, mark);
+  ws__task *t = ws__frame_at(w, mark);
   w->frame_top = mark + 1;
   t->fn = fn;
   t->arg = arg;
@@ -369,8 +265,8 @@ int ws_group_spawn(ws_group_t *g_, ws_task_fn fn, void *arg)
     ws__prof_strand_end(w); /* a spawn ends the strand (profile.c) */
     t->prof_at = w->prof_cur->span;
   }
-  if (__builtin_expect(!keep_private(w), 0))
-    spawn_publish(w, mark);
+  if (__builtin_expect(!ws__keep_private(w), 0))
+    ws__frames_spawn_publish(w, mark);
   if (prof)
     ws__prof_strand_begin(w);
   return 0;
@@ -393,8 +289,8 @@ int ws_group_wait(ws_group_t *g_)
     bool frames = false;
     if (top != g->mark) {
       /* Usually g is innermost: its newest child is the top frame. */
-      frames = child_of(frame_at(w, top - 1), g);
-      if (!frames && top > g->mark && child_of(frame_at(w, g->mark), g))
+      frames = child_of(ws__frame_at(w, top - 1), g);
+      if (!frames && top > g->mark && child_of(ws__frame_at(w, g->mark), g))
         return WS_EBUSY;
     }
     bool prof = __builtin_expect(ws__hooks(w) & WS__HOOK_PROFILE, 0) && w->prof_cur != NULL;
@@ -509,7 +405,7 @@ static bool join_announce(void *arg, uint32_t *expect)
    ws_submit child, x): run what is ours, then help until b is done. */
 __attribute__((noinline)) static int join_public_sync(ws__worker *w, int ra, uint32_t mark)
 {
-  ws__task *t = frame_at(w, mark);
+  ws__task *t = ws__frame_at(w, mark);
   ws__task *x = ws__deque_pop(&w->deque);
   if (x == t) {
     /* Not stolen: nothing at or above mark is in use any more. */
@@ -537,22 +433,22 @@ static int join_inside(ws__worker *w, ws_task_fn fa, void *a, ws_task_fn fb, voi
   if (__builtin_expect(ws__hooks(w) != 0, 0))
     return join_observed(fa, a, fb, b);
   uint32_t mark = w->frame_top;
-  if (!frame_room(w)) {
+  if (!ws__frame_room(w)) {
     /* No frame: run both here, one after the other. */
     int ra = fa(a), rb = fb(b);
     return ra != 0 ? ra : rb;
   }
   /* Private: the rest of the record is written if it is published. Only
      mark is kept across fa: the frame is found again from it. */
-  ws__task *t = frame_at(w, mark);
+  ws__task *t = ws__frame_at(w, mark);
   w->frame_top = mark + 1;
   t->fn = fb;
   t->arg = b;
   t->parent = w->cur;
   t->flags = WS__TASK_FRAME | WS__TASK_JOIN;
   w->fj_spawned++;
-  if (__builtin_expect(!keep_private(w), 0))
-    spawn_publish(w, mark);
+  if (__builtin_expect(!ws__keep_private(w), 0))
+    ws__frames_spawn_publish(w, mark);
 
   int ra = fa(a);
 

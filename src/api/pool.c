@@ -15,6 +15,7 @@
  *   - the task whose completion brings the count to zero while DRAINING, or a
  *     shutdown that finds it zero, CASes the state to TERMINATED, exactly once.
  */
+#include "frames.h"
 #include "internal.h"
 
 #include <limits.h>

@@ -270,7 +270,6 @@ typedef struct ws__group {
 
 #define WS__GROUP_WAITER 1u
 #define WS__GROUP_MAGIC 0x67727075u
-#define WS__FRAME_CHUNK 1024u
 
 _Static_assert(sizeof(ws__group) <= sizeof(ws_group_t), "ws_group_t is too small");
 
@@ -279,11 +278,6 @@ void ws__group_child_done(ws__worker *w, ws__task *t, int rc);
 /* group.c: the part of ws__group_child_done for a child that finished away
    from its group's owner. */
 void ws__group_remote_done(ws__group *g, int rc);
-void ws__frames_free(ws__worker *w);
-/* Owner (w may be NULL: nothing to do): publishes every private join frame
-   of w, before w blocks or waits, so that thieves can take them. Returns
-   false when some could not be published (the deque could not grow). */
-bool ws__publish_private(ws__worker *w);
 
 /* The worker the calling thread is, or NULL. Initial-exec: a plain %fs
    load, also from the shared library (no __tls_get_addr on the spawn path). */

@@ -120,6 +120,7 @@
  *   5. A worker exits only when the pool is TERMINATED, i.e. DRAINING with
  *      nothing outstanding, which implies every queue is empty.
  */
+#include "frames.h"
 #include "internal.h"
 
 _Thread_local ws__worker *ws__tls_worker __attribute__((tls_model("initial-exec")));

@@ -1,0 +1,87 @@
+/*
+ * A worker's frame stack: where ws_join's second halves and group children
+ * live while they are private (api/group.c explains the fork/join protocol
+ * built on it), and their publication to the worker's deque, oldest first,
+ * when thieves may need them.
+ *
+ * The stack is a list of chunks of WS__FRAME_CHUNK records that never move
+ * (thieves hold pointers into them), used LIFO: frame_top is the next free
+ * index; frames at [split, frame_top) are private, seen by no other thread.
+ * A join or group remembers frame_top when it starts and restores it after
+ * its wait, when no thief can hold a pointer into the frames any more.
+ */
+#include "frames.h"
+
+#include <string.h>
+
+void ws__frames_free(ws__worker *w)
+{
+  for (uint32_t i = 0; i < w->frame_nchunks; i++)
+    ws__free(w->frame_chunks[i]);
+  ws__free(w->frame_chunks);
+  w->frame_chunks = NULL;
+  w->frame_nchunks = w->frame_cap = w->frame_top = w->split = 0;
+}
+
+bool ws__frame_grow(ws__worker *w)
+{
+  if (w->frame_nchunks == w->frame_cap) {
+    uint32_t cap = w->frame_cap ? 2 * w->frame_cap : 8;
+    ws__task **n = ws__malloc(cap * sizeof *n);
+    if (n == NULL)
+      return false;
+    if (w->frame_nchunks)
+      memcpy(n, w->frame_chunks, w->frame_nchunks * sizeof *n);
+    ws__free(w->frame_chunks);
+    w->frame_chunks = n;
+    w->frame_cap = cap;
+  }
+  ws__task *chunk = ws__aligned_alloc(WS__CACHELINE, WS__FRAME_CHUNK * sizeof *chunk);
+  if (chunk == NULL)
+    return false;
+  w->frame_chunks[w->frame_nchunks++] = chunk;
+  return true;
+}
+
+/* Owner only: publishes up to n private frames (join halves and group
+   children), the oldest first (frame split, split + 1, ...): completes their
+   records and pushes them on the deque, where thieves can take them. Stops
+   early when the deque cannot grow (the rest stay private, which is always
+   correct: the owner runs them). Returns the number published. */
+static uint32_t publish_oldest(ws__worker *w, uint32_t n)
+{
+  uint32_t done = 0;
+  while (done < n && w->split < w->frame_top) {
+    ws__task *t = ws__frame_at(w, w->split);
+    /* fn, arg and flags (and a group child's group and prof_at) were written
+       at the spawn. A join's waiting state only matters once another worker
+       can see the frame; the push publishes it (release). */
+    if (t->flags & WS__TASK_JOIN) {
+      t->owner = w;
+      atomic_store_explicit(&t->state, 0, memory_order_relaxed);
+      atomic_store_explicit(&t->refs, UINT32_MAX, memory_order_relaxed);
+    }
+    if (ws__deque_push(&w->deque, t) != 0)
+      break;
+    w->split++;
+    done++;
+  }
+  return done;
+}
+
+bool ws__publish_private(ws__worker *w)
+{
+  if (w == NULL || w->split >= w->frame_top)
+    return true;
+  uint32_t n = w->frame_top - w->split;
+  if (publish_oldest(w, n) != 0)
+    ws__notify(w->pool);
+  return w->split >= w->frame_top;
+}
+
+__attribute__((noinline)) void ws__frames_spawn_publish(ws__worker *w, uint32_t mark)
+{
+  uint32_t older = mark - w->split;
+  if (publish_oldest(w, older == 0 ? 1 : (older + 1) / 2) != 0)
+    ws__notify(w->pool);
+}

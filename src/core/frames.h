@@ -1,0 +1,59 @@
+/*
+ * The frame stack of a worker (frames.c): private fork/join frames and
+ * their publication. Owner only, except where a function says otherwise.
+ */
+#ifndef WS_FRAMES_H
+#define WS_FRAMES_H
+
+#include "internal.h"
+
+/* Records per chunk of the frame stack. */
+#define WS__FRAME_CHUNK 1024u
+
+/* Adds a chunk so that index frame_top exists. False when memory is
+   exhausted. */
+bool ws__frame_grow(ws__worker *w);
+
+/* Owner only: is there a frame at index frame_top (growing the stack if
+   needed)? False when memory is exhausted. The caller then takes it with
+   frame_at and bumps frame_top. */
+static inline bool ws__frame_room(ws__worker *w)
+{
+  return __builtin_expect(w->frame_top / WS__FRAME_CHUNK < w->frame_nchunks, 1) ||
+         ws__frame_grow(w);
+}
+
+/* Owner only: frame i of the frame stack (i < frame_top). */
+static inline ws__task *ws__frame_at(ws__worker *w, uint32_t i)
+{
+  return &w->frame_chunks[i / WS__FRAME_CHUNK][i % WS__FRAME_CHUNK];
+}
+
+/* Worth keeping a new frame (join half or group child) private? While every
+   worker is busy (none spins, parks or waits for a stolen task) and our
+   deque still holds something for thieves. Relaxed loads: a stale answer
+   only moves a publication to a later spawn; wake-ups for published work
+   follow the usual protocol (ws__notify). */
+static inline bool ws__keep_private(ws__worker *w)
+{
+  ws_pool_t *p = w->pool;
+  if ((atomic_load_explicit(&p->nspinning, memory_order_relaxed) |
+       atomic_load_explicit(&p->nidle, memory_order_relaxed) |
+       atomic_load_explicit(&p->nwaiting, memory_order_relaxed)) != 0)
+    return false;
+  return ws__deque_owner_nonempty(&w->deque);
+}
+
+/* A spawn decided to publish: the older half of the private frames below
+   the new one (index mark), or the new one when there is none. */
+void ws__frames_spawn_publish(ws__worker *w, uint32_t mark);
+
+/* Publishes every private frame of w (w may be NULL: nothing to do), before
+   w blocks or waits, so that thieves can take them. Returns false when some
+   could not be published (the deque could not grow). */
+bool ws__publish_private(ws__worker *w);
+
+/* Frees the frame stack (pool destruction). */
+void ws__frames_free(ws__worker *w);
+
+#endif /* WS_FRAMES_H */
