@@ -307,11 +307,11 @@ static inline uint64_t ws__life_count(uint64_t life)
   return life >> 2;
 }
 
-/* pool.c: a root task record (already filled in) is counted and queued.
+/* life.c: a root task record (already filled in) is counted and queued.
    Returns 0, or WS_ESHUTDOWN after freeing the record. */
 int ws__submit_root(ws_pool_t *pool, ws__task *t);
 
-/* pool.c: fills a fresh heap record for pool p (refs: 1, or 2 with a
+/* Fills a fresh heap record for pool p (refs: 1, or 2 with a
    future handle). */
 static inline void ws__task_init(ws__task *t, ws_pool_t *p, ws_task_fn fn, void *arg,
                                  uint32_t flags, uint32_t refs)
@@ -327,7 +327,7 @@ static inline void ws__task_init(ws__task *t, ws_pool_t *p, ws_task_fn fn, void 
   atomic_init(&t->refs, refs);
 }
 
-/* pool.c: inside a task on w, a filled heap record becomes a child: counted
+/* life.c: inside a task on w, a filled heap record becomes a child: counted
    before its parent finishes, pushed on w's deque, announced. */
 void ws__submit_child(ws__worker *w, ws__task *t);
 
@@ -335,8 +335,10 @@ void ws__submit_child(ws__worker *w, ws__task *t);
    deque cannot grow: nothing is lost to an allocation failure. Owner only. */
 void ws__push_local(ws__worker *w, ws__task *t);
 
-/* pool.c: n accepted tasks have finished (or were discarded). */
+/* life.c: n accepted tasks have finished (or were discarded). */
 void ws__life_done(ws_pool_t *pool, uint64_t n);
+/* life.c: DRAINING with nothing outstanding becomes TERMINATED (once). */
+void ws__try_terminate(ws_pool_t *pool);
 
 /* worker.c */
 void *ws__worker_main(void *arg);

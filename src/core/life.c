@@ -1,0 +1,88 @@
+/*
+ * The pool's life: the ACCEPTING -> DRAINING -> TERMINATED state machine
+ * and the count of outstanding tasks, and the submission of a record
+ * (root or child) into it.
+ *
+ * The state and the count of outstanding tasks share one 64-bit word
+ * (pool->life = outstanding << 2 | state), so that:
+ *   - a root submission adds itself and learns the state in one fetch_add; if
+ *     the state is not ACCEPTING it takes itself back out and is refused.
+ *     Because the add comes first, a shutdown that reads the count after
+ *     switching to DRAINING either sees the submission (and waits for it) or
+ *     the submission sees DRAINING (and is refused). Nothing slips between.
+ *   - a child submission adds itself while its parent is still counted, so
+ *     the count cannot reach zero while work remains, and children are
+ *     accepted while DRAINING.
+ *   - the task whose completion brings the count to zero while DRAINING, or a
+ *     shutdown that finds it zero, CASes the state to TERMINATED, exactly once.
+ */
+#include "internal.h"
+
+void ws__try_terminate(ws_pool_t *p)
+{
+  uint64_t v = atomic_load_explicit(&p->life, memory_order_acquire); /* see the CAS */
+  while (ws__life_count(v) == 0 && ws__life_state(v) == WS_POOL_DRAINING) {
+    /* seq_cst: the one transition to TERMINATED; workers read it with acquire. */
+    if (atomic_compare_exchange_weak_explicit(&p->life, &v,
+                                              (v & ~(uint64_t)WS__LIFE_STATE) | WS_POOL_TERMINATED,
+                                              memory_order_seq_cst, memory_order_acquire)) {
+      atomic_store_explicit(&p->term_word, 1, memory_order_release); /* pairs with await */
+      ws__futex_wake(&p->term_word, INT32_MAX);
+      ws__wake_all(p); /* parked workers re-check and exit */
+      ws__wake_spares(p); /* spares parked on the spare list exit too */
+      return;
+    }
+  }
+}
+
+void ws__life_done(ws_pool_t *p, uint64_t n)
+{
+  /* seq_cst: pairs with ws_shutdown's state CAS (who sees zero) and with the
+     idle waiters' increment of idle_waiters below. Release also publishes the
+     finished tasks' effects to whoever observes the zero. */
+  uint64_t old = atomic_fetch_sub_explicit(&p->life, n * WS__LIFE_ONE, memory_order_seq_cst);
+  WS__CHECK(ws__life_count(old) >= n);
+  if (ws__life_count(old) != n)
+    return;
+  if (ws__life_state(old) == WS_POOL_DRAINING)
+    ws__try_terminate(p);
+  if (atomic_load_explicit(&p->idle_waiters, memory_order_seq_cst) != 0) {
+    atomic_fetch_add_explicit(&p->idle_epoch, 1, memory_order_release); /* pairs with wait_idle */
+    ws__futex_wake(&p->idle_epoch, INT32_MAX);
+  }
+}
+
+void ws__submit_child(ws__worker *w, ws__task *t)
+{
+  ws_pool_t *p = w->pool;
+  /* Counted before its parent (running on this worker) finishes; accepted
+     in every state but TERMINATED, which cannot be reached while the
+     parent is outstanding. It takes over a credit of this worker if there
+     is one (internal.h); otherwise it is added now. Relaxed: the parent's
+     own later decrement on the same word is ordered after this by
+     coherence. */
+  if (w->life_credit == 0) {
+    atomic_fetch_add_explicit(&p->life, WS__CREDIT_BATCH * WS__LIFE_ONE, memory_order_relaxed);
+    w->life_credit = WS__CREDIT_BATCH;
+  }
+  w->life_credit--;
+  ws__stat1(w, WS__S_spawned, 1);
+  ws__push_local(w, t);
+  ws__notify(p);
+}
+
+int ws__submit_root(ws_pool_t *p, ws__task *t)
+{
+  /* Count first, then look at the state (see the top of this file). */
+  uint64_t old = atomic_fetch_add_explicit(&p->life, WS__LIFE_ONE, memory_order_seq_cst);
+  if (ws__life_state(old) != WS_POOL_ACCEPTING) {
+    atomic_fetch_add_explicit(&p->rejected, 1, memory_order_relaxed); /* a statistic */
+    ws__task_free(NULL, NULL, t);
+    ws__life_done(p, 1);
+    return WS_ESHUTDOWN;
+  }
+  atomic_fetch_add_explicit(&p->submitted, 1, memory_order_relaxed); /* a statistic */
+  ws__inject_push(&p->inject, t, t, 1);
+  ws__notify(p);
+  return 0;
+}
