@@ -116,6 +116,10 @@ struct region {
   ws_task_fn fn;
   void *arg;
   ws__prof st;
+  int rc;
+  /* 0 until the region's root has returned: stored (release) by the worker
+     after st and rc, loaded (acquire) by ws_profile_run; its futex word. */
+  _Atomic uint32_t done;
 };
 
 static int region_root(void *arg)
@@ -125,10 +129,15 @@ static int region_root(void *arg)
   ws__prof *prev = w->prof_cur;
   w->prof_cur = &r->st;
   r->st.start = strand_now();
-  int rc = r->fn(r->arg);
+  r->rc = r->fn(r->arg);
   strand_end(w, &r->st, strand_now());
   w->prof_cur = prev;
-  return rc;
+  /* Release: st and rc before done. Once done is seen, r (on the caller's
+     stack) may be gone: only its address is used after the store. */
+  _Atomic uint32_t *done = &r->done;
+  atomic_store_explicit(done, 1, memory_order_release);
+  ws__futex_wake(done, INT32_MAX);
+  return 0;
 }
 
 static uint64_t strands(ws_pool_t *p)
@@ -166,20 +175,25 @@ int ws_profile_run(ws_pool_t *p, ws_task_fn fn, void *arg, ws_profile_t *out, in
     return WS_EDEADLK;
   if (pthread_mutex_trylock(&p->prof_lock) != 0)
     return WS_EBUSY;
-  struct region r = {fn, arg, {0}};
+  struct region r = {fn, arg, {0}, 0, 0};
   uint64_t strands0 = strands(p);
   set_hooks(p, true);
-  ws_future_t *f;
+  /* The region's root is a plain root record (no future): the profiler
+     waits on its own word rather than through the API above it. */
+  int rc = WS_ENOMEM;
+  ws__task *t = ws__task_alloc(NULL, &p->depot);
   int64_t t0 = ws__now_ns();
-  int rc = ws_submit(p, region_root, &r, &f);
+  if (t != NULL) {
+    ws__task_init(t, p, region_root, &r, 0, 1);
+    rc = ws__submit_root(p, t);
+  }
   if (rc == 0) {
-    ws_future_wait(f, WS_FOREVER);
+    /* Acquire: pairs with region_root's release store. */
+    while (atomic_load_explicit(&r.done, memory_order_acquire) == 0)
+      ws__futex_wait(&r.done, 0, WS__NO_DEADLINE);
     int64_t t1 = ws__now_ns();
-    int frc = 0;
-    ws_future_result(f, &frc);
-    ws_future_release(f);
     if (fn_rc != NULL)
-      *fn_rc = frc;
+      *fn_rc = r.rc;
     memset(out, 0, sizeof *out);
     out->work_ns = r.st.work;
     out->span_ns = r.st.span;
