@@ -23,9 +23,45 @@
 #include <limits.h>
 #include <string.h>
 
+/* A task group (the storage of ws_group_t). Owner-private fields are used
+   only by the task that initialised it, on its worker. */
+typedef struct ws__group {
+  /* First: the core and the profiler see a group only as its sink (child
+     records point here), and the group's wait uses its address as the key
+     of what the wait depends on (worker.c, "Waiting"). */
+  ws__sink sink;
+  union {
+    ws__worker *owner; /* WS__GROUP_INSIDE: the spawning worker */
+    ws_pool_t *pool; /* WS__GROUP_OUTSIDE: used by a thread outside the pool */
+  };
+  uint32_t spawned; /* owner-private: children spawned (mod 2^32) */
+  uint32_t done_local; /* owner-private: children that finished on the owner */
+  /* Children that finished elsewhere, times 2, plus WS__GROUP_WAITER when the
+     waiter may sleep: added (release) by other workers after the child's
+     effects and error; read (acquire) by the waiter. It is also the futex
+     word of an outside waiter. Counts are compared modulo 2^31, which is safe
+     while fewer than 2^30 children are pending. */
+  _Atomic uint32_t remote;
+  _Atomic int error; /* first non-zero result: CAS 0 -> rc by whoever ran it */
+  uint32_t mark; /* owner-private: frame_top at init */
+  uint32_t magic; /* WS__GROUP_INSIDE or WS__GROUP_OUTSIDE once initialised, else 0 */
+} ws__group;
+
+#define WS__GROUP_WAITER 1u
+#define WS__GROUP_INSIDE 0x67727075u
+#define WS__GROUP_OUTSIDE 0x67727076u
+
+_Static_assert(sizeof(ws__group) <= sizeof(ws_group_t), "ws_group_t is too small");
+
 static ws__group *G(ws_group_t *g)
 {
   return (ws__group *)(void *)g;
+}
+
+/* The spawning worker, or NULL for a group used outside the pool. */
+static inline ws__worker *owner_of(const ws__group *g)
+{
+  return g->magic == WS__GROUP_INSIDE ? g->owner : NULL;
 }
 
 static bool group_done(void *arg)
@@ -71,7 +107,7 @@ static bool group_announce(void *arg, uint32_t *expect)
   return true;
 }
 
-void ws__group_remote_done(ws__group *g, int rc)
+static void remote_done(ws__group *g, int rc)
 {
   if (rc != 0)
     record_error(g, rc);
@@ -84,40 +120,25 @@ void ws__group_remote_done(ws__group *g, int rc)
     ws__futex_wake(word, INT32_MAX); /* address only: harmless if g is gone */
 }
 
-void ws__group_child_done(ws__worker *w, ws__task *t, int rc)
+/* The sink's operation (ws__sink.done): a FRAME or GROUP child of g
+   finished on w with result rc. */
+static void child_done(ws__sink *s, ws__worker *w, ws__task *t, int rc)
 {
-  if (t->flags & WS__TASK_JOIN) {
-    /* The second half of a ws_join: report in the frame itself. Read what
-       we need first: once DONE is visible the owner may reuse the frame. */
-    ws__worker *owner = t->owner;
-    t->rc = rc; /* published by the release below */
-    if (owner == w) {
-      atomic_store_explicit(&t->state, WS__JOIN_DONE, memory_order_relaxed); /* same thread */
-      return;
-    }
-    /* Release: rc and the task's effects before DONE; pairs with join_done.
-       The frame is never freed before the pool, so waking its address
-       after the owner reused it is harmless. */
-    uint32_t old = atomic_exchange_explicit(&t->state, WS__JOIN_DONE, memory_order_acq_rel);
-    if (old & WS__JOIN_WAITER)
-      ws__futex_wake(&t->state, INT32_MAX);
-    return;
-  }
-  ws__group *g = t->group;
-  if (g->owner == w) {
+  (void)t;
+  ws__group *g = (ws__group *)(void *)s; /* the sink is g's first member */
+  if (owner_of(g) == w) {
     if (rc != 0)
       record_error(g, rc);
     g->done_local++; /* the owner's private counter: no RMW */
     return;
   }
-  ws__group_remote_done(g, rc);
+  remote_done(g, rc);
 }
 
 /* Frame f is a child of group g (not a join half). */
 static inline bool child_of(const ws__task *f, const ws__group *g)
 {
-  return (f->flags & (WS__TASK_FRAME | WS__TASK_JOIN)) == WS__TASK_FRAME &&
-         f->group == (const struct ws__group *)g;
+  return (f->flags & (WS__TASK_FRAME | WS__TASK_JOIN)) == WS__TASK_FRAME && f->sink == &g->sink;
 }
 
 /* Owner only: waits until group g is complete, running our own private
@@ -151,7 +172,7 @@ static void wait_inside(ws__worker *w, ws__group *g, bool frames)
     ws__task c;
     c.fn = f->fn;
     c.arg = f->arg;
-    c.group = f->group;
+    c.sink = f->sink;
     c.parent = f->parent;
     c.flags = f->flags;
     c.prof_at = f->prof_at;
@@ -160,7 +181,7 @@ static void wait_inside(ws__worker *w, ws__group *g, bool frames)
   }
   /* Published children (ours to pop back, or stolen), heap children: help
      with them and their descendants only, then block. */
-  ws__waitfor wf = {group_done, group_announce, g, &g->remote, g, &g->last_thief};
+  ws__waitfor wf = {group_done, group_announce, g, &g->remote, &g->sink, &g->sink.last_thief};
   ws__wait_inside(w, &wf, WS__NO_DEADLINE);
 }
 
@@ -175,17 +196,20 @@ int ws_group_init(ws_group_t *g_, ws_pool_t *pool)
     pool = ws__tls_worker->pool;
   }
   ws__worker *w = ws__self_in(pool);
-  g->pool = pool;
-  g->owner = w;
+  g->sink.done = child_done;
+  atomic_init(&g->sink.last_thief, UINT32_MAX);
+  atomic_init(&g->sink.prof_work, 0);
+  atomic_init(&g->sink.prof_lspan, 0);
+  if (w != NULL)
+    g->owner = w;
+  else
+    g->pool = pool;
   g->spawned = 0;
   g->done_local = 0;
   atomic_init(&g->remote, 0);
   atomic_init(&g->error, 0);
-  atomic_init(&g->last_thief, UINT32_MAX);
-  atomic_init(&g->prof_work, 0);
-  atomic_init(&g->prof_lspan, 0);
   g->mark = w != NULL ? w->frame_top : 0;
-  g->magic = WS__GROUP_MAGIC;
+  g->magic = w != NULL ? WS__GROUP_INSIDE : WS__GROUP_OUTSIDE;
   return 0;
 }
 
@@ -197,7 +221,7 @@ static int spawn_outside(ws__group *g, ws_task_fn fn, void *arg)
   if (t == NULL)
     return WS_ENOMEM;
   ws__task_init(t, p, fn, arg, WS__TASK_GROUP, 1);
-  t->group = (struct ws__group *)g;
+  t->sink = &g->sink;
   int rc = ws__submit_root(p, t);
   if (rc != 0)
     return rc;
@@ -225,7 +249,7 @@ __attribute__((noinline)) static int spawn_heap(ws__worker *w, ws__group *g, ws_
   if (t == NULL)
     return run_now(g, fn, arg);
   ws__task_init(t, w->pool, fn, arg, WS__TASK_GROUP, 1);
-  t->group = (struct ws__group *)g;
+  t->sink = &g->sink;
   ws__submit_child(w, t);
   return 0;
 }
@@ -233,9 +257,9 @@ __attribute__((noinline)) static int spawn_heap(ws__worker *w, ws__group *g, ws_
 int ws_group_spawn(ws_group_t *g_, ws_task_fn fn, void *arg)
 {
   ws__group *g = G(g_);
-  if (g_ == NULL || fn == NULL || g->magic != WS__GROUP_MAGIC)
+  if (g_ == NULL || fn == NULL || (g->magic != WS__GROUP_INSIDE && g->magic != WS__GROUP_OUTSIDE))
     return WS_EINVAL;
-  ws__worker *w = g->owner;
+  ws__worker *w = owner_of(g);
   if (w == NULL)
     return spawn_outside(g, fn, arg);
   if (w != ws__tls_worker)
@@ -256,7 +280,7 @@ int ws_group_spawn(ws_group_t *g_, ws_task_fn fn, void *arg)
   w->frame_top = mark + 1;
   t->fn = fn;
   t->arg = arg;
-  t->group = (struct ws__group *)g;
+  t->sink = &g->sink;
   t->parent = w->cur;
   t->flags = WS__TASK_FRAME;
   w->fj_spawned++;
@@ -275,9 +299,9 @@ int ws_group_spawn(ws_group_t *g_, ws_task_fn fn, void *arg)
 int ws_group_wait(ws_group_t *g_)
 {
   ws__group *g = G(g_);
-  if (g_ == NULL || g->magic != WS__GROUP_MAGIC)
+  if (g_ == NULL || (g->magic != WS__GROUP_INSIDE && g->magic != WS__GROUP_OUTSIDE))
     return WS_EINVAL;
-  ws__worker *w = g->owner;
+  ws__worker *w = owner_of(g);
   if (w != NULL) {
     if (w != ws__tls_worker)
       return WS_EINVAL;
@@ -303,7 +327,7 @@ int ws_group_wait(ws_group_t *g_)
         w->split = g->mark;
     }
     if (prof) {
-      ws__prof_sync(w, g);
+      ws__prof_sync(w, &g->sink);
       ws__prof_strand_begin(w);
     }
   } else {

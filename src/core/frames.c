@@ -85,3 +85,21 @@ __attribute__((noinline)) void ws__frames_spawn_publish(ws__worker *w, uint32_t 
   if (publish_oldest(w, older == 0 ? 1 : (older + 1) / 2) != 0)
     ws__notify(w->pool);
 }
+
+void ws__join_frame_done(ws__worker *w, ws__task *t, int rc)
+{
+  /* Read what we need first: once DONE is visible the owner may reuse the
+     frame. */
+  ws__worker *owner = t->owner;
+  t->rc = rc; /* published by the release below */
+  if (owner == w) {
+    atomic_store_explicit(&t->state, WS__JOIN_DONE, memory_order_relaxed); /* same thread */
+    return;
+  }
+  /* Release: rc and the task's effects before DONE; pairs with the owner's
+     acquire (api/group.c, join_done). The frame is never freed before the
+     pool, so waking its address after the owner reused it is harmless. */
+  uint32_t old = atomic_exchange_explicit(&t->state, WS__JOIN_DONE, memory_order_acq_rel);
+  if (old & WS__JOIN_WAITER)
+    ws__futex_wake(&t->state, INT32_MAX);
+}

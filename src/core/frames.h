@@ -53,6 +53,10 @@ void ws__frames_spawn_publish(ws__worker *w, uint32_t mark);
    could not be published (the deque could not grow). */
 bool ws__publish_private(ws__worker *w);
 
+/* The second half of a ws_join (a FRAME|JOIN record) finished on w with
+   result rc: the completion goes into the frame itself (task.h). */
+void ws__join_frame_done(ws__worker *w, ws__task *t, int rc);
+
 /* Frees the frame stack (pool destruction). */
 void ws__frames_free(ws__worker *w);
 

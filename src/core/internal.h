@@ -244,40 +244,26 @@ struct ws_pool {
   _Atomic uint64_t rejected;
 };
 
-/* A task group (the storage of ws_group_t). Owner-private fields are used
-   only by the task that initialised it, on its worker. */
-typedef struct ws__group {
-  ws_pool_t *pool;
-  ws__worker *owner; /* the spawning worker, NULL for a group used outside */
-  uint32_t spawned; /* owner-private: children spawned (mod 2^32) */
-  uint32_t done_local; /* owner-private: children that finished on the owner */
-  /* Children that finished elsewhere, times 2, plus WS__GROUP_WAITER when the
-     waiter may sleep: added (release) by other workers after the child's
-     effects and error; read (acquire) by the waiter. It is also the futex
-     word of an outside waiter. Counts are compared modulo 2^31, which is safe
-     while fewer than 2^30 children are pending. */
-  _Atomic uint32_t remote;
-  _Atomic int error; /* first non-zero result: CAS 0 -> rc by whoever ran it */
-  _Atomic uint32_t last_thief; /* worker that last stole a child (UINT32_MAX:
-                                  none): written by thieves, read by the
-                                  waiter to steal back (leapfrogging) */
-  uint32_t mark; /* owner-private: frame_top at init */
-  uint32_t magic; /* WS__GROUP_MAGIC once initialised */
-  /* Profiling (profile.c): children's work summed and the longest
-     "span at spawn + child span", updated by whoever finished the child. */
+/*
+ * Where a fork/join child reports: the `sink` of a FRAME record that is not
+ * a join half, and of a GROUP heap record. The API layer embeds one in each
+ * group (api/group.c) and says what `done` does; the core calls it for
+ * every such record it runs (ws__run), stores the thief of a stolen child
+ * in last_thief (the waiter steals back from there), and the profiler adds
+ * the children's work and span here. Join halves need no sink: their
+ * completion goes into the frame itself (ws__join_frame_done).
+ */
+typedef struct ws__sink {
+  /* Set before any child reports; read-only after. */
+  void (*done)(struct ws__sink *s, ws__worker *w, ws__task *t, int rc);
+  /* Worker that last stole a child (UINT32_MAX: none): written (relaxed)
+     by thieves, read by the waiter as a hint. */
+  _Atomic uint32_t last_thief;
+  /* Profiling (profile.c): children's work summed and the longest "span at
+     spawn + child span", updated (relaxed RMW) by whoever finished a child;
+     read by the waiter after the group's completion check (acquire). */
   _Atomic uint64_t prof_work, prof_lspan;
-} ws__group;
-
-#define WS__GROUP_WAITER 1u
-#define WS__GROUP_MAGIC 0x67727075u
-
-_Static_assert(sizeof(ws__group) <= sizeof(ws_group_t), "ws_group_t is too small");
-
-/* group.c: report a finished FRAME or GROUP child with result rc. */
-void ws__group_child_done(ws__worker *w, ws__task *t, int rc);
-/* group.c: the part of ws__group_child_done for a child that finished away
-   from its group's owner. */
-void ws__group_remote_done(ws__group *g, int rc);
+} ws__sink;
 
 /* The worker the calling thread is, or NULL. Initial-exec: a plain %fs
    load, also from the shared library (no __tls_get_addr on the spawn path). */
@@ -320,7 +306,7 @@ static inline void ws__task_init(ws__task *t, ws_pool_t *p, ws_task_fn fn, void 
   t->arg = arg;
   t->next = NULL;
   t->pool = p;
-  t->group = NULL;
+  t->sink = NULL;
   t->rc = 0;
   t->flags = flags;
   atomic_init(&t->state, WS_FUTURE_PENDING);
@@ -610,7 +596,7 @@ void ws__prof_strand_begin(ws__worker *w);
    own strand state, delivered to its group (or to the profiled region). */
 int ws__run_observed(ws__worker *w, ws__task *t);
 /* profile.c: after a sync on group g (profiling): merge its children. */
-void ws__prof_sync(ws__worker *w, ws__group *g);
+void ws__prof_sync(ws__worker *w, ws__sink *g);
 
 /* trace.c, comp_lock held: a spare slot just initialised joins the trace
    or profile in progress. */

@@ -211,7 +211,7 @@ static ws__task *steal_victim(ws__worker *w, unsigned v, unsigned *taken, bool o
     if (got->flags & WS__TASK_JOIN)
       atomic_store_explicit(&got->refs, w->index, memory_order_relaxed);
     else
-      atomic_store_explicit(&got->group->last_thief, w->index, memory_order_relaxed);
+      atomic_store_explicit(&got->sink->last_thief, w->index, memory_order_relaxed);
   }
   if (got != NULL && __builtin_expect(ws__hooks(w) & WS__HOOK_TRACE, 0))
     ws__trace_event(w, WS__EV_STEAL, 0, v);
@@ -431,7 +431,10 @@ void ws__run(ws__worker *w, ws__task *t)
        stats are counted privately (folded in later, ws__stats_fold). */
     int rc = run_body(w, t);
     ws__fj_count_run(w, rc);
-    ws__group_child_done(w, t, rc);
+    if (flags & WS__TASK_JOIN)
+      ws__join_frame_done(w, t, rc);
+    else
+      t->sink->done(t->sink, w, t, rc);
     return;
   }
 
@@ -463,7 +466,7 @@ void ws__run(ws__worker *w, ws__task *t)
     ws__task_unref(&w->records, &w->pool->depot, t);
   } else {
     if (flags & WS__TASK_GROUP)
-      ws__group_child_done(w, t, rc); /* a heap child of a group */
+      t->sink->done(t->sink, w, t, rc); /* a heap child of a group */
     ws__task_free(&w->records, &w->pool->depot, t); /* no other reference exists */
   }
   ws__life_credit_add(w);
@@ -548,7 +551,7 @@ static bool awaited_by(const ws__task *t, const void *key)
     if ((const void *)n == key)
       return true;
     if (!(f & WS__TASK_JOIN) && (f & (WS__TASK_FRAME | WS__TASK_GROUP)) &&
-        (const void *)n->group == key)
+        (const void *)n->sink == key)
       return true;
     if (!(f & WS__TASK_FRAME))
       return false;

@@ -42,7 +42,7 @@ struct ws__worker;
 #define WS__JOIN_WAITER 1u
 #define WS__JOIN_DONE 2u
 
-struct ws__group;
+struct ws__sink;
 
 /* One record per cache line: records are written by whichever worker holds
    them, and records of different workers must not share a line (measured:
@@ -68,10 +68,11 @@ struct ws_future {
        one its wait depends on (worker.c, "Waiting"). */
     struct ws_future *parent;
   };
-  /* Read-only after publication. FRAME/GROUP: the group to report to; JOIN:
+  /* Read-only after publication. FRAME/GROUP: where the child reports (its
+     group's sink, core/internal.h); JOIN:
      the worker whose ws_join waits for this frame. */
   union {
-    struct ws__group *group;
+    struct ws__sink *sink;
     struct ws__worker *owner;
   };
   uint32_t flags; /* set before publication, read-only after */

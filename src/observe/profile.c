@@ -60,7 +60,7 @@ void ws__prof_strand_begin(ws__worker *w)
     w->prof_cur->start = strand_now();
 }
 
-void ws__prof_sync(ws__worker *w, ws__group *g)
+void ws__prof_sync(ws__worker *w, ws__sink *g)
 {
   ws__prof *s = w->prof_cur;
   if (s == NULL)
@@ -75,7 +75,7 @@ void ws__prof_sync(ws__worker *w, ws__group *g)
 
 /* A finished child reports to its group; the count update that follows (a
    release RMW, or the owner's program order) publishes it. */
-static void deliver(ws__group *g, uint64_t at, const ws__prof *c)
+static void deliver(ws__sink *g, uint64_t at, const ws__prof *c)
 {
   atomic_fetch_add_explicit(&g->prof_work, c->work, memory_order_relaxed);
   uint64_t v = at + c->span;
@@ -101,7 +101,7 @@ int ws__run_observed(ws__worker *w, ws__task *t)
     /* A JOIN frame reports to no group (it was spawned while nobody
        profiled: the observed join uses group frames). */
     if ((t->flags & (WS__TASK_FRAME | WS__TASK_JOIN)) == WS__TASK_FRAME)
-      deliver(t->group, t->prof_at, &st);
+      deliver(t->sink, t->prof_at, &st);
   } else {
     rc = t->fn(t->arg);
   }
