@@ -21,9 +21,9 @@ LAYERS = ["platform", "data", "core", "observe", "api"]
 HOOKS = {
     # core -> observe: the observation hooks (observe.h), called only when a
     # worker's hook bits are on.
-    "ws__trace_event": "core records trace events (observe.h)",
-    "ws__run_observed": "core runs a task through trace/profile (observe.h)",
-    "ws__observe_slot_init": "core: a new spare slot joins a trace or profile (observe.h)",
+    "ws__trace_event": "core records trace events (core/hooks.h)",
+    "ws__run_observed": "core runs a task through trace/profile (core/hooks.h)",
+    "ws__observe_slot_init": "core: a new spare slot joins a trace or profile (core/hooks.h)",
 }
 
 

@@ -24,7 +24,7 @@
  */
 #include "test.h"
 
-#include "internal.h"
+#include "observe.h"
 
 #include <limits.h>
 #include <stdbool.h>

@@ -4,6 +4,7 @@
  */
 #include "frames.h"
 #include "internal.h"
+#include "spares.h"
 
 int ws_blocking(ws_pool_t *pool, ws_task_fn fn, void *arg)
 {

@@ -5,6 +5,7 @@
  * CAS on one word.
  */
 #include "internal.h"
+#include "observe.h"
 
 #include <limits.h>
 

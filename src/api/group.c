@@ -19,6 +19,9 @@
  */
 #include "frames.h"
 #include "internal.h"
+#include "hooks.h"
+#include "life.h"
+#include "observe.h"
 
 #include <limits.h>
 #include <string.h>
@@ -162,7 +165,7 @@ static void wait_inside(ws__worker *w, ws__group *g, bool frames)
       void *arg = f->arg;
       w->frame_top = top - 1;
       int rc = fn(arg); /* like a plain call */
-      ws__fj_count_run(w, rc);
+      ws__fj_count_run(&w->stats, rc);
       if (rc != 0)
         record_error(g, rc);
       g->done_local++;
@@ -283,7 +286,7 @@ int ws_group_spawn(ws_group_t *g_, ws_task_fn fn, void *arg)
   t->sink = &g->sink;
   t->parent = w->cur;
   t->flags = WS__TASK_FRAME;
-  w->fj_spawned++;
+  w->stats.fj_spawned++;
   bool prof = __builtin_expect(ws__hooks(w) & WS__HOOK_PROFILE, 0) && w->prof_cur != NULL;
   if (prof) {
     ws__prof_strand_end(w); /* a spawn ends the strand (profile.c) */
@@ -435,7 +438,7 @@ __attribute__((noinline)) static int join_public_sync(ws__worker *w, int ra, uin
     /* Not stolen: nothing at or above mark is in use any more. */
     w->frame_top = w->split = mark;
     int rb = t->fn(t->arg);
-    ws__fj_count_run(w, rb);
+    ws__fj_count_run(&w->stats, rb);
     return ra != 0 ? ra : rb;
   }
   w->split = mark + 1; /* == frame_top: t stays reserved, nothing is private */
@@ -470,7 +473,7 @@ static int join_inside(ws__worker *w, ws_task_fn fa, void *a, ws_task_fn fb, voi
   t->arg = b;
   t->parent = w->cur;
   t->flags = WS__TASK_FRAME | WS__TASK_JOIN;
-  w->fj_spawned++;
+  w->stats.fj_spawned++;
   if (__builtin_expect(!ws__keep_private(w), 0))
     ws__frames_spawn_publish(w, mark);
 
@@ -483,7 +486,7 @@ static int join_inside(ws__worker *w, ws_task_fn fa, void *a, ws_task_fn fb, voi
   /* Still private: nobody else has seen b. Run it like a plain call. */
   w->frame_top = mark;
   int rb = fb(b);
-  ws__fj_count_run(w, rb);
+  ws__fj_count_run(&w->stats, rb);
   return ra != 0 ? ra : rb;
 }
 

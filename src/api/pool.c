@@ -6,6 +6,9 @@
  */
 #include "frames.h"
 #include "internal.h"
+#include "life.h"
+#include "observe.h"
+#include "spares.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -11,6 +11,7 @@
  * its wait, when no thief can hold a pointer into the frames any more.
  */
 #include "frames.h"
+#include "park.h"
 
 #include <string.h>
 

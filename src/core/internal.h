@@ -17,14 +17,12 @@
 #include "task.h"
 #include "topology.h"
 
+#include "counters.h"
+
 #include <assert.h>
 #include <stdalign.h>
 #include <stdbool.h>
 #include <stdlib.h>
-
-#ifndef WS_STATS
-#define WS_STATS 1
-#endif
 
 /* Largest WS_STEAL_HALF batch: ws_options_t.steal_batch above it is
    refused with WS_EINVAL (pool.c), and a thief's stack buffer holds this
@@ -32,48 +30,7 @@
 #define WS__STEAL_BATCH_MAX 256
 
 /* --------------------------------------------------------------------- */
-/* Stats                                                                  */
-
-/* Every per-worker counter, in the order of ws_worker_stats_t. */
-#define WS__STATS_LIST(X)                                                                          \
-  X(tasks_run)                                                                                     \
-  X(tasks_failed)                                                                                  \
-  X(tasks_cancelled)                                                                               \
-  X(spawned)                                                                                       \
-  X(steal_attempts)                                                                                \
-  X(steals)                                                                                        \
-  X(tasks_stolen)                                                                                  \
-  X(parks)                                                                                         \
-  X(wakeups)                                                                                       \
-  X(global_takes)
-
-enum {
-#define WS__STAT_ENUM(name) WS__S_##name,
-  WS__STATS_LIST(WS__STAT_ENUM)
-#undef WS__STAT_ENUM
-      WS__NSTATS
-};
-
-_Static_assert(sizeof(ws_worker_stats_t) == WS__NSTATS * sizeof(uint64_t),
-               "ws_worker_stats_t and WS__STATS_LIST must list the same counters");
-
-/* A worker's counters under a sequence lock: the owner makes `seq` odd,
-   updates, makes it even (release); a reader retries until it saw the same
-   even value before and after reading (stats.c). Only the owner writes. */
-typedef struct ws__stats {
-  alignas(WS__CACHELINE) _Atomic uint32_t seq;
-  _Atomic uint64_t c[WS__NSTATS];
-} ws__stats;
-
-/* --------------------------------------------------------------------- */
 /* Workers                                                                */
-
-/* Values of park_word. */
-enum {
-  WS__PARK_ASLEEP = 0, /* on the idle list, or about to sleep */
-  WS__PARK_SPINNER = 1, /* woken by ws__wake_one: nspinning was raised for it */
-  WS__PARK_WOKEN = 2 /* woken by ws__wake_all (termination, a finished future) */
-};
 
 typedef struct ws__worker {
   /* Thief-visible: the deque (its top and bottom sit on lines of their own). */
@@ -122,9 +79,6 @@ typedef struct ws__worker {
      ws_profile_run reads after the region (ordered by the root's future). */
   _Atomic uint64_t prof_strands;
   uint32_t trace_depth; /* trace.c: task slices open on this worker */
-  /* Fork/join events not yet folded into `stats` (ws__stats_fold): counting
-     them privately keeps the spawn/sync path free of seqlock sections. */
-  uint32_t fj_spawned, fj_run, fj_failed;
   char *stack_limit; /* waits stop nesting tasks when the stack pointer gets below this */
   ws__task_cache records; /* free task records (task.c) */
   /* The frame stack for group children: chunks of WS__FRAME_CHUNK frames that
@@ -140,10 +94,6 @@ typedef struct ws__worker {
 
 /* --------------------------------------------------------------------- */
 /* The pool                                                               */
-
-/* Pool lifecycle word: outstanding tasks in the high bits, state below. */
-#define WS__LIFE_STATE 0x3u
-#define WS__LIFE_ONE ((uint64_t)4)
 
 struct ws_pool {
   /* Read-only after ws_pool_create returns. */
@@ -283,71 +233,23 @@ static inline ws__worker *ws__self_in(const ws_pool_t *pool)
   return (w != NULL && w->pool == pool) ? w : NULL;
 }
 
-static inline int ws__life_state(uint64_t life)
+/* Greatest common divisor (victim-order strides, pool.c and worker.c). */
+static inline unsigned ws__gcd(unsigned a, unsigned b)
 {
-  return (int)(life & WS__LIFE_STATE);
+  while (b != 0) {
+    unsigned t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
 }
-
-static inline uint64_t ws__life_count(uint64_t life)
-{
-  return life >> 2;
-}
-
-/* life.c: a root task record (already filled in) is counted and queued.
-   Returns 0, or WS_ESHUTDOWN after freeing the record. */
-int ws__submit_root(ws_pool_t *pool, ws__task *t);
-
-/* Fills a fresh heap record for pool p (refs: 1, or 2 with a
-   future handle). */
-static inline void ws__task_init(ws__task *t, ws_pool_t *p, ws_task_fn fn, void *arg,
-                                 uint32_t flags, uint32_t refs)
-{
-  t->fn = fn;
-  t->arg = arg;
-  t->next = NULL;
-  t->pool = p;
-  t->sink = NULL;
-  t->rc = 0;
-  t->flags = flags;
-  atomic_init(&t->state, WS_FUTURE_PENDING);
-  atomic_init(&t->refs, refs);
-}
-
-/* life.c: inside a task on w, a filled heap record becomes a child: counted
-   before its parent finishes, pushed on w's deque, announced. */
-void ws__submit_child(ws__worker *w, ws__task *t);
 
 /* worker.c: pushes t on w's own deque, or on the global queue when the
    deque cannot grow: nothing is lost to an allocation failure. Owner only. */
 void ws__push_local(ws__worker *w, ws__task *t);
 
-/* life.c: n accepted tasks have finished (or were discarded). */
-void ws__life_done(ws_pool_t *pool, uint64_t n);
-/* life.c: DRAINING with nothing outstanding becomes TERMINATED (once). */
-void ws__try_terminate(ws_pool_t *pool);
-
 /* worker.c */
 void *ws__worker_main(void *arg);
-/* blocking.c: a surplus spare parks on the spare list until it is needed
-   again (returns false) or has been idle for spare_idle_ms (returns true:
-   its thread exits). Returns false at once if it is not surplus, true at
-   once if the pool has terminated. */
-bool ws__spare_step_down(ws__worker *w);
-
-/* More spares active than workers blocked (a heuristic, re-checked under
-   comp_lock by ws__spare_step_down). */
-static inline bool ws__spare_surplus(ws_pool_t *p)
-{
-  return atomic_load_explicit(&p->nspares_active, memory_order_seq_cst) >
-         atomic_load_explicit(&p->nblocked, memory_order_seq_cst);
-}
-/* blocking.c: initialise a worker slot (regular or spare). */
-int ws__slot_init(ws_pool_t *p, ws__worker *w, unsigned index, uint64_t seed);
-/* blocking.c: wake every parked spare (termination). */
-void ws__wake_spares(ws_pool_t *p);
-/* blocking.c: count the caller as blocked and compensate; and the reverse. */
-void ws__blocking_begin(ws__worker *w);
-void ws__blocking_end(ws__worker *w);
 /* worker.c: runs a claimed record (popped, stolen or taken from the global
    queue) on w. */
 void ws__run(ws__worker *w, ws__task *t);
@@ -379,237 +281,5 @@ typedef struct ws__waitfor {
    depends on, then blocking with compensation (a spare takes the worker's
    place while it sleeps). Returns 0 or WS_ETIMEDOUT. */
 int ws__wait_inside(ws__worker *w, const ws__waitfor *wf, int64_t deadline);
-
-/* park.c */
-void ws__wake_one(ws_pool_t *pool);
-
-/* Debugging aid (-DWS_PARKLOG): a global ring of parking events, read with a
-   debugger. Compiled out otherwise. */
-#ifdef WS_PARKLOG
-void ws__parklog(int ev, uint32_t a, uint32_t b);
-#define WS__PARKLOG(ev, a, b) ws__parklog(ev, a, b)
-#else
-#define WS__PARKLOG(ev, a, b) ((void)0)
-#endif
-
-/* Step P of the parking protocol (worker.c): called after work was made
-   visible. Inline: it runs on every spawn. */
-/* Greatest common divisor (victim-order strides, pool.c and worker.c). */
-static inline unsigned ws__gcd(unsigned a, unsigned b)
-{
-  while (b != 0) {
-    unsigned t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
-
-static inline void ws__notify(ws_pool_t *p)
-{
-  ws__light_barrier(); /* StoreLoad: the work above, the idle counters below */
-  /* Acquire: if we see a spinner's decrement we also see its nidle increment. */
-  uint32_t ns = atomic_load_explicit(&p->nspinning, memory_order_acquire);
-  WS__PARKLOG(1, ns, atomic_load_explicit(&p->nidle, memory_order_relaxed));
-  if (ns != 0)
-    return; /* a searching worker will find the work, or re-check before it sleeps */
-  if (atomic_load_explicit(&p->nidle, memory_order_relaxed) == 0)
-    return; /* nobody is parked: every worker will look again */
-  ws__wake_one(p);
-}
-void ws__wake_all(ws_pool_t *pool);
-/* Wakes one spare parked on the idle list (so that a surplus spare notices
-   and steps down). */
-void ws__wake_idle_spare(ws_pool_t *pool);
-/* Parks the calling worker (its scheduling loop only). Returns when woken or
-   when work was seen. */
-void ws__park(ws__worker *w);
-/* Any queue of the pool non-empty, or the pool terminated. */
-bool ws__work_visible(ws_pool_t *pool);
-
-/* stats.c: owner-side updates. */
-#if WS_STATS
-static inline void ws__stats_begin(ws__worker *w)
-{
-  uint32_t s = atomic_load_explicit(&w->stats.seq, memory_order_relaxed); /* own variable */
-  atomic_store_explicit(&w->stats.seq, s + 1, memory_order_relaxed);
-  /* Orders the odd seq before the counter stores; pairs with the reader's
-     acquire fence before its second seq load. */
-  atomic_thread_fence(memory_order_release);
-}
-
-static inline void ws__stats_end(ws__worker *w)
-{
-  uint32_t s = atomic_load_explicit(&w->stats.seq, memory_order_relaxed); /* own variable */
-  /* Release: the counters before the even seq; pairs with the reader's
-     acquire load of seq. */
-  atomic_store_explicit(&w->stats.seq, s + 1, memory_order_release);
-}
-
-static inline void ws__stat_add(ws__worker *w, int i, uint64_t n)
-{
-  uint64_t v = atomic_load_explicit(&w->stats.c[i], memory_order_relaxed); /* own variable */
-  atomic_store_explicit(&w->stats.c[i], v + n, memory_order_relaxed); /* seq orders it */
-}
-#else
-static inline void ws__stats_begin(ws__worker *w)
-{
-  (void)w;
-}
-static inline void ws__stats_end(ws__worker *w)
-{
-  (void)w;
-}
-static inline void ws__stat_add(ws__worker *w, int i, uint64_t n)
-{
-  (void)w;
-  (void)i;
-  (void)n;
-}
-#endif
-
-/* Inside a stats section: adds the private fork/join counts. */
-static inline void ws__stats_fold(ws__worker *w)
-{
-  if (w->fj_spawned | w->fj_run) {
-    ws__stat_add(w, WS__S_spawned, w->fj_spawned);
-    ws__stat_add(w, WS__S_tasks_run, w->fj_run);
-    ws__stat_add(w, WS__S_tasks_failed, w->fj_failed);
-    w->fj_spawned = w->fj_run = w->fj_failed = 0;
-  }
-}
-
-/* A fork/join child ran on w with result rc. Folded into the published
-   counters every 4096 children so that long fork/join runs stay visible. */
-static inline void ws__fj_count_run(ws__worker *w, int rc)
-{
-  if (__builtin_expect(rc != 0, 0))
-    w->fj_failed++;
-  if (__builtin_expect((++w->fj_run & 4095) == 0, 0)) {
-    ws__stats_begin(w);
-    ws__stats_fold(w);
-    ws__stats_end(w);
-  }
-}
-
-/* One counter in its own seqlock section. */
-static inline void ws__stat1(ws__worker *w, int i, uint64_t n)
-{
-  ws__stats_begin(w);
-  ws__stat_add(w, i, n);
-  ws__stats_end(w);
-}
-
-/*
- * Outstanding-count credits. A worker does not subtract each finished task
- * from pool->life at once: it keeps the count as a credit (life then
- * over-counts by the credit, which is safe: the count can only reach zero
- * later, never earlier). A child spawned on that worker takes over one credit
- * instead of adding to life (+1 and -1 cancel). A worker with no credit left
- * reserves WS__CREDIT_BATCH counts in one fetch_add, so spawning touches the
- * shared line about once per batch (without it, two workers spawning fib
- * ran no faster than one: every spawn was a contended RMW on life).
- * The worker flushes its credit before it can go idle (spin, park, block) and
- * whenever it reaches WS__CREDIT_MAX, so idleness and termination are only
- * delayed while that worker is busy running tasks anyway.
- */
-#define WS__CREDIT_MAX 256
-#define WS__CREDIT_BATCH 32
-
-static inline void ws__life_credit_flush(ws__worker *w)
-{
-  if (w->fj_spawned | w->fj_run) {
-    ws__stats_begin(w);
-    ws__stats_fold(w);
-    ws__stats_end(w);
-  }
-  if (w->life_credit != 0) {
-    uint64_t n = w->life_credit;
-    w->life_credit = 0;
-    ws__life_done(w->pool, n);
-  }
-}
-
-/* A task counted in life finished on worker w. */
-static inline void ws__life_credit_add(ws__worker *w)
-{
-  if (++w->life_credit >= WS__CREDIT_MAX)
-    ws__life_credit_flush(w);
-}
-
-/* --- observation hooks (trace.c, profile.c) --- */
-#define WS__HOOK_TRACE 1u
-#define WS__HOOK_PROFILE 2u
-
-/* Trace event kinds. */
-enum { WS__EV_BEGIN, WS__EV_END, WS__EV_STEAL, WS__EV_PARK, WS__EV_WAKE };
-
-typedef struct ws__tev {
-  int64_t ts; /* ns since the trace started */
-  uint64_t ptr; /* BEGIN: task function; STEAL: flow id */
-  uint32_t kind;
-  uint32_t arg; /* BEGIN: nesting depth; STEAL: victim */
-} ws__tev;
-
-/* A worker's trace buffer: appended by the owner only, read by the
-   controller after it has detached the buffer (ws_trace_stop). */
-typedef struct ws__tbuf {
-  ws__tev *ev;
-  size_t n, cap, max;
-  uint32_t open_recorded, open_dropped; /* task slices open, kept or dropped */
-  uint64_t dropped;
-  uint32_t flow_seq;
-  /* 1 while the owner appends: the controller waits for 0 after detaching
-     the buffer (seq_cst Dekker pair with the detaching store). */
-  _Atomic uint32_t writing;
-} ws__tbuf;
-
-void ws__trace_event(ws__worker *w, uint32_t kind, uint64_t ptr, uint32_t arg);
-
-#ifndef WS_OBSERVE
-#define WS_OBSERVE 1
-#endif
-
-static inline uint32_t ws__hooks(ws__worker *w)
-{
-#if WS_OBSERVE
-  return atomic_load_explicit(&w->hooks, memory_order_relaxed); /* set by the controller */
-#else
-  (void)w; /* hooks compiled out (-DWSCHED_OBSERVE=OFF): measuring their cost */
-  return 0;
-#endif
-}
-
-/* Profiling: the strand state of one running task. */
-typedef struct ws__prof {
-  uint64_t work, span, lchild, strands;
-  int64_t start; /* the current strand's start, ns */
-} ws__prof;
-
-/* profile.c: test hook, a clock for strands in place of CLOCK_MONOTONIC. */
-extern int64_t (*ws__prof_clock_test)(void);
-/* profile.c: ends the current strand of the running task (spawn or sync). */
-void ws__prof_strand_end(ws__worker *w);
-/* profile.c: the running task starts a new strand. */
-void ws__prof_strand_begin(ws__worker *w);
-/* profile.c: runs a task (frame or heap) with hooks: trace slice and/or its
-   own strand state, delivered to its group (or to the profiled region). */
-int ws__run_observed(ws__worker *w, ws__task *t);
-/* profile.c: after a sync on group g (profiling): merge its children. */
-void ws__prof_sync(ws__worker *w, ws__sink *g);
-
-/* trace.c, comp_lock held: a spare slot just initialised joins the trace
-   or profile in progress. */
-void ws__observe_slot_init(ws_pool_t *p, ws__worker *w);
-
-/* schedtrace.c */
-int ws__schedtrace_start(ws_pool_t *p, unsigned period_ms);
-void ws__schedtrace_stop(ws_pool_t *p);
-/* trace.c: the per-worker event cap from WS_TRACE_EVENTS, or the default;
-   an ignored value is reported (once) and appended to notes (may be NULL). */
-size_t ws__trace_env_events(char *notes, size_t notes_len);
-/* trace.c: tracing from the environment (WS_TRACE) */
-void ws__trace_env_start(ws_pool_t *p);
-void ws__trace_env_stop(ws_pool_t *p);
 
 #endif /* WS_INTERNAL_H */

@@ -17,6 +17,9 @@
  *     shutdown that finds it zero, CASes the state to TERMINATED, exactly once.
  */
 #include "internal.h"
+#include "life.h"
+#include "park.h"
+#include "spares.h"
 
 void ws__try_terminate(ws_pool_t *p)
 {
@@ -66,7 +69,7 @@ void ws__submit_child(ws__worker *w, ws__task *t)
     w->life_credit = WS__CREDIT_BATCH;
   }
   w->life_credit--;
-  ws__stat1(w, WS__S_spawned, 1);
+  ws__stat1(&w->stats, WS__S_spawned, 1);
   ws__push_local(w, t);
   ws__notify(p);
 }

@@ -9,6 +9,9 @@
  * under the lock tells a worker whether a wake-up is on its way to it.
  */
 #include "internal.h"
+#include "hooks.h"
+#include "life.h"
+#include "park.h"
 
 #include <limits.h>
 
@@ -207,14 +210,14 @@ void ws__park(ws__worker *w)
     /* wake_one took us off the list and handed us the spinner role. */
   } else {
     WS__PARKLOG(9, 0, 0);
-    ws__stat1(w, WS__S_parks, 1);
+    ws__stat1(&w->stats, WS__S_parks, 1);
     if (__builtin_expect(ws__hooks(w) & WS__HOOK_TRACE, 0))
       ws__trace_event(w, WS__EV_PARK, 0, 0);
     /* S5: sleep until a waker stores a non-ASLEEP value (acquire pairs with
        its release store). */
     while (atomic_load_explicit(&w->park_word, memory_order_acquire) == WS__PARK_ASLEEP)
       ws__futex_wait(&w->park_word, WS__PARK_ASLEEP, WS__NO_DEADLINE);
-    ws__stat1(w, WS__S_wakeups, 1);
+    ws__stat1(&w->stats, WS__S_wakeups, 1);
     if (__builtin_expect(ws__hooks(w) & WS__HOOK_TRACE, 0))
       ws__trace_event(w, WS__EV_WAKE, 0, 0);
   }

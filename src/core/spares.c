@@ -43,6 +43,10 @@
  * woken for new work and remains the compensation for its blocked worker.
  */
 #include "internal.h"
+#include "hooks.h"
+#include "life.h"
+#include "park.h"
+#include "spares.h"
 
 #include <string.h>
 

@@ -122,6 +122,10 @@
  */
 #include "frames.h"
 #include "internal.h"
+#include "hooks.h"
+#include "life.h"
+#include "park.h"
+#include "spares.h"
 
 _Thread_local ws__worker *ws__tls_worker __attribute__((tls_model("initial-exec")));
 
@@ -167,7 +171,7 @@ static ws__task *take_global(ws__worker *w, unsigned max)
      return them oldest-first. */
   for (unsigned i = n - 1; i >= 1; i--)
     ws__push_local(w, buf[i]);
-  ws__stat1(w, WS__S_global_takes, n);
+  ws__stat1(&w->stats, WS__S_global_takes, n);
   if (n > 1)
     ws__notify(p); /* the extras can be stolen */
   return buf[0];
@@ -220,13 +224,13 @@ static ws__task *steal_victim(ws__worker *w, unsigned v, unsigned *taken, bool o
 
 static void count_steal(ws__worker *w, unsigned attempts, unsigned taken)
 {
-  ws__stats_begin(w);
-  ws__stat_add(w, WS__S_steal_attempts, attempts);
+  ws__stats_begin(&w->stats);
+  ws__stat_add(&w->stats, WS__S_steal_attempts, attempts);
   if (taken != 0) {
-    ws__stat_add(w, WS__S_steals, 1);
-    ws__stat_add(w, WS__S_tasks_stolen, taken);
+    ws__stat_add(&w->stats, WS__S_steals, 1);
+    ws__stat_add(&w->stats, WS__S_tasks_stolen, taken);
   }
-  ws__stats_end(w);
+  ws__stats_end(&w->stats);
   if (taken > 1)
     ws__notify(w->pool); /* what we moved into our deque can be stolen in turn */
 }
@@ -374,12 +378,12 @@ static inline int run_body(ws__worker *w, ws__task *t)
 /* A heap task ran on w with result rc. */
 static void count_run(ws__worker *w, int rc)
 {
-  ws__stats_begin(w);
-  ws__stat_add(w, WS__S_tasks_run, 1);
+  ws__stats_begin(&w->stats);
+  ws__stat_add(&w->stats, WS__S_tasks_run, 1);
   if (rc != 0)
-    ws__stat_add(w, WS__S_tasks_failed, 1);
-  ws__stats_fold(w); /* the fork/join work this task did */
-  ws__stats_end(w);
+    ws__stat_add(&w->stats, WS__S_tasks_failed, 1);
+  ws__stats_fold(&w->stats); /* the fork/join work this task did */
+  ws__stats_end(&w->stats);
 }
 
 /* Stores the final status of future t, whose task returned rc. */
@@ -430,7 +434,7 @@ void ws__run(ws__worker *w, ws__task *t)
        outstanding count (its group's waiter holds one), no free, and its
        stats are counted privately (folded in later, ws__stats_fold). */
     int rc = run_body(w, t);
-    ws__fj_count_run(w, rc);
+    ws__fj_count_run(&w->stats, rc);
     if (flags & WS__TASK_JOIN)
       ws__join_frame_done(w, t, rc);
     else
@@ -445,7 +449,7 @@ void ws__run(ws__worker *w, ws__task *t)
         /* Cancelled, or claimed and run by a waiter (ws_future_wait): it
            does not run here; the queue's reference and count go. */
         if (ws__task_status(s) == WS_FUTURE_CANCELLED)
-          ws__stat1(w, WS__S_tasks_cancelled, 1);
+          ws__stat1(&w->stats, WS__S_tasks_cancelled, 1);
         ws__task_unref(&w->records, &w->pool->depot, t);
         ws__life_credit_add(w);
         return;

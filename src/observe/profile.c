@@ -21,6 +21,9 @@
  * are inside the strands, so they inflate T1 and Tinf alike.
  */
 #include "internal.h"
+#include "hooks.h"
+#include "life.h"
+#include "observe.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -6,6 +6,7 @@
  * When off, no thread exists and nothing is paid on any other path.
  */
 #include "internal.h"
+#include "observe.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -5,6 +5,7 @@
  * slightly different moments.
  */
 #include "internal.h"
+#include "life.h"
 
 #include <inttypes.h>
 #include <string.h>

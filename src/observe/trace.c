@@ -25,6 +25,8 @@
  * after its parent. Each lane is sorted by time (longer slice first on ties).
  */
 #include "internal.h"
+#include "hooks.h"
+#include "observe.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -1,0 +1,45 @@
+/*
+ * The observation hooks: the narrow interface through which the core (and
+ * the API layer) call the observation layer (observe/trace.c,
+ * observe/profile.c). The core decides with ws__hooks() whether a worker
+ * records anything; the functions behind it are the only calls from the
+ * core up into observation (tests/check_layers.py lists them).
+ */
+#ifndef WS_HOOKS_H
+#define WS_HOOKS_H
+
+#include "internal.h"
+
+/* Bits of ws__worker.hooks. */
+#define WS__HOOK_TRACE 1u
+#define WS__HOOK_PROFILE 2u
+
+/* Trace event kinds. */
+enum { WS__EV_BEGIN, WS__EV_END, WS__EV_STEAL, WS__EV_PARK, WS__EV_WAKE };
+
+#ifndef WS_OBSERVE
+#define WS_OBSERVE 1
+#endif
+
+static inline uint32_t ws__hooks(ws__worker *w)
+{
+#if WS_OBSERVE
+  return atomic_load_explicit(&w->hooks, memory_order_relaxed); /* set by the controller */
+#else
+  (void)w; /* hooks compiled out (-DWSCHED_OBSERVE=OFF): measuring their cost */
+  return 0;
+#endif
+}
+
+/* trace.c: records one event of the calling worker w (WS__HOOK_TRACE). */
+void ws__trace_event(ws__worker *w, uint32_t kind, uint64_t ptr, uint32_t arg);
+
+/* profile.c: runs a task (frame or heap) with hooks: trace slice and/or its
+   own strand state, delivered to its sink (or to the profiled region). */
+int ws__run_observed(ws__worker *w, ws__task *t);
+
+/* trace.c, comp_lock held: a spare slot just initialised joins the trace
+   or profile in progress. */
+void ws__observe_slot_init(ws_pool_t *p, ws__worker *w);
+
+#endif /* WS_HOOKS_H */

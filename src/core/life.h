@@ -1,0 +1,90 @@
+/*
+ * The pool's life (life.c): the state and the count of outstanding tasks in
+ * one word, submission of records into it, and the workers' credits.
+ */
+#ifndef WS_LIFE_H
+#define WS_LIFE_H
+
+#include "internal.h"
+
+/* Pool lifecycle word: outstanding tasks in the high bits, state below. */
+#define WS__LIFE_STATE 0x3u
+#define WS__LIFE_ONE ((uint64_t)4)
+
+static inline int ws__life_state(uint64_t life)
+{
+  return (int)(life & WS__LIFE_STATE);
+}
+
+static inline uint64_t ws__life_count(uint64_t life)
+{
+  return life >> 2;
+}
+
+/* life.c: a root task record (already filled in) is counted and queued.
+   Returns 0, or WS_ESHUTDOWN after freeing the record. */
+int ws__submit_root(ws_pool_t *pool, ws__task *t);
+
+/* Fills a fresh heap record for pool p (refs: 1, or 2 with a
+   future handle). */
+static inline void ws__task_init(ws__task *t, ws_pool_t *p, ws_task_fn fn, void *arg,
+                                 uint32_t flags, uint32_t refs)
+{
+  t->fn = fn;
+  t->arg = arg;
+  t->next = NULL;
+  t->pool = p;
+  t->sink = NULL;
+  t->rc = 0;
+  t->flags = flags;
+  atomic_init(&t->state, WS_FUTURE_PENDING);
+  atomic_init(&t->refs, refs);
+}
+
+/* life.c: inside a task on w, a filled heap record becomes a child: counted
+   before its parent finishes, pushed on w's deque, announced. */
+void ws__submit_child(ws__worker *w, ws__task *t);
+
+/* n accepted tasks have finished (or were discarded). */
+void ws__life_done(ws_pool_t *pool, uint64_t n);
+/* DRAINING with nothing outstanding becomes TERMINATED (once). */
+void ws__try_terminate(ws_pool_t *pool);
+
+/*
+ * Outstanding-count credits. A worker does not subtract each finished task
+ * from pool->life at once: it keeps the count as a credit (life then
+ * over-counts by the credit, which is safe: the count can only reach zero
+ * later, never earlier). A child spawned on that worker takes over one credit
+ * instead of adding to life (+1 and -1 cancel). A worker with no credit left
+ * reserves WS__CREDIT_BATCH counts in one fetch_add, so spawning touches the
+ * shared line about once per batch (without it, two workers spawning fib
+ * ran no faster than one: every spawn was a contended RMW on life).
+ * The worker flushes its credit before it can go idle (spin, park, block) and
+ * whenever it reaches WS__CREDIT_MAX, so idleness and termination are only
+ * delayed while that worker is busy running tasks anyway.
+ */
+#define WS__CREDIT_MAX 256
+#define WS__CREDIT_BATCH 32
+
+static inline void ws__life_credit_flush(ws__worker *w)
+{
+  if (w->stats.fj_spawned | w->stats.fj_run) {
+    ws__stats_begin(&w->stats);
+    ws__stats_fold(&w->stats);
+    ws__stats_end(&w->stats);
+  }
+  if (w->life_credit != 0) {
+    uint64_t n = w->life_credit;
+    w->life_credit = 0;
+    ws__life_done(w->pool, n);
+  }
+}
+
+/* A task counted in life finished on worker w. */
+static inline void ws__life_credit_add(ws__worker *w)
+{
+  if (++w->life_credit >= WS__CREDIT_MAX)
+    ws__life_credit_flush(w);
+}
+
+#endif /* WS_LIFE_H */

@@ -1,0 +1,53 @@
+/*
+ * Parking and waking idle workers (park.c, which explains the protocol).
+ */
+#ifndef WS_PARK_H
+#define WS_PARK_H
+
+#include "internal.h"
+
+/* Values of park_word. */
+enum {
+  WS__PARK_ASLEEP = 0, /* on the idle list, or about to sleep */
+  WS__PARK_SPINNER = 1, /* woken by ws__wake_one: nspinning was raised for it */
+  WS__PARK_WOKEN = 2 /* woken by ws__wake_all (termination, a finished future) */
+};
+
+/* park.c */
+void ws__wake_one(ws_pool_t *pool);
+
+/* Debugging aid (-DWS_PARKLOG): a global ring of parking events, read with a
+   debugger. Compiled out otherwise. */
+#ifdef WS_PARKLOG
+void ws__parklog(int ev, uint32_t a, uint32_t b);
+#define WS__PARKLOG(ev, a, b) ws__parklog(ev, a, b)
+#else
+#define WS__PARKLOG(ev, a, b) ((void)0)
+#endif
+
+/* Step P of the parking protocol (park.c): called after work was made
+   visible. Inline: it runs on every spawn. */
+
+static inline void ws__notify(ws_pool_t *p)
+{
+  ws__light_barrier(); /* StoreLoad: the work above, the idle counters below */
+  /* Acquire: if we see a spinner's decrement we also see its nidle increment. */
+  uint32_t ns = atomic_load_explicit(&p->nspinning, memory_order_acquire);
+  WS__PARKLOG(1, ns, atomic_load_explicit(&p->nidle, memory_order_relaxed));
+  if (ns != 0)
+    return; /* a searching worker will find the work, or re-check before it sleeps */
+  if (atomic_load_explicit(&p->nidle, memory_order_relaxed) == 0)
+    return; /* nobody is parked: every worker will look again */
+  ws__wake_one(p);
+}
+void ws__wake_all(ws_pool_t *pool);
+/* Wakes one spare parked on the idle list (so that a surplus spare notices
+   and steps down). */
+void ws__wake_idle_spare(ws_pool_t *pool);
+/* Parks the calling worker (its scheduling loop only). Returns when woken or
+   when work was seen. */
+void ws__park(ws__worker *w);
+/* Any queue of the pool non-empty, or the pool terminated. */
+bool ws__work_visible(ws_pool_t *pool);
+
+#endif /* WS_PARK_H */

@@ -1,0 +1,56 @@
+/*
+ * The observation layer's own types and the entry points the API layer
+ * uses (profile strands around spawns and syncs, schedtrace, tracing from
+ * the environment). The core sees only core/hooks.h.
+ */
+#ifndef WS_OBSERVE_H
+#define WS_OBSERVE_H
+
+#include "hooks.h"
+
+typedef struct ws__tev {
+  int64_t ts; /* ns since the trace started */
+  uint64_t ptr; /* BEGIN: task function; STEAL: flow id */
+  uint32_t kind;
+  uint32_t arg; /* BEGIN: nesting depth; STEAL: victim */
+} ws__tev;
+
+/* A worker's trace buffer: appended by the owner only, read by the
+   controller after it has detached the buffer (ws_trace_stop). */
+typedef struct ws__tbuf {
+  ws__tev *ev;
+  size_t n, cap, max;
+  uint32_t open_recorded, open_dropped; /* task slices open, kept or dropped */
+  uint64_t dropped;
+  uint32_t flow_seq;
+  /* 1 while the owner appends: the controller waits for 0 after detaching
+     the buffer (seq_cst Dekker pair with the detaching store). */
+  _Atomic uint32_t writing;
+} ws__tbuf;
+
+/* Profiling: the strand state of one running task. */
+typedef struct ws__prof {
+  uint64_t work, span, lchild, strands;
+  int64_t start; /* the current strand's start, ns */
+} ws__prof;
+
+/* profile.c: test hook, a clock for strands in place of CLOCK_MONOTONIC. */
+extern int64_t (*ws__prof_clock_test)(void);
+/* profile.c: ends the current strand of the running task (spawn or sync). */
+void ws__prof_strand_end(ws__worker *w);
+/* profile.c: the running task starts a new strand. */
+void ws__prof_strand_begin(ws__worker *w);
+/* profile.c: after a sync on group g (profiling): merge its children. */
+void ws__prof_sync(ws__worker *w, ws__sink *g);
+
+/* schedtrace.c */
+int ws__schedtrace_start(ws_pool_t *p, unsigned period_ms);
+void ws__schedtrace_stop(ws_pool_t *p);
+/* trace.c: the per-worker event cap from WS_TRACE_EVENTS, or the default;
+   an ignored value is reported (once) and appended to notes (may be NULL). */
+size_t ws__trace_env_events(char *notes, size_t notes_len);
+/* trace.c: tracing from the environment (WS_TRACE) */
+void ws__trace_env_start(ws_pool_t *p);
+void ws__trace_env_stop(ws_pool_t *p);
+
+#endif /* WS_OBSERVE_H */
