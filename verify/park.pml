@@ -2,7 +2,7 @@
  * park.pml -- the parking / wake-up protocol of wsched.
  *
  * Source: the essay "Going to sleep without losing a wake-up" at the top of
- * src/core/worker.c, ws__notify (src/core/internal.h), ws__park, ws__wake_one,
+ * src/core/park.c, ws__notify (src/core/park.h), ws__park, ws__wake_one,
  * idle_push, idle_unlink, idle_remove_self (src/core/park.c), and the worker loop
  * ws__worker_main / spin / stop_spinning (src/core/worker.c).
  *

@@ -66,7 +66,7 @@ static inline bool ws__inject_nonempty(ws__inject *q)
      whose record those pops removed happened before, so pushed as loaded
      next counts it, and pushed >= popped. A producer's own increment comes
      before its light barrier (ws__notify), which pairs with the parker's
-     heavy barrier before this check (worker.c, S3/S4). */
+     heavy barrier before this check (core/park.c, S3/S4). */
   uint64_t popped = atomic_load_explicit(&q->popped, memory_order_acquire);
   uint64_t pushed = atomic_load_explicit(&q->pushed, memory_order_relaxed); /* see above */
   return pushed != popped;

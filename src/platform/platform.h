@@ -36,7 +36,7 @@ void ws__futex_wake(_Atomic uint32_t *addr, int n);
 
 /*
  * The asymmetric barrier pair of the parking protocol (see the essay at the
- * top of worker.c). A thread that publishes work executes the light barrier
+ * top of core/park.c). A thread that publishes work executes the light barrier
  * between its store of the work and its load of the idle counters; a thread
  * that goes to sleep executes the heavy barrier between its store to the idle
  * counters and its re-check of the queues. Together they order StoreLoad on
