@@ -111,24 +111,12 @@ int ws_future_cancel(ws_future_t *f)
   if (f == NULL)
     return WS_EINVAL;
   ws__task *t = ws__handle_task(f);
-  uint32_t s = atomic_load_explicit(&t->state, memory_order_relaxed);
-  for (;;) {
-    if (ws__task_status(s) != WS_FUTURE_PENDING)
-      return WS_EBUSY; /* claimed (running or finished) or already cancelled */
-    /* The run/cancel decision; pairs with the runner's claim CAS in ws__run.
-       Release: waiters that see CANCELLED need nothing else from us, but it
-       costs nothing and keeps every final status a release. */
-    if (atomic_compare_exchange_weak_explicit(&t->state, &s,
-                                              (s & ~WS__ST_STATUS) | WS_FUTURE_CANCELLED,
-                                              memory_order_release, memory_order_relaxed))
-      break;
-  }
-  /* The record stays queued (and counted outstanding) until a worker claims
-     and discards it; only the waiters are released now. The state word is
-     in the record, which the caller's handle keeps alive: nothing of the
-     pool is touched after the CAS. */
-  if (s & WS__ST_WAIT_FUTEX)
-    ws__futex_wake(&t->state, INT32_MAX);
+  /* The run/cancel decision (task.h). The record stays queued (and counted
+     outstanding) until a worker claims and discards it; only the waiters
+     are released now. The state word is in the record, which the caller's
+     handle keeps alive: nothing of the pool is touched. */
+  if (!ws__task_leave_pending(t, WS_FUTURE_CANCELLED, NULL))
+    return WS_EBUSY; /* claimed (running or finished) or already cancelled */
   return 0;
 }
 

@@ -220,11 +220,9 @@ int ws_group_init(ws_group_t *g_, ws_pool_t *pool)
 static int spawn_outside(ws__group *g, ws_task_fn fn, void *arg)
 {
   ws_pool_t *p = g->pool;
-  ws__task *t = ws__task_alloc(NULL, &p->depot);
+  ws__task *t = ws__task_new(NULL, p, fn, arg, WS__TASK_GROUP, 1, &g->sink);
   if (t == NULL)
     return WS_ENOMEM;
-  ws__task_init(t, p, fn, arg, WS__TASK_GROUP, 1);
-  t->sink = &g->sink;
   int rc = ws__submit_root(p, t);
   if (rc != 0)
     return rc;
@@ -248,11 +246,9 @@ static int run_now(ws__group *g, ws_task_fn fn, void *arg)
 __attribute__((noinline)) static int spawn_heap(ws__worker *w, ws__group *g, ws_task_fn fn,
                                                 void *arg)
 {
-  ws__task *t = ws__task_alloc(&w->records, &w->pool->depot);
+  ws__task *t = ws__task_new(w, w->pool, fn, arg, WS__TASK_GROUP, 1, &g->sink);
   if (t == NULL)
     return run_now(g, fn, arg);
-  ws__task_init(t, w->pool, fn, arg, WS__TASK_GROUP, 1);
-  t->sink = &g->sink;
   ws__submit_child(w, t);
   return 0;
 }

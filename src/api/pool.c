@@ -244,10 +244,10 @@ int ws_submit(ws_pool_t *p, ws_task_fn fn, void *arg, ws_future_t **future)
     return WS_EINVAL;
 
   ws__worker *w = ws__self_in(p);
-  ws__task *t = ws__task_alloc(w != NULL ? &w->records : NULL, &p->depot);
+  ws__task *t = ws__task_new(w, p, fn, arg, future != NULL ? WS__TASK_FUTURE : 0,
+                             future != NULL ? 2 : 1, NULL);
   if (t == NULL)
     return WS_ENOMEM;
-  ws__task_init(t, p, fn, arg, future != NULL ? WS__TASK_FUTURE : 0, future != NULL ? 2 : 1);
   if (w != NULL) {
     if (future != NULL)
       *future = ws__handle(t); /* the handle holds its own reference */

@@ -102,17 +102,25 @@ static inline void ws__stats_fold(ws__stats *s)
   }
 }
 
+/* Outside a stats section: publishes the private fork/join counts, if any,
+   in a section of their own. */
+static inline void ws__stats_fold_now(ws__stats *s)
+{
+  if (s->fj_spawned | s->fj_run) {
+    ws__stats_begin(s);
+    ws__stats_fold(s);
+    ws__stats_end(s);
+  }
+}
+
 /* A fork/join child ran with result rc. Folded into the published
    counters every 4096 children so that long fork/join runs stay visible. */
 static inline void ws__fj_count_run(ws__stats *s, int rc)
 {
   if (__builtin_expect(rc != 0, 0))
     s->fj_failed++;
-  if (__builtin_expect((++s->fj_run & 4095) == 0, 0)) {
-    ws__stats_begin(s);
-    ws__stats_fold(s);
-    ws__stats_end(s);
-  }
+  if (__builtin_expect((++s->fj_run & 4095) == 0, 0))
+    ws__stats_fold_now(s);
 }
 
 /* One counter in its own seqlock section. */

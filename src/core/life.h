@@ -25,20 +25,26 @@ static inline uint64_t ws__life_count(uint64_t life)
    Returns 0, or WS_ESHUTDOWN after freeing the record. */
 int ws__submit_root(ws_pool_t *pool, ws__task *t);
 
-/* Fills a fresh heap record for pool p (refs: 1, or 2 with a
-   future handle). */
-static inline void ws__task_init(ws__task *t, ws_pool_t *p, ws_task_fn fn, void *arg,
-                                 uint32_t flags, uint32_t refs)
+/* A fresh heap record for pool p running fn(arg), filled in (refs: 1, or 2
+   with a future handle; sink: the group a GROUP child reports to, else
+   NULL), from w's cache (w: the calling worker of p) or the calling
+   thread's (w NULL). NULL when memory says no. */
+static inline ws__task *ws__task_new(ws__worker *w, ws_pool_t *p, ws_task_fn fn, void *arg,
+                                     uint32_t flags, uint32_t refs, ws__sink *sink)
 {
+  ws__task *t = ws__task_alloc(w != NULL ? &w->records : NULL, &p->depot);
+  if (t == NULL)
+    return NULL;
   t->fn = fn;
   t->arg = arg;
   t->next = NULL;
   t->pool = p;
-  t->sink = NULL;
+  t->sink = sink;
   t->rc = 0;
   t->flags = flags;
   atomic_init(&t->state, WS_FUTURE_PENDING);
   atomic_init(&t->refs, refs);
+  return t;
 }
 
 /* life.c: inside a task on w, a filled heap record becomes a child: counted
@@ -68,11 +74,7 @@ void ws__try_terminate(ws_pool_t *pool);
 
 static inline void ws__life_credit_flush(ws__worker *w)
 {
-  if (w->stats.fj_spawned | w->stats.fj_run) {
-    ws__stats_begin(&w->stats);
-    ws__stats_fold(&w->stats);
-    ws__stats_end(&w->stats);
-  }
+  ws__stats_fold_now(&w->stats);
   if (w->life_credit != 0) {
     uint64_t n = w->life_credit;
     w->life_credit = 0;

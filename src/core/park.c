@@ -167,9 +167,7 @@ void ws__wake_all(ws_pool_t *p)
   while (p->idle_head != NULL) {
     ws__worker *w = p->idle_head;
     idle_unlink(p, w);
-    /* Release: pairs with the parked worker's acquire load. */
-    atomic_store_explicit(&w->park_word, WS__PARK_WOKEN, memory_order_release);
-    ws__futex_wake(&w->park_word, 1);
+    ws__unpark(w, WS__PARK_WOKEN);
   }
   pthread_mutex_unlock(&p->idle_lock);
 }
@@ -182,11 +180,19 @@ void ws__wake_idle_spare(ws_pool_t *p)
     ;
   if (w != NULL) {
     idle_unlink(p, w);
-    /* Release: pairs with the parked worker's acquire load. */
-    atomic_store_explicit(&w->park_word, WS__PARK_WOKEN, memory_order_release);
-    ws__futex_wake(&w->park_word, 1);
+    ws__unpark(w, WS__PARK_WOKEN);
   }
   pthread_mutex_unlock(&p->idle_lock);
+}
+
+void ws__stop_spinning(ws__worker *w)
+{
+  ws_pool_t *p = w->pool;
+  w->spinning = false;
+  uint32_t old = atomic_fetch_sub_explicit(&p->nspinning, 1, memory_order_seq_cst); /* see park.h */
+  WS__PARKLOG(4, old, 0);
+  if (old == 1 && atomic_load_explicit(&p->nidle, memory_order_seq_cst) != 0)
+    ws__wake_one(p);
 }
 
 /* Steps S1-S5 of the essay. */
@@ -200,13 +206,8 @@ void ws__park(ws__worker *w)
      this, a worker fed by a producer slightly slower than itself made about
      1,400 membarrier calls per 10^6-task fan-out. */
   if (ws__work_visible(p)) {
-    if (w->spinning) {
-      w->spinning = false;
-      uint32_t old = atomic_fetch_sub_explicit(&p->nspinning, 1, memory_order_seq_cst);
-      WS__PARKLOG(5, old, 0);
-      if (old == 1 && atomic_load_explicit(&p->nidle, memory_order_seq_cst) != 0)
-        ws__wake_one(p); /* the last spinner hands on the search (worker.c) */
-    }
+    if (w->spinning)
+      ws__stop_spinning(w);
     WS__PARKLOG(50, 0, 0);
     return;
   }

@@ -50,4 +50,20 @@ void ws__park(ws__worker *w);
 /* Any queue of the pool non-empty, or the pool terminated. */
 bool ws__work_visible(ws_pool_t *pool);
 
+/* Wakes worker w, sleeping (or about to) on its park_word, with v
+   (WS__PARK_SPINNER or WS__PARK_WOKEN). The caller has just taken w off the
+   list it waits on, under that list's lock, so w's S5 cannot miss it.
+   Release: pairs with the sleeper's acquire load of park_word. */
+static inline void ws__unpark(ws__worker *w, uint32_t v)
+{
+  atomic_store_explicit(&w->park_word, v, memory_order_release);
+  ws__futex_wake(&w->park_word, 1);
+}
+
+/* w stops spinning. If it was the last spinner and a worker is parked, that
+   worker takes over the search (Go's rule: the work just found may be the
+   first of a burst). seq_cst RMW then load: pairs with the parkers'
+   idle_push and ws__notify. */
+void ws__stop_spinning(ws__worker *w);
+
 #endif /* WS_PARK_H */

@@ -70,6 +70,16 @@ int ws__slot_init(ws_pool_t *p, ws__worker *w, unsigned index, uint64_t seed)
   return 0;
 }
 
+/* comp_lock held, the spare list not empty: takes its first spare off and
+   wakes it (activated by ws__blocking_begin, or told the pool terminated). */
+static void wake_listed_spare(ws_pool_t *p)
+{
+  ws__worker *s = p->spare_head;
+  p->spare_head = s->spare_next;
+  s->on_spare_list = false;
+  ws__unpark(s, WS__PARK_WOKEN);
+}
+
 /* comp_lock held. Starts a spare thread in the lowest free spare slot.
    Returns 0 or an error (nothing changed). */
 static int start_spare(ws_pool_t *p)
@@ -116,13 +126,8 @@ void ws__blocking_begin(ws__worker *w)
   if (active >= nb) {
     done = true; /* an active spare already covers us */
   } else if (p->spare_head != NULL) {
-    ws__worker *s = p->spare_head;
-    p->spare_head = s->spare_next;
-    s->on_spare_list = false;
     atomic_store_explicit(&p->nspares_active, active + 1, memory_order_seq_cst);
-    /* Release: the spare acquires it and resumes. */
-    atomic_store_explicit(&s->park_word, WS__PARK_WOKEN, memory_order_release);
-    ws__futex_wake(&s->park_word, 1);
+    wake_listed_spare(p);
     done = true;
   } else if (p->max_spares != 0 && start_spare(p) == 0) {
     atomic_store_explicit(&p->nspares_active, active + 1, memory_order_seq_cst);
@@ -203,13 +208,7 @@ bool ws__spare_step_down(ws__worker *w)
 void ws__wake_spares(ws_pool_t *p)
 {
   pthread_mutex_lock(&p->comp_lock);
-  while (p->spare_head != NULL) {
-    ws__worker *s = p->spare_head;
-    p->spare_head = s->spare_next;
-    s->on_spare_list = false;
-    /* Release: pairs with the spare's acquire load. */
-    atomic_store_explicit(&s->park_word, WS__PARK_WOKEN, memory_order_release);
-    ws__futex_wake(&s->park_word, 1);
-  }
+  while (p->spare_head != NULL)
+    wake_listed_spare(p);
   pthread_mutex_unlock(&p->comp_lock);
 }

@@ -267,18 +267,6 @@ ws__task *ws__find_work(ws__worker *w)
   return steal_work(w);
 }
 
-static void stop_spinning(ws__worker *w)
-{
-  ws_pool_t *p = w->pool;
-  w->spinning = false;
-  /* seq_cst RMW then load: if we were the last spinner, make sure somebody
-     keeps searching (the work we found may be the first of a burst). */
-  uint32_t old = atomic_fetch_sub_explicit(&p->nspinning, 1, memory_order_seq_cst);
-  WS__PARKLOG(4, old, 0);
-  if (old == 1 && atomic_load_explicit(&p->nidle, memory_order_seq_cst) != 0)
-    ws__wake_one(p);
-}
-
 static void backoff(unsigned round)
 {
   unsigned spins = 1u << (round < 6 ? round : 6);
@@ -302,7 +290,7 @@ static ws__task *spin(ws__worker *w)
     uint32_t busy = p->nworkers > ni ? p->nworkers - ni : 0;
     if (2 * ns >= busy || ns >= p->ncpus)
       return NULL; /* enough searchers already */
-    atomic_fetch_add_explicit(&p->nspinning, 1, memory_order_seq_cst); /* see stop_spinning */
+    atomic_fetch_add_explicit(&p->nspinning, 1, memory_order_seq_cst); /* see ws__stop_spinning */
     w->spinning = true;
     WS__PARKLOG(3, 0, 0);
   }
@@ -344,21 +332,6 @@ static void count_run(ws__worker *w, int rc)
   ws__stats_end(&w->stats);
 }
 
-/* Stores the final status of future t, whose task returned rc. */
-static void future_finish(ws__task *t, int rc)
-{
-  t->rc = rc; /* published by the release CAS below */
-  uint32_t s = atomic_load_explicit(&t->state, memory_order_relaxed);
-  uint32_t fin = rc == 0 ? WS_FUTURE_DONE : WS_FUTURE_FAILED;
-  /* Release: waiters that see the final status also see rc and every
-     effect of the task. Keeps the waiter bit. */
-  while (!atomic_compare_exchange_weak_explicit(&t->state, &s, (s & ~WS__ST_STATUS) | fin,
-                                                memory_order_release, memory_order_relaxed))
-    ;
-  if (s & WS__ST_WAIT_FUTEX)
-    ws__futex_wake(&t->state, INT32_MAX);
-}
-
 static inline bool stack_low(ws__worker *w)
 {
   return (char *)__builtin_frame_address(0) < w->stack_limit;
@@ -368,20 +341,14 @@ bool ws__try_run_future(ws__worker *w, ws__task *t)
 {
   if (stack_low(w))
     return false;
-  uint32_t s = atomic_load_explicit(&t->state, memory_order_relaxed);
-  while (ws__task_status(s) == WS_FUTURE_PENDING) {
-    /* The run/cancel decision, as in ws__run: pairs with ws_future_cancel
-       and with the queue claimer's CAS. */
-    if (atomic_compare_exchange_weak_explicit(&t->state, &s,
-                                              (s & ~WS__ST_STATUS) | WS_FUTURE_RUNNING,
-                                              memory_order_acquire, memory_order_relaxed)) {
-      int rc = run_body(w, t);
-      count_run(w, rc);
-      future_finish(t, rc);
-      return true;
-    }
-  }
-  return false;
+  /* The run/cancel decision, as in ws__run: we run it here if nobody
+     claimed or cancelled it (task.h). */
+  if (!ws__task_leave_pending(t, WS_FUTURE_RUNNING, NULL))
+    return false;
+  int rc = run_body(w, t);
+  count_run(w, rc);
+  ws__task_finish(t, rc);
+  return true;
 }
 
 void ws__run(ws__worker *w, ws__task *t)
@@ -400,31 +367,21 @@ void ws__run(ws__worker *w, ws__task *t)
     return;
   }
 
-  if (flags & WS__TASK_FUTURE) {
-    uint32_t s = atomic_load_explicit(&t->state, memory_order_relaxed);
-    for (;;) {
-      if (ws__task_status(s) != WS_FUTURE_PENDING) {
-        /* Cancelled, or claimed and run by a waiter (ws_future_wait): it
-           does not run here; the queue's reference and count go. */
-        if (ws__task_status(s) == WS_FUTURE_CANCELLED)
-          ws__stat1(&w->stats, WS__S_tasks_cancelled, 1);
-        ws__task_unref(&w->records, &w->pool->depot, t);
-        ws__life_credit_add(w);
-        return;
-      }
-      /* The run/cancel decision; pairs with ws_future_cancel's CAS and a
-         waiter's claim (future.c). */
-      if (atomic_compare_exchange_weak_explicit(&t->state, &s,
-                                                (s & ~WS__ST_STATUS) | WS_FUTURE_RUNNING,
-                                                memory_order_acquire, memory_order_relaxed))
-        break;
-    }
+  int seen;
+  if ((flags & WS__TASK_FUTURE) && !ws__task_leave_pending(t, WS_FUTURE_RUNNING, &seen)) {
+    /* Cancelled, or claimed and run by a waiter (ws_future_wait): it does
+       not run here; the queue's reference and count go. */
+    if (seen == WS_FUTURE_CANCELLED)
+      ws__stat1(&w->stats, WS__S_tasks_cancelled, 1);
+    ws__task_unref(&w->records, &w->pool->depot, t);
+    ws__life_credit_add(w);
+    return;
   }
 
   int rc = run_body(w, t);
   count_run(w, rc);
   if (flags & WS__TASK_FUTURE) {
-    future_finish(t, rc);
+    ws__task_finish(t, rc);
     ws__task_unref(&w->records, &w->pool->depot, t);
   } else {
     if (flags & WS__TASK_GROUP)
@@ -467,7 +424,7 @@ void *ws__worker_main(void *arg)
     if (w->is_spare && looked && ws__spare_surplus(p)) {
       /* A spare no longer needed: step down between tasks (blocking.c). */
       if (w->spinning)
-        stop_spinning(w);
+        ws__stop_spinning(w);
       ws__life_credit_flush(w);
       looked = false;
       if (ws__spare_step_down(w) || pool_terminated(p))
@@ -483,7 +440,7 @@ void *ws__worker_main(void *arg)
     }
     if (t != NULL) {
       if (w->spinning)
-        stop_spinning(w);
+        ws__stop_spinning(w);
       ws__run(w, t);
       continue;
     }
@@ -495,7 +452,7 @@ void *ws__worker_main(void *arg)
   }
   if (w->spinning) {
     w->spinning = false;
-    atomic_fetch_sub_explicit(&p->nspinning, 1, memory_order_seq_cst); /* see stop_spinning */
+    atomic_fetch_sub_explicit(&p->nspinning, 1, memory_order_seq_cst); /* see ws__stop_spinning */
   }
   ws__tls_worker = NULL;
   return NULL;
@@ -595,7 +552,7 @@ int ws__wait_inside(ws__worker *w, const ws__waitfor *wf, int64_t deadline)
 {
   ws_pool_t *p = w->pool;
   if (w->spinning)
-    stop_spinning(w); /* a waiter is not searching for the pool's work */
+    ws__stop_spinning(w); /* a waiter is not searching for the pool's work */
   ws__publish_private(w); /* others may take what we kept private */
   for (;;) {
     if (wf->done(wf->arg))

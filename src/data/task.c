@@ -17,6 +17,7 @@
 
 #include <pthread.h>
 #include <stdalign.h>
+#include <stdint.h>
 
 #define WS__TASK_CACHE 512
 
@@ -185,4 +186,47 @@ void ws__task_cache_drain(ws__task_cache *c)
   free_chain(c->head);
   c->head = NULL;
   c->n = 0;
+}
+
+/* Once a final status replaced `old` in t's state: wake the sleepers. */
+static void wake_sleepers(ws__task *t, uint32_t old)
+{
+  if (old & WS__ST_WAIT_FUTEX)
+    ws__futex_wake(&t->state, INT32_MAX);
+}
+
+bool ws__task_leave_pending(ws__task *t, int to, int *seen)
+{
+  uint32_t s = atomic_load_explicit(&t->state, memory_order_relaxed);
+  for (;;) {
+    if (ws__task_status(s) != WS_FUTURE_PENDING) {
+      if (seen != NULL)
+        *seen = ws__task_status(s);
+      return false;
+    }
+    uint32_t n = (s & ~WS__ST_STATUS) | (uint32_t)to; /* keeps the waiter bit */
+    bool won = to == WS_FUTURE_RUNNING
+                   ? atomic_compare_exchange_weak_explicit(&t->state, &s, n, memory_order_acquire,
+                                                           memory_order_relaxed)
+                   : atomic_compare_exchange_weak_explicit(&t->state, &s, n, memory_order_release,
+                                                           memory_order_relaxed);
+    if (won)
+      break;
+  }
+  if (to != WS_FUTURE_RUNNING)
+    wake_sleepers(t, s);
+  return true;
+}
+
+void ws__task_finish(ws__task *t, int rc)
+{
+  t->rc = rc; /* published by the release CAS below */
+  uint32_t s = atomic_load_explicit(&t->state, memory_order_relaxed);
+  uint32_t fin = rc == 0 ? WS_FUTURE_DONE : WS_FUTURE_FAILED;
+  /* Release: waiters that see the final status also see rc and every
+     effect of the task. Keeps the waiter bit. */
+  while (!atomic_compare_exchange_weak_explicit(&t->state, &s, (s & ~WS__ST_STATUS) | fin,
+                                                memory_order_release, memory_order_relaxed))
+    ;
+  wake_sleepers(t, s);
 }

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 struct ws__worker;
@@ -128,6 +129,19 @@ static inline int ws__task_final(uint32_t state)
 {
   return (state & WS__ST_STATUS) >= WS_FUTURE_DONE;
 }
+
+/* The run/cancel decision on a record with a future: moves its status from
+   PENDING to `to`, WS_FUTURE_RUNNING (a claim: acquire, pairs with the
+   submitter's publication and with a cancel) or WS_FUTURE_CANCELLED (a
+   cancel: release, and the sleepers on `state` are woken). Returns true if
+   it did; false, with the status found in *seen (may be NULL), when the
+   record had already left PENDING. Any thread. */
+bool ws__task_leave_pending(ws__task *t, int to, int *seen);
+
+/* The task of record t returned rc: its status becomes DONE or FAILED
+   (release: rc and the task's effects before the status), keeping the
+   waiter bit, and the sleepers on `state` are woken. The runner only. */
+void ws__task_finish(ws__task *t, int rc);
 
 /* A thread's private free list of records (a worker's: owner only). */
 typedef struct ws__task_cache {

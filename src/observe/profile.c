@@ -184,12 +184,10 @@ int ws_profile_run(ws_pool_t *p, ws_task_fn fn, void *arg, ws_profile_t *out, in
   /* The region's root is a plain root record (no future): the profiler
      waits on its own word rather than through the API above it. */
   int rc = WS_ENOMEM;
-  ws__task *t = ws__task_alloc(NULL, &p->depot);
+  ws__task *t = ws__task_new(NULL, p, region_root, &r, 0, 1, NULL);
   int64_t t0 = ws__now_ns();
-  if (t != NULL) {
-    ws__task_init(t, p, region_root, &r, 0, 1);
+  if (t != NULL)
     rc = ws__submit_root(p, t);
-  }
   if (rc == 0) {
     /* Acquire: pairs with region_root's release store. */
     while (atomic_load_explicit(&r.done, memory_order_acquire) == 0)
