@@ -1,5 +1,5 @@
 /*
- * Soak run (not part of ctest): pushes a target number of tasks through
+ * API test. Soak run (not part of ctest): pushes a target number of tasks through
  * every shape the API offers, round after round, and checks exactly-once on
  * every round. Each round creates a fresh pool with the next configuration
  * of the rotation (workers 1, 2, 3, 4, 8, 16; lock-free and locked deque;

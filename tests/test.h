@@ -1,12 +1,24 @@
 /*
- * A tiny test harness: asserts that stay on in release builds and print both
- * sides, a seeded generator, a latch, and the scale factor for sanitizer runs.
+ * A tiny test harness, the one every test program uses (tests/ and
+ * bench/uts/test_uts.c): asserts that stay on in release builds and print
+ * both sides, a seeded generator, a latch with a deadline, the scale factor
+ * for sanitizer runs, and the runner that main() hands its table of parts to
+ * (test_run_parts: it refuses a part it does not know).
+ *
+ * Two kinds of test program use it, each saying at its top which it is:
+ *   API tests       include "test.h" (and so "wsched.h") and nothing from
+ *                   src/; CMake builds them without src/ on the include
+ *                   path, so they cannot reach an internal header.
+ *   white-box tests also include internal headers ("internal.h", "task.h",
+ *                   ...) by name, with src/ on the include path.
+ * This header itself only uses the public API.
  */
 #ifndef WS_TEST_H
 #define WS_TEST_H
 
 #include "wsched.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -14,6 +26,7 @@
 #include <unistd.h>
 #include <time.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +61,14 @@
     double a_ = (double)(a), b_ = (double)(b);                                                     \
     if (!(a_ op b_))                                                                               \
       TEST_FAIL("%s %s %s: %g vs %g", #a, #op, #b, a_, b_);                                        \
+  } while (0)
+
+/* Two C strings are equal. */
+#define ASSERT_STREQ(a, b)                                                                         \
+  do {                                                                                             \
+    const char *a_ = (a), *b_ = (b);                                                               \
+    if (strcmp(a_, b_) != 0)                                                                       \
+      TEST_FAIL("%s == %s: \"%s\" vs \"%s\"", #a, #b, a_, b_);                                     \
   } while (0)
 
 #define ASSERT_EQ(a, b) ASSERT_CMP(a, ==, b)
@@ -103,17 +124,35 @@ static inline int64_t test_now_ns(void)
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* A count-down latch (condition variable: waits here are for events, not time). */
+/* How long a wait that must end may take before the test fails: a deadlock
+   detector (a lost wake-up shows as a failure, never as a hang), never a
+   pass/fail decision about speed. Generous, so that a sanitizer build on a
+   loaded machine is never mistaken for a deadlock. */
+#define TEST_DEADLINE_MS 60000
+#define TEST_DEADLINE_NS ((int64_t)TEST_DEADLINE_MS * 1000000)
+
+/* When a polling loop started now gives up: `if (test_now_ns() > d) TEST_FAIL(...)`. */
+static inline int64_t test_deadline(void)
+{
+  return test_now_ns() + TEST_DEADLINE_NS;
+}
+
+/* A count-down latch (condition variable: waits here are for events, not
+   time; the timed waits below only bound a wait that must end). */
 typedef struct test_latch {
   pthread_mutex_t m;
-  pthread_cond_t c;
-  long count;
+  pthread_cond_t c; /* on CLOCK_MONOTONIC, as test_now_ns */
+  long count; /* under m */
 } test_latch;
 
 static inline void latch_init(test_latch *l, long count)
 {
+  pthread_condattr_t a;
   pthread_mutex_init(&l->m, NULL);
-  pthread_cond_init(&l->c, NULL);
+  pthread_condattr_init(&a);
+  pthread_condattr_setclock(&a, CLOCK_MONOTONIC); /* a wall-clock step moves no deadline */
+  pthread_cond_init(&l->c, &a);
+  pthread_condattr_destroy(&a);
   l->count = count;
 }
 
@@ -137,6 +176,29 @@ static inline void latch_wait(test_latch *l)
   while (l->count > 0)
     pthread_cond_wait(&l->c, &l->m);
   pthread_mutex_unlock(&l->m);
+}
+
+/* Waits for the latch for at most `ms` milliseconds: true if it opened,
+   false if the time ran out first. */
+static inline bool latch_opened_within(test_latch *l, int64_t ms)
+{
+  int64_t end = test_now_ns() + ms * 1000000;
+  struct timespec ts = {(time_t)(end / 1000000000), (long)(end % 1000000000)};
+  pthread_mutex_lock(&l->m);
+  while (l->count > 0)
+    if (pthread_cond_timedwait(&l->c, &l->m, &ts) == ETIMEDOUT)
+      break;
+  bool open = l->count <= 0;
+  pthread_mutex_unlock(&l->m);
+  return open;
+}
+
+/* Waits for the latch; fails the test, saying what never happened, when it
+   stays closed for TEST_DEADLINE_MS. */
+static inline void latch_wait_or_fail(test_latch *l, const char *what)
+{
+  if (!latch_opened_within(l, TEST_DEADLINE_MS))
+    TEST_FAIL("no progress for %d s: %s", TEST_DEADLINE_MS / 1000, what);
 }
 
 /* Runs body(arg) in a child process, which must die of SIGABRT (a misuse or
@@ -197,5 +259,80 @@ static inline int fib(void *p)
   a->r = x.r + y.r;
   return rc;
 }
+
+/* --- the runner --------------------------------------------------------------
+
+   Every test program lists its parts once, in a table, and main() ends in
+   TEST_RUN(argc, argv, parts) (or is TEST_MAIN(parts) when it has nothing
+   to set up):
+
+     program              runs every part not marked named_only, in order
+     program PART [ARG..] runs that part; the arguments after it are the
+                          program's own (main reads them)
+     program --list       prints every part, one a line, a named_only one
+                          followed by " named": tests/check_tests.sh compares
+                          this with the lists in tests/CMakeLists.txt
+
+   A name that is not in the table fails (exit 2) and lists the parts: a
+   mistyped or forgotten part cannot pass by running nothing. */
+
+typedef struct test_part {
+  const char *name;
+  void (*run)(void);
+  /* Left out of a run without argument: it needs an environment of its own
+     (set by its ctest) or it is not a ctest at all. */
+  bool named_only;
+} test_part;
+
+static inline const char *test_progname(const char *argv0)
+{
+  const char *slash = strrchr(argv0, '/');
+  return slash != NULL ? slash + 1 : argv0;
+}
+
+static inline void test_run_one(const char *prog, const test_part *p)
+{
+  fprintf(stderr, "== %s %s\n", prog, p->name);
+  p->run();
+  fprintf(stderr, "%s %s: ok\n", prog, p->name);
+}
+
+/* main()'s last call: runs what argv asks for and returns main's exit code. */
+static inline int test_run_parts(int argc, char **argv, const test_part *parts, size_t n)
+{
+  const char *prog = test_progname(argc > 0 ? argv[0] : "test");
+  if (argc < 2) {
+    for (size_t i = 0; i < n; i++)
+      if (!parts[i].named_only)
+        test_run_one(prog, &parts[i]);
+    fprintf(stderr, "ok\n");
+    return 0;
+  }
+  if (strcmp(argv[1], "--list") == 0) {
+    for (size_t i = 0; i < n; i++)
+      printf("%s%s\n", parts[i].name, parts[i].named_only ? " named" : "");
+    return 0;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(argv[1], parts[i].name) == 0) {
+      test_run_one(prog, &parts[i]);
+      fprintf(stderr, "ok\n");
+      return 0;
+    }
+  fprintf(stderr, "%s: no part named '%s'; the parts are:", prog, argv[1]);
+  for (size_t i = 0; i < n; i++)
+    fprintf(stderr, " %s", parts[i].name);
+  fprintf(stderr, " (or --list, or nothing for all but the named-only ones)\n");
+  return 2;
+}
+
+#define TEST_RUN(argc, argv, parts)                                                                \
+  test_run_parts((argc), (argv), (parts), sizeof(parts) / sizeof((parts)[0]))
+
+#define TEST_MAIN(parts)                                                                           \
+  int main(int argc, char **argv)                                                                  \
+  {                                                                                                \
+    return TEST_RUN(argc, argv, parts);                                                            \
+  }
 
 #endif /* WS_TEST_H */

@@ -1,4 +1,5 @@
 /*
+ * White-box test (ws__alloc_fault and ws__malloc, src/platform/platform.h).
  * Allocation-failure sweep. One workload calls every API that allocates: two
  * pools with different options, root submissions with and without futures, a
  * task that submits children with futures and waits for them, spawns a group,
@@ -289,7 +290,7 @@ static long run_once(long first, long probe_max)
   return r.allocs;
 }
 
-int main(void)
+static void part_sweep(void)
 {
   devnull = fopen("/dev/null", "w");
   ASSERT(devnull != NULL);
@@ -325,6 +326,10 @@ int main(void)
           runs, stride, landed, nomem_runs);
   ASSERT_GT(landed, 0);
   ASSERT_GT(nomem_runs, 0);
-  fprintf(stderr, "ok\n");
-  return 0;
 }
+
+static const test_part parts[] = {
+    {"sweep", part_sweep, false},
+};
+
+TEST_MAIN(parts)

@@ -1,8 +1,10 @@
 /*
- * The public API's edges: error codes and ws_strerror, option validation,
- * NULL arguments, WS_WORKERS, ws_current_worker/ws_current_pool, calls that
- * would wait for themselves (WS_EDEADLK), the stats report, and several
- * pools side by side (a task of one pool submitting to another).
+ * API test. The public API's edges: error codes and ws_strerror, option
+ * validation, NULL arguments, WS_WORKERS, ws_current_worker/ws_current_pool,
+ * calls that would wait for themselves (WS_EDEADLK), the stats report, and
+ * several pools side by side (a task of one pool submitting to another).
+ * ctest runs every part but env at once (`api`: no argument), and env with
+ * three environments (api_env_bad, api_env_range, api_env_good).
  */
 #include "test.h"
 
@@ -334,19 +336,18 @@ static void stats_print(void)
   ASSERT_OK(ws_pool_destroy(p));
 }
 
-int main(int argc, char **argv)
-{
-  if (argc > 1 && strcmp(argv[1], "env") == 0) {
-    env_report();
-    fprintf(stderr, "ok\n");
-    return 0;
-  }
-  strerror_table();
-  options();
-  env_workers();
-  null_args();
-  identity();
-  stats_print();
-  fprintf(stderr, "ok\n");
-  return 0;
-}
+/* --- the parts --------------------------------------------------------------- */
+
+static const test_part parts[] = {
+    {"strerror", strerror_table, false},
+    {"options", options, false},
+    {"env_workers", env_workers, false},
+    {"null_args", null_args, false},
+    {"identity", identity, false},
+    {"stats_print", stats_print, false},
+    /* Reads the environment its ctests set (api_env_*), WS_TEST_ENV_BAD
+       among it: only when named. */
+    {"env", env_report, true},
+};
+
+TEST_MAIN(parts)

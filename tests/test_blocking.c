@@ -1,5 +1,5 @@
 /*
- * Blocking tasks and spare workers (ws_blocking):
+ * API test. Blocking tasks and spare workers (ws_blocking):
  *   latch     — N workers each run a task that blocks (inside ws_blocking) on
  *               a latch that only a task queued behind them opens. With
  *               compensation a spare runs that task and everyone finishes.
@@ -30,29 +30,8 @@
  */
 #include "test.h"
 
-#include <errno.h>
 #include <limits.h>
-#include <time.h>
-
-/* Waits for the latch for at most `ms`; returns 0 if it opened, 1 on timeout. */
-static int latch_wait_ms(test_latch *l, int ms)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  ts.tv_sec += ms / 1000;
-  ts.tv_nsec += (long)(ms % 1000) * 1000000;
-  if (ts.tv_nsec >= 1000000000) {
-    ts.tv_sec++;
-    ts.tv_nsec -= 1000000000;
-  }
-  int timed_out = 0;
-  pthread_mutex_lock(&l->m);
-  while (l->count > 0 && !timed_out)
-    timed_out = pthread_cond_timedwait(&l->c, &l->m, &ts) == ETIMEDOUT;
-  timed_out = l->count > 0;
-  pthread_mutex_unlock(&l->m);
-  return timed_out;
-}
+#include <sched.h>
 
 struct scenario {
   test_latch started; /* counted down by each blocker once it runs */
@@ -66,7 +45,7 @@ struct scenario {
 static int blocking_wait(void *arg)
 {
   struct scenario *s = arg;
-  if (latch_wait_ms(&s->gate, s->wait_ms))
+  if (!latch_opened_within(&s->gate, s->wait_ms))
     atomic_fetch_add(&s->timeouts, 1);
   return 0;
 }
@@ -122,7 +101,7 @@ static void test_compensated(unsigned workers)
 {
   ws_pool_t *p = pool_with(workers, 0, 0);
   struct scenario s;
-  run_scenario(p, workers, 60000, &s); /* 60 s: only a broken pool waits that long */
+  run_scenario(p, workers, TEST_DEADLINE_MS, &s); /* only a broken pool waits that long */
   ASSERT_EQ(atomic_load(&s.opener_ran), 1);
   ASSERT_EQ(atomic_load(&s.timeouts), 0);
   ASSERT_EQ(atomic_load(&s.opened_before_timeouts), 1);
@@ -220,12 +199,12 @@ static void test_stress(unsigned workers)
           " not, spares alive %u\n",
           workers, st.compensated, st.uncompensated, st.spares);
   /* Once nobody blocks, surplus spares step down and retire after 20 ms. */
-  time_t start = time(NULL);
+  int64_t give_up = test_deadline();
   for (;;) {
     ws_pool_stats(spool, &st, NULL, 0);
     if (st.spares == 0 && st.spares_active == 0)
       break;
-    if (time(NULL) - start > 60)
+    if (test_now_ns() > give_up)
       TEST_FAIL("spares did not retire: %u alive, %u active", st.spares, st.spares_active);
     /* Spares only notice at a task boundary: give them boundaries. */
     ASSERT_OK(ws_submit(spool, short_block, NULL, NULL));
@@ -302,7 +281,8 @@ static int slots_wait_child(void *arg)
 {
   struct slots_case *c = arg;
   atomic_store(&c->blocked_index_inside, ws_current_worker());
-  if (latch_wait_ms(&c->child_ran, 60000)) /* deadlock detector: a spare runs it at once */
+  /* A deadlock detector: a spare runs the child at once. */
+  if (!latch_opened_within(&c->child_ran, TEST_DEADLINE_MS))
     atomic_store(&c->timed_out, 1);
   return 0;
 }
@@ -436,7 +416,7 @@ struct watchdog {
 static void *watchdog_main(void *arg)
 {
   struct watchdog *d = arg;
-  if (latch_wait_ms(&d->done, d->limit_ms))
+  if (!latch_opened_within(&d->done, d->limit_ms))
     TEST_FAIL("%s did not return within %d ms", d->what, d->limit_ms);
   return NULL;
 }
@@ -449,7 +429,7 @@ static void destroy_after_blocking(unsigned idle_ms, int settle)
   ASSERT_OK(ws_submit(p, blocks_once, NULL, NULL));
   if (settle) {
     ASSERT_OK(ws_pool_wait_idle(p, WS_FOREVER));
-    int64_t give_up = test_now_ns() + (int64_t)60 * 1000000000;
+    int64_t give_up = test_deadline();
     ws_stats_t st;
     for (;;) {
       ws_pool_stats(p, &st, NULL, 0);
@@ -489,34 +469,45 @@ static int ret7(void *arg)
   return 7;
 }
 
-int main(int argc, char **argv)
+/* --- the parts ---------------------------------------------------------------- */
+
+static const unsigned worker_counts[] = {1, 2, 4};
+
+static void part_latch(void)
 {
-  const char *only = argc > 1 ? argv[1] : NULL;
-  static const unsigned counts[] = {1, 2, 4};
-  for (int i = 0; i < 3; i++) {
-    if (!only || !strcmp(only, "latch"))
-      test_compensated(counts[i]);
-    if (!only || !strcmp(only, "shutdown"))
-      test_shutdown(counts[i]);
-  }
-  if (!only || !strcmp(only, "nospares")) {
-    test_nospares(1);
-    test_nospares(2);
-  }
-  if (!only || !strcmp(only, "bound"))
-    test_bound();
-  if (!only || !strcmp(only, "stress")) {
-    test_stress(2);
-    test_stress(8);
-  }
-  if (!only || !strcmp(only, "slots"))
-    test_slots();
-  if (!only || !strcmp(only, "destroy"))
-    test_destroy();
-  if (!only || !strcmp(only, "outside")) {
-    ASSERT_EQ(ws_blocking(NULL, ret7, NULL), 7);
-    ASSERT_EQ(ws_blocking(NULL, NULL, NULL), WS_EINVAL);
-  }
-  fprintf(stderr, "ok\n");
-  return 0;
+  for (size_t i = 0; i < sizeof worker_counts / sizeof worker_counts[0]; i++)
+    test_compensated(worker_counts[i]);
 }
+
+static void part_shutdown(void)
+{
+  for (size_t i = 0; i < sizeof worker_counts / sizeof worker_counts[0]; i++)
+    test_shutdown(worker_counts[i]);
+}
+
+static void part_nospares(void)
+{
+  test_nospares(1);
+  test_nospares(2);
+}
+
+static void part_stress(void)
+{
+  test_stress(2);
+  test_stress(8);
+}
+
+static void part_outside(void)
+{
+  ASSERT_EQ(ws_blocking(NULL, ret7, NULL), 7);
+  ASSERT_EQ(ws_blocking(NULL, NULL, NULL), WS_EINVAL);
+}
+
+static const test_part parts[] = {
+    {"latch", part_latch, false},       {"shutdown", part_shutdown, false},
+    {"nospares", part_nospares, false}, {"bound", test_bound, false},
+    {"stress", part_stress, false},     {"slots", test_slots, false},
+    {"destroy", test_destroy, false},   {"outside", part_outside, false},
+};
+
+TEST_MAIN(parts)

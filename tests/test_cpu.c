@@ -1,4 +1,5 @@
 /*
+ * White-box test (ws__cgroup_cpu_limit and friends, src/platform/topology.h).
  * The default worker count (src/platform/linux/cpu.c):
  *   rule      — min(CPUs, ceil(limit)), at least 1, on made-up numbers;
  *   cgroup    — ws__cgroup_cpu_limit on the fake trees of
@@ -13,6 +14,7 @@
  *               is between 1 and the affinity count; the affinity list and
  *               pinning agree with the kernel.
  * Usage: test_cpu FIXTURE_DIR [part]   (FIXTURE_DIR = tests/fixtures/cgroup)
+ *        test_cpu --list
  */
 #include "test.h"
 
@@ -504,32 +506,21 @@ static void machine(void)
   free(list);
 }
 
+static const test_part parts[] = {
+    {"rule", rule, false},        {"cgroup", cgroup, false},   {"malformed", malformed, false},
+    {"default", defaults, false}, {"machine", machine, false},
+};
+
 int main(int argc, char **argv)
 {
+  if (argc > 1 && strcmp(argv[1], "--list") == 0)
+    return TEST_RUN(argc, argv, parts);
   if (argc < 2) {
-    fprintf(stderr, "usage: %s FIXTURE_DIR [rule|cgroup|malformed|default|machine]\n", argv[0]);
+    fprintf(stderr, "usage: %s FIXTURE_DIR [part], or %s --list\n", argv[0], argv[0]);
     return 2;
   }
   fixtures = argv[1];
-  const char *part = argc > 2 ? argv[2] : "all";
-  bool all = strcmp(part, "all") == 0, any = false;
-  static const struct {
-    const char *name;
-    void (*fn)(void);
-  } parts[] = {{"rule", rule},
-               {"cgroup", cgroup},
-               {"malformed", malformed},
-               {"default", defaults},
-               {"machine", machine}};
-  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-    if (all || strcmp(part, parts[i].name) == 0) {
-      parts[i].fn();
-      fprintf(stderr, "cpu %s: ok\n", parts[i].name);
-      any = true;
-    }
-  if (!any) {
-    fprintf(stderr, "unknown part '%s'\n", part);
-    return 2;
-  }
-  return 0;
+  /* The runner sees "test_cpu [part]". */
+  argv[1] = argv[0];
+  return TEST_RUN(argc - 1, argv + 1, parts);
 }

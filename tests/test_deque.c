@@ -1,15 +1,20 @@
 /*
- * The deque test suite, run against both kinds (the locked deque is the
+ * White-box test (src/data/deque.h on its own, no pool). The deque test suite,
+ * each part run against both kinds (the locked deque is the
  * oracle: the lock-free one must behave the same).
- *   1. LIFO for the owner, FIFO for thieves: push 6..9 -> pop 9, steal 6,
- *      pop 8, pop 7, then empty.
- *   2. One thief takes items in push order while the owner keeps pushing.
- *   3. A stampede of 8 thieves: each sees increasing values, the owner's pops
- *      see decreasing ones, and every item is taken exactly once.
- *   4. Random push/pop/steal stress with growth from a tiny initial size:
- *      total taken == total pushed, exactly once each, for several seeds.
- *   5. Batch steals: never more than half (at least one) and at most max,
- *      oldest first, exactly once under a concurrent owner.
+ *   order     — LIFO for the owner, FIFO for thieves: push 6..9 -> pop 9,
+ *               steal 6, pop 8, pop 7, then empty.
+ *   batch     — batch steals: never more than half (at least one) and at
+ *               most max, oldest first, exactly once under a concurrent owner.
+ *   thief     — one thief takes items in push order while the owner keeps
+ *               pushing.
+ *   stampede  — 8 thieves: each sees increasing values, the owner's pops see
+ *               decreasing ones, and every item is taken exactly once.
+ *   stress    — random push/pop/steal, with single and batch steals, with
+ *               growth from a tiny initial size: total taken == total
+ *               pushed, exactly once each, for several seeds.
+ * ctest runs them all at once (`deque`: no argument), with membarrier and
+ * with fences (deque_fences: WS_NO_MEMBARRIER=1).
  */
 #include "test.h"
 
@@ -268,21 +273,40 @@ static void test_batch_bounds(ws_deque_kind_t kind)
   ws__deque_destroy(&q);
 }
 
-int main(void)
+/* --- the parts --------------------------------------------------------------- */
+
+static uint64_t seed;
+
+static void part_order(void)
 {
-  ws__platform_init(); /* membarrier, unless WS_NO_MEMBARRIER=1 */
-  fprintf(stderr, "barriers: %s\n", ws__membarrier_ok ? "asymmetric (membarrier)" : "fences");
-  uint64_t seed = test_seed();
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+    test_order(kinds[k]);
+}
+
+static void part_batch(void)
+{
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+    test_batch_bounds(kinds[k]);
+}
+
+static void part_thief(void)
+{
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+    test_single_thief(kinds[k]);
+}
+
+static void part_stampede(void)
+{
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+    fprintf(stderr, "deque %s: stampede of %d thieves\n", deque_name(kinds[k]), THIEVES);
+    test_stampede(kinds[k]);
+  }
+}
+
+static void part_stress(void)
+{
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
     ws_deque_kind_t kind = kinds[k];
-    fprintf(stderr, "deque %s: order\n", deque_name(kind));
-    test_order(kind);
-    fprintf(stderr, "deque %s: batch bounds\n", deque_name(kind));
-    test_batch_bounds(kind);
-    fprintf(stderr, "deque %s: single thief\n", deque_name(kind));
-    test_single_thief(kind);
-    fprintf(stderr, "deque %s: stampede of %d thieves\n", deque_name(kind), THIEVES);
-    test_stampede(kind);
     for (int rep = 0; rep < 3; rep++) {
       uint64_t s = seed + (uint64_t)rep * 7919;
       fprintf(stderr, "deque %s: random stress, seed %#" PRIx64 "\n", deque_name(kind), s);
@@ -292,6 +316,18 @@ int main(void)
       test_stress(kind, s, 1);
     }
   }
-  fprintf(stderr, "ok\n");
-  return 0;
+}
+
+static const test_part parts[] = {
+    {"order", part_order, false},   {"batch", part_batch, false},
+    {"thief", part_thief, false},   {"stampede", part_stampede, false},
+    {"stress", part_stress, false},
+};
+
+int main(int argc, char **argv)
+{
+  ws__platform_init(); /* membarrier, unless WS_NO_MEMBARRIER=1 */
+  fprintf(stderr, "barriers: %s\n", ws__membarrier_ok ? "asymmetric (membarrier)" : "fences");
+  seed = test_seed();
+  return TEST_RUN(argc, argv, parts);
 }

@@ -1,5 +1,5 @@
 /*
- * Exactly-once execution under every configuration: every task marks its own
+ * API test. Exactly-once execution under every configuration: every task marks its own
  * slot, and every slot must end at exactly 1. Three shapes:
  *   external  — 8 threads outside the pool submit their share at once;
  *   tree      — a few roots spawn recursive binary trees of children;
@@ -15,7 +15,7 @@
  * real steals happen and are counted: a root blocks until its children have
  * run on other workers, which only stealing can bring about.
  *
- * Usage: test_exactly_once [shape] [tasks]   (defaults: all shapes, 10^6
+ * Usage: test_exactly_once [shape [tasks]]   (defaults: all shapes, 10^6
  * tasks per run, 10^5 under the sanitizers).
  */
 #include "test.h"
@@ -282,32 +282,65 @@ static void one_run(const char *shape, unsigned workers, ws_deque_kind_t dq, ws_
   ASSERT_OK(ws_pool_destroy(pool));
 }
 
+/* --- the parts --------------------------------------------------------------- */
+
+static const unsigned worker_counts[] = {1, 2, 3, 8, 64};
+static const ws_deque_kind_t deque_kinds[] = {WS_DEQUE_LOCKFREE, WS_DEQUE_LOCKED};
+static const ws_steal_policy_t steal_policies[] = {WS_STEAL_ONE, WS_STEAL_HALF};
+
+/* One shape on every worker count, deque kind and steal policy. */
+static void every_config(const char *shape)
+{
+  for (int w = 0; w < 5; w++)
+    for (int d = 0; d < 2; d++)
+      for (int p = 0; p < 2; p++) {
+        if (worker_counts[w] == 1 && p == 1)
+          continue; /* no victims: the policy is irrelevant */
+        one_run(shape, worker_counts[w], deque_kinds[d], steal_policies[p]);
+      }
+}
+
+static void part_steals(void)
+{
+  for (int w = 1; w < 5; w++) /* not on 1 worker: nobody to steal */
+    for (int d = 0; d < 2; d++)
+      for (int p = 0; p < 2; p++)
+        steal_probe(worker_counts[w], deque_kinds[d], steal_policies[p]);
+}
+
+static void part_external(void)
+{
+  every_config("external");
+}
+
+static void part_tree(void)
+{
+  every_config("tree");
+}
+
+static void part_mixed(void)
+{
+  every_config("mixed");
+}
+
+static void part_forkjoin(void)
+{
+  every_config("forkjoin");
+}
+
+static const test_part parts[] = {
+    {"steals", part_steals, false}, {"external", part_external, false}, {"tree", part_tree, false},
+    {"mixed", part_mixed, false},   {"forkjoin", part_forkjoin, false},
+};
+
 int main(int argc, char **argv)
 {
-  const char *only = argc > 1 ? argv[1] : NULL;
   ntasks = argc > 2 ? atol(argv[2]) : 1000000 / TEST_SCALE_DIV;
+  if (ntasks < 1000)
+    TEST_FAIL("tasks: %ld, at least 1000 (the steal probe uses 1000 slots)", ntasks);
   slots = calloc((size_t)ntasks, 1);
-  static const char *const shapes[] = {"external", "tree", "mixed", "forkjoin"};
-  static const unsigned workers[] = {1, 2, 3, 8, 64};
-  static const ws_deque_kind_t dqs[] = {WS_DEQUE_LOCKFREE, WS_DEQUE_LOCKED};
-  static const ws_steal_policy_t sts[] = {WS_STEAL_ONE, WS_STEAL_HALF};
-  if (only == NULL || strcmp(only, "steals") == 0)
-    for (int w = 1; w < 5; w++)
-      for (int d = 0; d < 2; d++)
-        for (int p = 0; p < 2; p++)
-          steal_probe(workers[w], dqs[d], sts[p]);
-  for (int s = 0; s < 4; s++) {
-    if (only != NULL && strcmp(only, shapes[s]) != 0)
-      continue;
-    for (int w = 0; w < 5; w++)
-      for (int d = 0; d < 2; d++)
-        for (int p = 0; p < 2; p++) {
-          if (workers[w] == 1 && p == 1)
-            continue; /* no victims: the policy is irrelevant */
-          one_run(shapes[s], workers[w], dqs[d], sts[p]);
-        }
-  }
+  ASSERT(slots != NULL);
+  int rc = TEST_RUN(argc, argv, parts);
   free((void *)slots);
-  fprintf(stderr, "ok\n");
-  return 0;
+  return rc;
 }

@@ -1,5 +1,6 @@
 /*
- * Fork/join: task groups, ws_join, ws_parallel_for.
+ * White-box test (wide injects allocation failures through ws__alloc_fault,
+ * src/platform/platform.h). Fork/join: task groups, ws_join, ws_parallel_for.
  *   fib      — fib(n) for every n up to 30 with no cutoff, checked against the
  *              exact value, at 1, 2 and 16 workers, both deque kinds and both
  *              steal policies (ctest also runs it with WS_NO_MEMBARRIER=1).
@@ -377,10 +378,10 @@ struct pub {
 };
 
 /* Waits until b has run. A deadlock detector, not a timing: it fails after
-   60 s instead of hanging the suite. */
+   TEST_DEADLINE_MS instead of hanging the suite. */
 static void wait_for_b(struct pub *s)
 {
-  int64_t limit = test_now_ns() + (int64_t)60 * 1000000000;
+  int64_t limit = test_deadline();
   while (!atomic_load(&s->b_ran)) {
     if (test_now_ns() > limit)
       TEST_FAIL("b never ran: a private join frame was not published before a wait");
@@ -482,51 +483,111 @@ static void test_publish(ws_deque_kind_t dq, int use_blocking, int use_group)
   ASSERT_OK(ws_pool_destroy(p));
 }
 
-int main(int argc, char **argv)
+/* --- the parts --------------------------------------------------------------- */
+
+static const ws_deque_kind_t deque_kinds[] = {WS_DEQUE_LOCKFREE, WS_DEQUE_LOCKED};
+static const ws_steal_policy_t steal_policies[] = {WS_STEAL_ONE, WS_STEAL_HALF};
+
+/* Runs body on a new pool of every worker count from min_workers up, both
+   deque kinds and the first npolicies steal policies, and prints each pool's
+   counters. */
+static void each_pool(void (*body)(ws_pool_t *), unsigned min_workers, int npolicies)
 {
-  const char *only = argc > 1 ? argv[1] : NULL;
-  long fib_max = 30;
-  int nq_max = 12;
-  int64_t big = 10000000 / TEST_SCALE_DIV;
-  static const ws_deque_kind_t dqs[] = {WS_DEQUE_LOCKFREE, WS_DEQUE_LOCKED};
-  static const ws_steal_policy_t sts[] = {WS_STEAL_ONE, WS_STEAL_HALF};
   for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++)
     for (int d = 0; d < 2; d++)
-      for (int s = 0; s < 2; s++) {
+      for (int s = 0; s < npolicies; s++) {
         unsigned nw = worker_counts[w];
-        ws_pool_t *p = make_pool(nw, dqs[d], sts[s]);
-        if (!only || !strcmp(only, "fib"))
-          test_fib(p, fib_max);
-        if (!only || !strcmp(only, "nqueens"))
-          test_nqueens(p, nq_max);
-        if ((!only || !strcmp(only, "pfor")) && s == 0)
-          test_pfor(p, big);
-        if (!only || !strcmp(only, "errors"))
-          test_errors(p, 20000 / TEST_SCALE_DIV);
-        if (!only || !strcmp(only, "wide")) {
-          test_wide(p, 100000 / TEST_SCALE_DIV, 0);
-          test_wide(p, 20000 / TEST_SCALE_DIV, 1);
-        }
+        if (nw < min_workers)
+          continue;
+        ws_pool_t *p = make_pool(nw, deque_kinds[d], steal_policies[s]);
+        body(p);
         ws_stats_t st;
         ws_pool_stats(p, &st, NULL, 0);
         fprintf(stderr,
                 "workers=%-2u deque=%-8s steal=%-4s run=%" PRIu64 " spawned=%" PRIu64
                 " steals=%" PRIu64 "\n",
-                nw, deque_name(dqs[d]), steal_name(sts[s]), st.total.tasks_run, st.total.spawned,
-                st.total.steals);
-        if (nw > 1 && (!only || !strcmp(only, "steal")))
-          test_forced_steal(p);
+                nw, deque_name(deque_kinds[d]), steal_name(steal_policies[s]), st.total.tasks_run,
+                st.total.spawned, st.total.steals);
         ASSERT_OK(ws_pool_destroy(p));
       }
-  if (!only || !strcmp(only, "publish"))
-    for (int d = 0; d < 2; d++)
-      for (int grp = 0; grp < 2; grp++) {
-        test_publish(dqs[d], 0, grp);
-        test_publish(dqs[d], 1, grp);
-      }
-  if (!only || !strcmp(only, "outside"))
-    for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++)
-      test_outside(worker_counts[w]);
-  fprintf(stderr, "ok\n");
-  return 0;
 }
+
+static void fib_upto_30(ws_pool_t *p)
+{
+  test_fib(p, 30);
+}
+
+static void nqueens_upto_12(ws_pool_t *p)
+{
+  test_nqueens(p, 12);
+}
+
+static void pfor_ranges(ws_pool_t *p)
+{
+  test_pfor(p, 10000000 / TEST_SCALE_DIV);
+}
+
+static void errors_in_tree(ws_pool_t *p)
+{
+  test_errors(p, 20000 / TEST_SCALE_DIV);
+}
+
+static void wide_groups(ws_pool_t *p)
+{
+  test_wide(p, 100000 / TEST_SCALE_DIV, 0);
+  test_wide(p, 20000 / TEST_SCALE_DIV, 1);
+}
+
+static void part_fib(void)
+{
+  each_pool(fib_upto_30, 1, 2);
+}
+
+static void part_nqueens(void)
+{
+  each_pool(nqueens_upto_12, 1, 2);
+}
+
+static void part_pfor(void)
+{
+  each_pool(pfor_ranges, 1, 1); /* the steal policy does not matter to a range */
+}
+
+static void part_errors(void)
+{
+  each_pool(errors_in_tree, 1, 2);
+}
+
+static void part_wide(void)
+{
+  each_pool(wide_groups, 1, 2);
+}
+
+static void part_steal(void)
+{
+  each_pool(test_forced_steal, 2, 2); /* one worker has nobody to steal */
+}
+
+static void part_publish(void)
+{
+  for (int d = 0; d < 2; d++)
+    for (int grp = 0; grp < 2; grp++) {
+      test_publish(deque_kinds[d], 0, grp);
+      test_publish(deque_kinds[d], 1, grp);
+    }
+}
+
+static void part_outside(void)
+{
+  for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++)
+    test_outside(worker_counts[w]);
+}
+
+static const test_part parts[] = {
+    {"fib", part_fib, false},         {"nqueens", part_nqueens, false},
+    {"pfor", part_pfor, false},       {"errors", part_errors, false},
+    {"wide", part_wide, false},       {"steal", part_steal, false},
+    {"publish", part_publish, false}, {"outside", part_outside, false},
+};
+
+TEST_MAIN(parts)

@@ -1,5 +1,5 @@
 /*
- * Futures:
+ * API test. Futures, each part but misuse on 1, 2, 4 and 64 workers:
  *   basic    — status, result, a failing task's error in its future and in
  *              the stats, and the worker keeps running afterwards.
  *   cancel   — cancellation racing with claims: for every task exactly one
@@ -7,9 +7,13 @@
  *   help     — every worker waits inside a task for a future whose task is
  *              queued behind it: the waiters run it themselves (no deadlock),
  *              and a chain of nested waits far deeper than the worker count.
- *   timeout  — ws_future_wait with zero, short and infinite timeouts.
- *   release  — releasing a handle before the task ran (ASan checks the rest).
- *   many     — many threads wait on one future.
+ *   timeout  — ws_future_wait with zero, short and infinite timeouts; many
+ *              threads, outside and inside the pool, wait on one future;
+ *              releasing a handle before the task ran (ASan checks the
+ *              rest); NULL arguments.
+ *   misuse   — (only when named) a double release, a release of a reused
+ *              record and a status after release each abort (child
+ *              processes); the legitimate sequence still works.
  */
 #include "test.h"
 
@@ -408,34 +412,47 @@ static void misuse(void)
   ASSERT_OK(ws_pool_destroy(p));
 }
 
-int main(int argc, char **argv)
+/* --- the parts --------------------------------------------------------------- */
+
+static void part_basic(void)
 {
-  const char *only = argc > 1 ? argv[1] : NULL;
-  if (only != NULL && !strcmp(only, "misuse")) {
-    misuse();
-    fprintf(stderr, "ok\n");
-    return 0;
-  }
+  for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++)
+    basic(worker_counts[w]);
+}
+
+static void part_cancel(void)
+{
   long n = 200000 / TEST_SCALE_DIV;
   ran = calloc((size_t)n, 1);
-  for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++) {
-    unsigned nw = worker_counts[w];
-    if (!only || !strcmp(only, "basic"))
-      basic(nw);
-    if (!only || !strcmp(only, "cancel"))
-      for (int rep = 0; rep < 2; rep++) {
-        cancel_race(nw, WS_DEQUE_LOCKFREE, n);
-        cancel_race(nw, WS_DEQUE_LOCKED, n);
-      }
-    if (!only || !strcmp(only, "help")) {
-      help_all_waiting(nw);
-      help_nested(nw);
+  ASSERT(ran != NULL);
+  for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++)
+    for (int rep = 0; rep < 2; rep++) {
+      cancel_race(worker_counts[w], WS_DEQUE_LOCKFREE, n);
+      cancel_race(worker_counts[w], WS_DEQUE_LOCKED, n);
     }
-    if (!only || !strcmp(only, "timeout"))
-      timeouts(nw);
-    fprintf(stderr, "workers=%u done\n", nw);
-  }
   free((void *)ran);
-  fprintf(stderr, "ok\n");
-  return 0;
+  ran = NULL;
 }
+
+static void part_help(void)
+{
+  for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++) {
+    help_all_waiting(worker_counts[w]);
+    help_nested(worker_counts[w]);
+  }
+}
+
+static void part_timeout(void)
+{
+  for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++)
+    timeouts(worker_counts[w]);
+}
+
+static const test_part parts[] =
+    {
+        {"basic", part_basic, false}, {"cancel", part_cancel, false},
+        {"help", part_help, false},   {"timeout", part_timeout, false},
+        {"misuse", misuse, true}, /* a run without argument never had it */
+};
+
+TEST_MAIN(parts)

@@ -1,5 +1,7 @@
 /*
- * Idle workers and wake-ups:
+ * White-box test (the stall hook of src/data/inject.h, the membarrier state of
+ * src/platform/platform.h). Idle workers and wake-ups, each part on 1, 2, 4 and 64
+ * workers:
  *   barrier — short and long tasks released together by one latch: all of
  *             them finish, with exact counts and checked results.
  *   parked  — an idle pool ends with every worker parked (per the stats),
@@ -15,30 +17,19 @@
  *             to park: if the push's wake-up were lost, the task would wait
  *             forever. Repeated thousands of times from an idle pool, with
  *             the membarrier protocol and (WS_NO_MEMBARRIER=1) the fence one.
- * A lost wake-up shows as a latch wait that times out after 60 s and fails
- * the test (never as a hang).
+ *   membarrier_fail — (only when named) a membarrier call failing after
+ *             registration aborts the first worker that parks (child process).
+ * A lost wake-up shows as a latch wait that times out after TEST_DEADLINE_MS
+ * (60 s) and fails the test (never as a hang).
  */
 #include "test.h"
 
 #include "inject.h"
 #include "platform.h"
 
-#include <errno.h>
 #include <sched.h>
-#include <time.h>
 
-/* Waits for the latch, failing the test after a generous deadline. */
-static void latch_wait_or_fail(test_latch *l, const char *what)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  ts.tv_sec += 60;
-  pthread_mutex_lock(&l->m);
-  while (l->count > 0)
-    if (pthread_cond_timedwait(&l->c, &l->m, &ts) == ETIMEDOUT)
-      TEST_FAIL("no progress for 60 s: %s", what);
-  pthread_mutex_unlock(&l->m);
-}
+static const unsigned worker_counts[] = {1, 2, 4, 64};
 
 /* --- barrier ---------------------------------------------------------------- */
 
@@ -112,15 +103,15 @@ static int count_task(void *arg)
 static void wait_all_parked(ws_pool_t *p, unsigned workers)
 {
   ws_stats_t st;
-  time_t start = time(NULL);
+  int64_t give_up = test_deadline();
   for (;;) {
     ws_pool_stats(p, &st, NULL, 0);
     /* A parking worker joins the idle list before it stops spinning. */
     if (st.parked == workers && st.spinning == 0)
       break;
-    if (time(NULL) - start > 60)
-      TEST_FAIL("after 60 s: %u of %u workers parked, %u spinning", st.parked, workers,
-                st.spinning);
+    if (test_now_ns() > give_up)
+      TEST_FAIL("after %d s: %u of %u workers parked, %u spinning", TEST_DEADLINE_MS / 1000,
+                st.parked, workers, st.spinning);
     sched_yield();
   }
 }
@@ -192,7 +183,7 @@ static void stalled(unsigned workers, int rounds)
     struct producer pr = {p, NULL};
     pthread_t th;
     ASSERT_EQ(pthread_create(&th, NULL, stalled_submit, &pr), 0);
-    int64_t give_up = test_now_ns() + (int64_t)60 * 1000000000;
+    int64_t give_up = test_deadline();
     while (!atomic_load(&stalled_now)) {
       if (test_now_ns() > give_up)
         TEST_FAIL("the producer never reached the stall");
@@ -269,40 +260,58 @@ static void park_with_failing_membarrier(void *unused)
   atomic_store(&ws__membarrier_fail_test, true);
   ws_pool_t *p = make_pool(2, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
   ws_pool_wait_idle(p, WS_FOREVER); /* idle workers park: heavy barrier */
-  int64_t give_up = test_now_ns() + (int64_t)60 * 1000000000;
+  int64_t give_up = test_deadline(); /* the abort comes long before */
   while (test_now_ns() < give_up)
     sched_yield();
 }
 
-static int membarrier_fail(void)
+static void part_membarrier_fail(void)
 {
   ws__platform_init();
   if (!ws__membarrier_ok) {
     fprintf(stderr, "membarrier not in use here (or WS_NO_MEMBARRIER=1): nothing to check\n");
-    return 0;
+    return;
   }
   expect_child_abort(park_with_failing_membarrier, NULL, "a failing membarrier went unnoticed");
-  return 0;
 }
 
-int main(int argc, char **argv)
+/* --- the parts --------------------------------------------------------------- */
+
+static void part_barrier(void)
 {
-  const char *only = argc > 1 ? argv[1] : NULL;
-  if (only != NULL && !strcmp(only, "membarrier_fail"))
-    return membarrier_fail();
-  static const unsigned counts[] = {1, 2, 4, 64};
-  for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
-    unsigned nw = counts[i];
-    if (!only || !strcmp(only, "barrier"))
-      barrier(nw);
-    if (!only || !strcmp(only, "parked"))
-      parked(nw, nw > 8 ? 20 : 100);
-    if (!only || !strcmp(only, "stalled"))
-      stalled(nw, nw > 8 ? 5 : 20);
-    if ((!only || !strcmp(only, "wakeup")) && nw > 1)
-      wakeup(nw, 3000 / TEST_SCALE_DIV);
-    fprintf(stderr, "workers=%u done\n", nw);
-  }
-  fprintf(stderr, "ok\n");
-  return 0;
+  for (size_t i = 0; i < sizeof worker_counts / sizeof worker_counts[0]; i++)
+    barrier(worker_counts[i]);
 }
+
+static void part_parked(void)
+{
+  for (size_t i = 0; i < sizeof worker_counts / sizeof worker_counts[0]; i++) {
+    unsigned nw = worker_counts[i];
+    parked(nw, nw > 8 ? 20 : 100);
+  }
+}
+
+static void part_stalled(void)
+{
+  for (size_t i = 0; i < sizeof worker_counts / sizeof worker_counts[0]; i++) {
+    unsigned nw = worker_counts[i];
+    stalled(nw, nw > 8 ? 5 : 20);
+  }
+}
+
+static void part_wakeup(void)
+{
+  for (size_t i = 0; i < sizeof worker_counts / sizeof worker_counts[0]; i++)
+    if (worker_counts[i] > 1) /* one worker has nobody to wake */
+      wakeup(worker_counts[i], 3000 / TEST_SCALE_DIV);
+}
+
+static const test_part parts[] = {
+    {"barrier", part_barrier, false},
+    {"parked", part_parked, false},
+    {"stalled", part_stalled, false},
+    {"wakeup", part_wakeup, false},
+    {"membarrier_fail", part_membarrier_fail, true}, /* a run without argument never had it */
+};
+
+TEST_MAIN(parts)

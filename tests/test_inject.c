@@ -1,5 +1,5 @@
 /*
- * The global injection queue (src/data/inject.c) on its own.
+ * White-box test. The global injection queue (src/data/inject.c) on its own.
  *   drain — producers push while one consumer takes one record at a time, so
  *           the queue keeps running empty and the consumer keeps re-pushing
  *           its stub behind racing producers. Whenever ws__inject_nonempty
@@ -83,7 +83,7 @@ static void test_drain(uint64_t seed)
   ws__inject_destroy(&q);
 }
 
-int main(void)
+static void part_drain(void)
 {
   per_producer = 200000 / TEST_SCALE_DIV;
   long total = NPROD * per_producer;
@@ -95,6 +95,10 @@ int main(void)
     test_drain(seed + (uint64_t)r);
   free(recs);
   free(seen);
-  fprintf(stderr, "ok\n");
-  return 0;
 }
+
+static const test_part parts[] = {
+    {"drain", part_drain, false},
+};
+
+TEST_MAIN(parts)

@@ -1,5 +1,6 @@
 /*
- * Allocation failure, injected through the internal hook ws__alloc_fault:
+ * White-box test. Allocation failure, injected through the internal hook
+ * ws__alloc_fault (src/platform/platform.h):
  *   submit — a refused allocation gives WS_ENOMEM, a NULL future, nothing
  *            queued, and the pool stays usable.
  *   storm  — every 7th allocation fails while 8 threads submit and tasks
@@ -9,6 +10,7 @@
  *            fails: the children overflow into the global queue and all run.
  *   create — ws_pool_create with the n-th allocation failing, for every n
  *            until it succeeds: WS_ENOMEM and nothing leaked (ASan checks).
+ * ctest runs them all at once (`nomem`: no argument).
  */
 #include "test.h"
 
@@ -164,19 +166,35 @@ static void create(void)
   fprintf(stderr, "  create: %d injected failures, all clean\n", failures);
 }
 
-int main(void)
+/* --- the parts --------------------------------------------------------------- */
+
+static void part_grow(void)
 {
-  ran = calloc(200001, 1);
-  submit_once();
-  create();
   grow(WS_DEQUE_LOCKFREE);
   grow(WS_DEQUE_LOCKED);
+}
+
+static void part_storm(void)
+{
   static const unsigned counts[] = {1, 2, 8};
   for (int i = 0; i < 3; i++) {
     storm(counts[i], WS_DEQUE_LOCKFREE);
     storm(counts[i], WS_DEQUE_LOCKED);
   }
+}
+
+static const test_part parts[] = {
+    {"submit", submit_once, false},
+    {"create", create, false},
+    {"grow", part_grow, false},
+    {"storm", part_storm, false},
+};
+
+int main(int argc, char **argv)
+{
+  ran = calloc(200001, 1);
+  ASSERT(ran != NULL);
+  int rc = TEST_RUN(argc, argv, parts);
   free((void *)ran);
-  fprintf(stderr, "ok\n");
-  return 0;
+  return rc;
 }

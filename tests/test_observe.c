@@ -1,10 +1,12 @@
 /*
+ * White-box test (the profiler's virtual-clock hook, src/observe/observe.h).
  * Observing the scheduler:
  *   trace     — a traced fork/join workload with forced steals is written as
  *               Chrome Trace JSON; tests/check_trace.sh then parses it
  *               (python3's json) and checks every slice closed, steal flows
  *               between two different workers, time stamps monotonic per
- *               worker (this program only writes the file: argv[2]).
+ *               worker (this program only writes the file: `test_observe
+ *               trace PATH`, /tmp/ws-test-trace.json without PATH).
  *   tracecap  — a tiny event cap drops events, counts them, keeps slices
  *               balanced, and start/stop misuse is refused.
  *   profile   — work/span on a virtual clock (the profiler's test hook; only
@@ -445,26 +447,35 @@ static void test_schedtrace(void)
   ASSERT_OK(ws_pool_destroy(p));
 }
 
+/* --- the parts --------------------------------------------------------------- */
+
+static const char *trace_path = "/tmp/ws-test-trace.json";
+
+static void part_trace(void)
+{
+  test_trace(trace_path);
+}
+
+static void part_profile(void)
+{
+  test_profile_exact();
+  /* Real time: not more workers than CPUs, so the printed numbers mean
+     something (the checks hold either way). */
+  long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+  test_profile(1);
+  if (ncpus >= 2)
+    test_profile(2);
+}
+
+static const test_part parts[] = {
+    {"trace", part_trace, false},           {"tracecap", test_tracecap, false},
+    {"profile", part_profile, false},       {"profprint", test_profprint, false},
+    {"schedtrace", test_schedtrace, false},
+};
+
 int main(int argc, char **argv)
 {
-  const char *only = argc > 1 ? argv[1] : NULL;
-  if (!only || !strcmp(only, "trace"))
-    test_trace(argc > 2 ? argv[2] : "/tmp/ws-test-trace.json");
-  if (!only || !strcmp(only, "tracecap"))
-    test_tracecap();
-  if (!only || !strcmp(only, "profile")) {
-    test_profile_exact();
-    /* Real time: not more workers than CPUs, so the printed numbers mean
-       something (the checks hold either way). */
-    long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
-    test_profile(1);
-    if (ncpus >= 2)
-      test_profile(2);
-  }
-  if (!only || !strcmp(only, "profprint"))
-    test_profprint();
-  if (!only || !strcmp(only, "schedtrace"))
-    test_schedtrace();
-  fprintf(stderr, "ok\n");
-  return 0;
+  if (argc > 2 && strcmp(argv[1], "trace") == 0)
+    trace_path = argv[2];
+  return TEST_RUN(argc, argv, parts);
 }

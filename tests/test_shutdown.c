@@ -1,5 +1,5 @@
 /*
- * Graceful shutdown:
+ * API test. Graceful shutdown:
  *   storm      — 8 threads submit without pause while the main thread shuts
  *                the pool down: every accepted task runs exactly once, every
  *                refused one got WS_ESHUTDOWN and never runs, and once a
@@ -17,7 +17,9 @@
  *                a random point of the cancels): each task ran or was
  *                cancelled, exactly one of the two, its future says which,
  *                and futures outlive the pool until released.
- * Each scenario runs over several worker counts and both deque kinds.
+ * Each scenario runs over several worker counts (and storm, children,
+ * destroy and cancel over both deque kinds). ctest runs them all at once
+ * (`shutdown`: no argument).
  */
 #include "test.h"
 
@@ -364,37 +366,75 @@ static void cancel_destroy(unsigned workers, ws_deque_kind_t dq, long n, uint64_
   free(f);
 }
 
+/* --- the parts --------------------------------------------------------------- */
+
+static long ntasks;
+static uint64_t cancel_seed;
+
+static void part_storm(void)
+{
+  for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++)
+    for (size_t d = 0; d < 2; d++)
+      for (int rep = 0; rep < 3; rep++)
+        storm(worker_counts[w], kinds[d], ntasks);
+}
+
+static void part_children(void)
+{
+  for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++)
+    for (size_t d = 0; d < 2; d++)
+      children(worker_counts[w], kinds[d], 14);
+}
+
+static void part_destroy(void)
+{
+  for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++)
+    for (size_t d = 0; d < 2; d++)
+      destroy_graceful(worker_counts[w], kinds[d], ntasks / 4);
+}
+
+static void part_cancel(void)
+{
+  for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++)
+    for (size_t d = 0; d < 2; d++)
+      for (int rep = 0; rep < 4; rep++)
+        cancel_destroy(worker_counts[w], kinds[d], ntasks / 20, &cancel_seed);
+}
+
+static void part_repeated(void)
+{
+  for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++)
+    repeated(worker_counts[w]);
+}
+
+static void part_await(void)
+{
+  for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++)
+    await_timeouts(worker_counts[w]);
+}
+
+static void part_inside(void)
+{
+  for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++)
+    inside(worker_counts[w]);
+}
+
+static const test_part parts[] = {
+    {"storm", part_storm, false},       {"children", part_children, false},
+    {"destroy", part_destroy, false},   {"cancel", part_cancel, false},
+    {"repeated", part_repeated, false}, {"await", part_await, false},
+    {"inside", part_inside, false},
+};
+
 int main(int argc, char **argv)
 {
-  const char *only = argc > 1 ? argv[1] : NULL;
-  long n = 400000 / TEST_SCALE_DIV;
-  uint64_t seed = test_seed();
-  ran = calloc((size_t)n, 1);
-  accepted = calloc((size_t)n, 1);
-  for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++) {
-    unsigned nw = worker_counts[w];
-    for (size_t d = 0; d < 2; d++) {
-      if (!only || !strcmp(only, "storm"))
-        for (int rep = 0; rep < 3; rep++)
-          storm(nw, kinds[d], n);
-      if (!only || !strcmp(only, "children"))
-        children(nw, kinds[d], 14);
-      if (!only || !strcmp(only, "destroy"))
-        destroy_graceful(nw, kinds[d], n / 4);
-      if (!only || !strcmp(only, "cancel"))
-        for (int rep = 0; rep < 4; rep++)
-          cancel_destroy(nw, kinds[d], n / 20, &seed);
-    }
-    if (!only || !strcmp(only, "repeated"))
-      repeated(nw);
-    if (!only || !strcmp(only, "await"))
-      await_timeouts(nw);
-    if (!only || !strcmp(only, "inside"))
-      inside(nw);
-    fprintf(stderr, "workers=%u done\n", nw);
-  }
+  ntasks = 400000 / TEST_SCALE_DIV;
+  cancel_seed = test_seed();
+  ran = calloc((size_t)ntasks, 1);
+  accepted = calloc((size_t)ntasks, 1);
+  ASSERT(ran != NULL && accepted != NULL);
+  int rc = TEST_RUN(argc, argv, parts);
   free((void *)ran);
   free(accepted);
-  fprintf(stderr, "ok\n");
-  return 0;
+  return rc;
 }

@@ -1,6 +1,7 @@
 /*
- * Topology-aware victim order (src/platform/linux/topology.c), on hwloc synthetic
- * topologies so that the expected order does not depend on the machine:
+ * White-box test (src/platform/topology.h). Topology-aware victim order
+ * (src/platform/linux/topology.c), on hwloc synthetic topologies so that the
+ * expected order does not depend on the machine:
  *   smt       — "pack:2 l3:1 core:4 pu:2", 16 workers: the SMT sibling,
  *               then the 6 others of the package (its L3), then the other
  *               package;
@@ -20,7 +21,7 @@
  * exactly once, the worker itself never, levels are in order.
  * Built without WS_HAVE_HWLOC, only flat, nomem and threads run (on the
  * flat order).
- * Usage: test_topology [part]
+ * Usage: test_topology [part]   (--list: the parts this build has)
  */
 #include "test.h"
 
@@ -405,34 +406,12 @@ static void threads(void)
   ws__topo_free(shared);
 }
 
-int main(int argc, char **argv)
-{
-  const char *part = argc > 1 ? argv[1] : "all";
-  bool all = strcmp(part, "all") == 0, any = false;
-  static const struct {
-    const char *name;
-    void (*fn)(void);
-  } parts[] = {
+static const test_part parts[] = {
 #ifdef WS_HAVE_HWLOC
-      {"smt", smt},   {"numa", numa},   {"sizes", sizes},     {"machine", machine},
+    {"smt", smt, false},         {"numa", numa, false},   {"sizes", sizes, false},
+    {"machine", machine, false},
 #endif
-      {"flat", flat}, {"nomem", nomem}, {"threads", threads},
-  };
-  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-    if (all || strcmp(part, parts[i].name) == 0) {
-      parts[i].fn();
-      fprintf(stderr, "topology %s: ok\n", parts[i].name);
-      any = true;
-    }
-  if (!any) {
-    fprintf(stderr, "unknown part '%s'%s\n", part,
-#ifdef WS_HAVE_HWLOC
-            ""
-#else
-            " (built without hwloc: only flat, nomem, threads)"
-#endif
-    );
-    return 2;
-  }
-  return 0;
-}
+    {"flat", flat, false},       {"nomem", nomem, false}, {"threads", threads, false},
+};
+
+TEST_MAIN(parts)

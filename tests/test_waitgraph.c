@@ -1,5 +1,5 @@
 /*
- * Waiting never deadlocks: acyclic wait-for graphs, and every nesting of the
+ * API test. Waiting never deadlocks: acyclic wait-for graphs, and every nesting of the
  * constructs that wait.
  *   abc      — three roots submitted A, B, C; A waits on C, B waits on A.
  *              The worker waiting inside A must not run B on top of A.
@@ -25,8 +25,9 @@
  *              the stack reserve, then blocks compensated (no overflow).
  *   unwaited — a task (or a join's fa) that returns with group children in
  *              the frame stack aborts with "wsched: misuse" (child process).
- * A graph that does not finish within a minute is reported with its seed
- * and aborts (a deadlock detector, not a timing criterion).
+ * A graph that does not finish within TEST_DEADLINE_MS (a minute) is
+ * reported with its seed and aborts (a deadlock detector, not a timing
+ * criterion).
  */
 #include "test.h"
 
@@ -68,7 +69,7 @@ static void abc(void)
         ASSERT_OK(ws_submit(p, abc_task, (void *)(intptr_t)i, &f));
         atomic_store_explicit(&abc_f[i], f, memory_order_release);
       }
-      if (ws_pool_wait_idle(p, (int64_t)60 * 1000000000) != 0)
+      if (ws_pool_wait_idle(p, TEST_DEADLINE_NS) != 0)
         TEST_FAIL("abc: deadlock on %u workers (round %d)", workers[wi], round);
       for (int i = 0; i < 3; i++) {
         ASSERT_EQ(ws_future_status(abc_f[i]), WS_FUTURE_DONE);
@@ -325,7 +326,7 @@ static void run_graph(unsigned workers, ws_deque_kind_t dq, ws_steal_policy_t st
     ASSERT_OK(ws_submit(G.pool, graph_task, (void *)(intptr_t)order[k], &f));
     atomic_store_explicit(&G.fut[order[k]], f, memory_order_release);
   }
-  if (ws_pool_wait_idle(G.pool, (int64_t)60 * 1000000000) != 0) {
+  if (ws_pool_wait_idle(G.pool, TEST_DEADLINE_NS) != 0) {
     ws_pool_stats_print(G.pool, stderr);
     TEST_FAIL("wait graph did not finish: %u workers, %s deque, steal %s, %s, seed %#" PRIx64,
               workers, deque_name(dq), steal_name(st), no_spares ? "no spares" : "spares", seed);
@@ -447,7 +448,7 @@ static void run_in_pools(ws_task_fn fn, int per_run_leaves, int per_run_fb)
       atomic_store(&fb_runs, 0);
       for (int k = 0; k < ROUNDS; k++)
         ASSERT_OK(ws_submit(p, fn, NULL, NULL));
-      if (ws_pool_wait_idle(p, (int64_t)60 * 1000000000) != 0)
+      if (ws_pool_wait_idle(p, TEST_DEADLINE_NS) != 0)
         TEST_FAIL("deadlock on %u workers", workers[wi]);
       ASSERT_EQ(atomic_load(&leaf_runs), ROUNDS * per_run_leaves);
       ASSERT_EQ(atomic_load(&fb_runs), ROUNDS * per_run_fb);
@@ -577,7 +578,7 @@ static void crosspool(void)
     ASSERT_OK(ws_submit(c.b, cross_b, &c, &c.fb));
     ASSERT_OK(ws_submit(c.a, cross_a, &c, &fa));
     ASSERT_OK(ws_submit(c.a, cross_release, &c, NULL));
-    if (ws_future_wait(fa, (int64_t)60 * 1000000000) != 0)
+    if (ws_future_wait(fa, TEST_DEADLINE_NS) != 0)
       TEST_FAIL("a worker waiting on another pool's future stalled its own pool");
     ws_future_release(fa);
     ws_future_release(c.fb);
@@ -623,31 +624,45 @@ static void run_task_in_pool(void *arg)
   ws_future_wait(f, WS_FOREVER);
 }
 
-int main(int argc, char **argv)
+/* --- the parts --------------------------------------------------------------- */
+
+static void part_graph(void)
 {
-  const char *part = argc > 1 ? argv[1] : "";
-  if (strcmp(part, "abc") == 0)
-    abc();
-  else if (strcmp(part, "graph") == 0)
-    graph(false);
-  else if (strcmp(part, "nospares") == 0)
-    graph(true);
-  else if (strcmp(part, "spawnjoin") == 0)
-    run_in_pools(spawnjoin_task, 4, 0);
-  else if (strcmp(part, "waitjoin") == 0)
-    run_in_pools(waitjoin_task, 2, 2);
-  else if (strcmp(part, "crosspool") == 0)
-    crosspool();
-  else if (strcmp(part, "deepchain") == 0)
-    deepchain();
-  else if (strcmp(part, "unwaited") == 0) {
-    expect_child_abort(run_task_in_pool, &(struct task_ref){unwaited_task},
-                       "a task returned with an unwaited group");
-    expect_child_abort(run_task_in_pool, &(struct task_ref){unwaited_join},
-                       "a join's fa returned with an unwaited group");
-  } else
-    TEST_FAIL("unknown part '%s' (abc, graph, nospares, spawnjoin, waitjoin, crosspool, deepchain, "
-              "unwaited)",
-              part);
-  return 0;
+  graph(false);
 }
+
+static void part_nospares(void)
+{
+  graph(true);
+}
+
+static void part_spawnjoin(void)
+{
+  run_in_pools(spawnjoin_task, 4, 0);
+}
+
+static void part_waitjoin(void)
+{
+  run_in_pools(waitjoin_task, 2, 2);
+}
+
+static void part_unwaited(void)
+{
+  expect_child_abort(run_task_in_pool, &(struct task_ref){unwaited_task},
+                     "a task returned with an unwaited group");
+  expect_child_abort(run_task_in_pool, &(struct task_ref){unwaited_join},
+                     "a join's fa returned with an unwaited group");
+}
+
+static const test_part parts[] = {
+    {"abc", abc, false},
+    {"graph", part_graph, false},
+    {"nospares", part_nospares, false},
+    {"spawnjoin", part_spawnjoin, false},
+    {"waitjoin", part_waitjoin, false},
+    {"crosspool", crosspool, false},
+    {"deepchain", deepchain, false},
+    {"unwaited", part_unwaited, false},
+};
+
+TEST_MAIN(parts)

@@ -1,4 +1,5 @@
 /*
+ * White-box test (allocation failures through ws__alloc_fault, src/task.h).
  * API-sequence fuzzing: the input bytes are a small program of pool
  * operations, run against one pool, after which the exactly-once invariants
  * are checked. Built two ways from this one file:
