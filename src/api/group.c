@@ -565,12 +565,13 @@ int ws_parallel_for(ws_pool_t *pool, int64_t begin, int64_t end, int64_t grain, 
     return 0;
   ws_pool_t *p = inside ? w->pool : pool;
   if (grain == 0) {
-    /* 256 pieces per worker. With iterations of unequal cost the last piece
+    /* WS__PFOR_PIECES_PER_WORKER (256) pieces per worker. With iterations of unequal cost the last piece
        can leave the other workers idle; its share of the work is at most
        about 1/(256 P) of the whole for a linearly growing cost, under 1% of
        the parallel time. A piece costs one join (~10 ns), so even a trivial
        body over 10^7 iterations spends well under 0.1% splitting. */
-    uint64_t pieces = 256 * (uint64_t)p->nworkers, width = (uint64_t)end - (uint64_t)begin;
+    uint64_t pieces = WS__PFOR_PIECES_PER_WORKER * (uint64_t)p->nworkers,
+             width = (uint64_t)end - (uint64_t)begin;
     uint64_t g = width / pieces + (width % pieces != 0);
     grain = (int64_t)(g < 1 ? 1 : g); /* < 2^64 / 256: fits */
   }

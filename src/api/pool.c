@@ -14,15 +14,25 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Initial deque capacity: 2^8 = 256 tasks, like Go's local run queue. */
-#define WS__DEQUE_LOG_CAP 8
-
 void ws_options_init(ws_options_t *opt)
 {
   if (opt != NULL)
     memset(opt, 0, sizeof *opt);
 }
 
+/* What ws_pool_create has made so far (ws_pool_t.made), so that one
+   function takes any partly built pool apart. */
+enum {
+  MADE_IDLE_LOCK = 1u << 0,
+  MADE_DEPOT = 1u << 1,
+  MADE_COMP_LOCK = 1u << 2,
+  MADE_TRACE_LOCK = 1u << 3,
+  MADE_PROF_LOCK = 1u << 4,
+  MADE_INJECT = 1u << 5
+};
+
+/* Frees pool p, whose first nslots worker slots are initialised and whose
+   other parts are as p->made says (arrays: NULL when not allocated). */
 static void pool_free(ws_pool_t *p, unsigned nslots)
 {
   for (unsigned i = 0; i < nslots; i++) {
@@ -35,12 +45,18 @@ static void pool_free(ws_pool_t *p, unsigned nslots)
   ws__free(p->home_cpu);
   if (p->topo != NULL)
     ws__topo_free(p->topo);
-  ws__inject_destroy(&p->inject);
-  ws__task_depot_destroy(&p->depot);
-  pthread_mutex_destroy(&p->comp_lock);
-  pthread_mutex_destroy(&p->idle_lock);
-  pthread_mutex_destroy(&p->trace_lock);
-  pthread_mutex_destroy(&p->prof_lock);
+  if (p->made & MADE_INJECT)
+    ws__inject_destroy(&p->inject);
+  if (p->made & MADE_DEPOT)
+    ws__task_depot_destroy(&p->depot);
+  if (p->made & MADE_COMP_LOCK)
+    pthread_mutex_destroy(&p->comp_lock);
+  if (p->made & MADE_IDLE_LOCK)
+    pthread_mutex_destroy(&p->idle_lock);
+  if (p->made & MADE_TRACE_LOCK)
+    pthread_mutex_destroy(&p->trace_lock);
+  if (p->made & MADE_PROF_LOCK)
+    pthread_mutex_destroy(&p->prof_lock);
   ws__free(p);
 }
 
@@ -54,10 +70,41 @@ static int check_options(const ws_options_t *o)
     return WS_EINVAL;
   if (o->steal_batch > WS__STEAL_BATCH_MAX)
     return WS_EINVAL;
-  if (o->spin_rounds > 1000000 && o->spin_rounds != WS_SPIN_NONE)
+  if (o->spin_rounds > WS__SPIN_ROUNDS_MAX && o->spin_rounds != WS_SPIN_NONE)
     return WS_EINVAL;
   if (o->max_spares > WS_MAX_SPARES && o->max_spares != WS_SPARES_NONE)
     return WS_EINVAL;
+  return 0;
+}
+
+/* The victim order by topology (hwloc, or WS_TOPOLOGY's synthetic one)
+   for a pool of more than one worker; p->topo stays NULL when flat.
+   Returns 0 or an error. */
+static int pool_topology(ws_pool_t *p)
+{
+  const char *synthetic = getenv("WS_TOPOLOGY");
+  if (synthetic != NULL && *synthetic == '\0')
+    synthetic = NULL; /* empty: unset */
+  int rc = ws__topo_build(&p->topo, p->nworkers, p->home_cpu, synthetic);
+  if (rc != 0)
+    return rc;
+  if (synthetic != NULL && !ws__topo_synthetic_used(p->topo)) {
+    /* Missing or refusing hwloc: the description says why, as
+       "flat (<reason>)"; keep <reason> (drop the prefix and the ')'). */
+    char desc[200], why[320];
+    ws__topo_describe(p->topo, desc, sizeof desc);
+    size_t dlen = strlen(desc);
+    bool wrapped = strncmp(desc, "flat (", 6) == 0 && dlen > 6 && desc[dlen - 1] == ')';
+    const char *reason = wrapped ? desc + 6 : desc;
+    int rlen = (int)(wrapped ? dlen - 7 : dlen);
+    snprintf(why, sizeof why, "WS_TOPOLOGY=%.64s ignored (%.*s)", synthetic, rlen, reason);
+    ws__env_report("WS_TOPOLOGY", why, "the flat victim order");
+    ws__env_note(p->env_notes, sizeof p->env_notes, why);
+  }
+  if (ws__topo_is_flat(p->topo) && !ws__topo_synthetic_used(p->topo)) {
+    ws__topo_free(p->topo); /* flat: the plain random permutation does it */
+    p->topo = NULL;
+  }
   return 0;
 }
 
@@ -98,12 +145,16 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
   p->cgroup_limit = ws__cgroup_cpu_limit(NULL, &limit) == 1 ? limit : 0;
   p->deque_kind = o.deque == WS_DEQUE_LOCKED ? WS_DEQUE_LOCKED : WS_DEQUE_LOCKFREE;
   p->steal_policy = o.steal == WS_STEAL_HALF ? WS_STEAL_HALF : WS_STEAL_ONE;
-  p->steal_batch = o.steal_batch != 0 ? o.steal_batch : 32; /* <= WS__STEAL_BATCH_MAX */
-  p->spin_rounds = o.spin_rounds == 0 ? 32 : o.spin_rounds == WS_SPIN_NONE ? 0 : o.spin_rounds;
-  p->max_spares = o.max_spares == 0 ? 256 : o.max_spares == WS_SPARES_NONE ? 0 : o.max_spares;
-  p->spare_idle_ms = o.spare_idle_ms != 0 ? o.spare_idle_ms : 1000;
+  p->steal_batch = o.steal_batch != 0 ? o.steal_batch : WS__DEFAULT_STEAL_BATCH;
+  p->spin_rounds = o.spin_rounds == 0              ? WS__DEFAULT_SPIN_ROUNDS
+                   : o.spin_rounds == WS_SPIN_NONE ? 0
+                                                   : o.spin_rounds;
+  p->max_spares = o.max_spares == 0                ? WS__DEFAULT_MAX_SPARES
+                  : o.max_spares == WS_SPARES_NONE ? 0
+                                                   : o.max_spares;
+  p->spare_idle_ms = o.spare_idle_ms != 0 ? o.spare_idle_ms : WS__DEFAULT_SPARE_IDLE_MS;
   p->stack_size = o.stack_size;
-  p->seed = o.seed != 0 ? o.seed : 0x5EED5EED12345ULL;
+  p->seed = o.seed != 0 ? o.seed : WS__DEFAULT_SEED;
   atomic_init(&p->nslots, p->nworkers);
   atomic_init(&p->nblocked, 0);
   atomic_init(&p->nspares_active, 0);
@@ -119,38 +170,33 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
   atomic_init(&p->submitted, 0);
   atomic_init(&p->rejected, 0);
 
-  if (pthread_mutex_init(&p->idle_lock, NULL) != 0) {
-    ws__free(p);
-    return WS_ENOMEM;
-  }
-  if (ws__task_depot_init(&p->depot) != 0) {
-    pthread_mutex_destroy(&p->idle_lock);
-    ws__free(p);
-    return WS_ENOMEM;
-  }
-  if (pthread_mutex_init(&p->comp_lock, NULL) != 0) {
-    ws__task_depot_destroy(&p->depot);
-    pthread_mutex_destroy(&p->idle_lock);
-    ws__free(p);
-    return WS_ENOMEM;
-  }
-  pthread_mutex_init(&p->trace_lock, NULL); /* default mutexes: no allocation on Linux */
-  pthread_mutex_init(&p->prof_lock, NULL);
-  if (ws__inject_init(&p->inject) != 0) {
-    pthread_mutex_destroy(&p->comp_lock);
-    ws__task_depot_destroy(&p->depot);
-    pthread_mutex_destroy(&p->idle_lock);
-    ws__free(p);
-    return WS_ENOMEM;
-  }
+  /* From here on, every failure goes to `fail`, which frees what was made. */
+  unsigned slots = 0;
+  rc = WS_ENOMEM;
+  if (pthread_mutex_init(&p->idle_lock, NULL) != 0)
+    goto fail;
+  p->made |= MADE_IDLE_LOCK;
+  if (ws__task_depot_init(&p->depot) != 0)
+    goto fail;
+  p->made |= MADE_DEPOT;
+  if (pthread_mutex_init(&p->comp_lock, NULL) != 0)
+    goto fail;
+  p->made |= MADE_COMP_LOCK;
+  if (pthread_mutex_init(&p->trace_lock, NULL) != 0)
+    goto fail;
+  p->made |= MADE_TRACE_LOCK;
+  if (pthread_mutex_init(&p->prof_lock, NULL) != 0)
+    goto fail;
+  p->made |= MADE_PROF_LOCK;
+  if (ws__inject_init(&p->inject) != 0)
+    goto fail;
+  p->made |= MADE_INJECT;
 
   unsigned n = p->nworkers, cap = n + p->max_spares;
   p->coprimes = ws__malloc(n * sizeof *p->coprimes);
   p->workers = ws__aligned_alloc(WS__CACHELINE, cap * sizeof *p->workers);
-  if (p->coprimes == NULL || p->workers == NULL) {
-    pool_free(p, 0);
-    return WS_ENOMEM;
-  }
+  if (p->coprimes == NULL || p->workers == NULL)
+    goto fail;
   for (unsigned s = 1; s <= n; s++)
     if (ws__gcd(s, n) == 1)
       p->coprimes[p->ncoprimes++] = s;
@@ -162,58 +208,31 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
   int nmask = mask != NULL ? ws__affinity_list(mask, p->ncpus) : WS_ENOMEM;
   if (p->home_cpu == NULL || nmask < 0) {
     ws__free(mask);
-    pool_free(p, 0);
-    return nmask == WS_ESYS ? WS_ESYS : WS_ENOMEM;
+    rc = nmask == WS_ESYS ? WS_ESYS : WS_ENOMEM;
+    goto fail;
   }
   for (unsigned i = 0; i < n; i++)
     p->home_cpu[i] = nmask > 0 ? mask[i % (unsigned)nmask] : -1;
   ws__free(mask);
-  if (n > 1) {
-    const char *synthetic = getenv("WS_TOPOLOGY");
-    if (synthetic != NULL && *synthetic == '\0')
-      synthetic = NULL; /* empty: unset */
-    rc = ws__topo_build(&p->topo, n, p->home_cpu, synthetic);
-    if (rc != 0) {
-      pool_free(p, 0);
-      return rc;
-    }
-    if (synthetic != NULL && !ws__topo_synthetic_used(p->topo)) {
-      /* Missing or refusing hwloc: the description says why, as
-         "flat (<reason>)"; keep <reason> (drop the prefix and the ')'). */
-      char desc[200], why[320];
-      ws__topo_describe(p->topo, desc, sizeof desc);
-      size_t dlen = strlen(desc);
-      bool wrapped = strncmp(desc, "flat (", 6) == 0 && dlen > 6 && desc[dlen - 1] == ')';
-      const char *reason = wrapped ? desc + 6 : desc;
-      int rlen = (int)(wrapped ? dlen - 7 : dlen);
-      snprintf(why, sizeof why, "WS_TOPOLOGY=%.64s ignored (%.*s)", synthetic, rlen, reason);
-      ws__env_report("WS_TOPOLOGY", why, "the flat victim order");
-      ws__env_note(p->env_notes, sizeof p->env_notes, why);
-    }
-    if (ws__topo_is_flat(p->topo) && !ws__topo_synthetic_used(p->topo)) {
-      ws__topo_free(p->topo); /* flat: the plain random permutation does it */
-      p->topo = NULL;
-    }
-  }
+  if (n > 1 && (rc = pool_topology(p)) != 0)
+    goto fail;
 
+  rc = WS_ENOMEM;
   memset(p->workers, 0, cap * sizeof *p->workers);
-  for (unsigned i = 0; i < n; i++) {
-    if (ws__slot_init(p, &p->workers[i], i, p->seed) != 0) {
-      pool_free(p, i);
-      return WS_ENOMEM;
-    }
-  }
+  for (; slots < n; slots++)
+    if (ws__slot_init(p, &p->workers[slots], slots, p->seed) != 0)
+      goto fail;
 
   for (unsigned i = 0; i < n; i++) {
-    rc = ws__thread_start(&p->workers[i].thread, o.stack_size, ws__worker_main, &p->workers[i]);
-    if (rc != 0) {
+    if (ws__thread_start(&p->workers[i].thread, o.stack_size, ws__worker_main, &p->workers[i]) !=
+        0) {
       /* Stop the ones already running: nothing was submitted, so shutting
          down terminates at once and they exit. */
       ws_shutdown(p);
       for (unsigned k = 0; k < i; k++)
         pthread_join(p->workers[k].thread, NULL);
-      pool_free(p, n);
-      return WS_ESYS;
+      rc = WS_ESYS;
+      goto fail;
     }
   }
   /* Observation from the environment or the options. */
@@ -234,6 +253,10 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
   ws__trace_env_start(p);
   *pool = p;
   return 0;
+
+fail:
+  pool_free(p, slots);
+  return rc;
 }
 
 int ws_submit(ws_pool_t *p, ws_task_fn fn, void *arg, ws_future_t **future)

@@ -18,16 +18,12 @@
 #include "topology.h"
 
 #include "counters.h"
+#include "options.h"
 
 #include <assert.h>
 #include <stdalign.h>
 #include <stdbool.h>
 #include <stdlib.h>
-
-/* Largest WS_STEAL_HALF batch: ws_options_t.steal_batch above it is
-   refused with WS_EINVAL (pool.c), and a thief's stack buffer holds this
-   many tasks (worker.c). */
-#define WS__STEAL_BATCH_MAX 256
 
 /* --------------------------------------------------------------------- */
 /* Workers                                                                */
@@ -97,6 +93,7 @@ typedef struct ws__worker {
 
 struct ws_pool {
   /* Read-only after ws_pool_create returns. */
+  unsigned made; /* pool.c: which parts exist, for freeing a partly built pool */
   unsigned nworkers; /* regular workers: slots [0, nworkers) */
   unsigned max_spares; /* spare slots: [nworkers, nworkers + max_spares) */
   unsigned spare_idle_ms;

@@ -53,7 +53,7 @@
 int ws__slot_init(ws_pool_t *p, ws__worker *w, unsigned index, uint64_t seed)
 {
   memset(w, 0, sizeof *w);
-  if (ws__deque_init(&w->deque, p->deque_kind, 8) != 0)
+  if (ws__deque_init(&w->deque, p->deque_kind, WS__DEQUE_LOG_CAP) != 0)
     return WS_ENOMEM;
   atomic_init(&w->stats.seq, 0);
   for (int k = 0; k < WS__NSTATS; k++)

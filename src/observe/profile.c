@@ -213,7 +213,7 @@ int ws_profile_print(const ws_profile_t *pr, FILE *out, unsigned max_workers)
   if (pr == NULL || out == NULL)
     return WS_EINVAL;
   if (max_workers == 0)
-    max_workers = 64;
+    max_workers = WS__PROFILE_PRINT_DEFAULT;
   double t1 = (double)pr->work_ns, tinf = (double)pr->span_ns;
   fprintf(out,
           "work T1 = %.3f ms, span Tinf = %.3f ms, parallelism T1/Tinf = %.2f (%" PRIu64
