@@ -355,12 +355,6 @@ struct join_args {
   void *a, *b;
 };
 
-/*
- * The join fast path: b goes on the deque, a runs, and b comes back off the
- * deque and runs here unless it was stolen. Nothing stolen costs a frame
- * bump, a push, a pop and two calls; the group is only looked at again if b
- * did not come back.
- */
 /* A join while tracing or profiling: the general group path, which has the
    hooks (its cost does not matter then). */
 __attribute__((noinline, cold)) static int join_observed(ws_task_fn fa, void *a, ws_task_fn fb,
@@ -425,7 +419,7 @@ static bool join_announce(void *arg, uint32_t *expect)
 
 /* The sync of a published frame t (index mark). b comes back from the deque
    and runs here, or it was stolen (x is NULL), or a left a task above it (a
-   ws_submit child, x): run what is ours, then help until b is done. */
+   ws_submit child, x): run what is ours, then wait for b (worker.c, "Waiting"). */
 __attribute__((noinline)) static int join_public_sync(ws__worker *w, int ra, uint32_t mark)
 {
   ws__task *t = ws__frame_at(w, mark);
@@ -565,11 +559,12 @@ int ws_parallel_for(ws_pool_t *pool, int64_t begin, int64_t end, int64_t grain, 
     return 0;
   ws_pool_t *p = inside ? w->pool : pool;
   if (grain == 0) {
-    /* WS__PFOR_PIECES_PER_WORKER (256) pieces per worker. With iterations of unequal cost the last piece
-       can leave the other workers idle; its share of the work is at most
-       about 1/(256 P) of the whole for a linearly growing cost, under 1% of
-       the parallel time. A piece costs one join (~10 ns), so even a trivial
-       body over 10^7 iterations spends well under 0.1% splitting. */
+    /* WS__PFOR_PIECES_PER_WORKER (256) pieces per worker. With iterations
+       of unequal cost the last piece can leave the other workers idle; its
+       share of the work is at most about 1/(256 P) of the whole for a
+       linearly growing cost, under 1% of the parallel time. A piece costs
+       one join (docs/DESIGN.md, "Fork/join"), so even a trivial body over
+       10^7 iterations spends well under 0.1% splitting. */
     uint64_t pieces = WS__PFOR_PIECES_PER_WORKER * (uint64_t)p->nworkers,
              width = (uint64_t)end - (uint64_t)begin;
     uint64_t g = width / pieces + (width % pieces != 0);

@@ -74,7 +74,6 @@ typedef struct ws__worker {
   /* profile.c: strands this worker measured; the owner stores (relaxed),
      ws_profile_run reads after the region (ordered by the root's future). */
   _Atomic uint64_t prof_strands;
-  uint32_t trace_depth; /* trace.c: task slices open on this worker */
   char *stack_limit; /* waits stop nesting tasks when the stack pointer gets below this */
   ws__task_cache records; /* free task records (task.c) */
   /* The frame stack for group children: chunks of WS__FRAME_CHUNK frames that

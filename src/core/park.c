@@ -45,8 +45,8 @@
  * membarrier(PRIVATE_EXPEDITED), which makes every running thread of the
  * process execute a full fence. Parking is already a system call, spawning
  * must stay cheap: the work-first principle puts the cost on the idle side.
- * Without membarrier both sides are seq_cst fences (measured: 8.5 ns each on
- * one machine's Xeon, docs/DESIGN.md).
+ * Without membarrier both sides are seq_cst fences (docs/DESIGN.md measures
+ * both variants).
  *
  * The idle list is a doubly linked list of parked workers under
  * pool->idle_lock. A waker removes a worker from the list and stores its

@@ -34,7 +34,7 @@
  * top comes after the thief's load of top and sees that value or a later one.
  * Either way the two cannot both take the same element, which is exactly
  * what the symmetric fences guarantee. A steal then costs a system call
- * (about 1 us, docs/DESIGN.md) and an owner's pop costs no fence at all.
+ * (docs/DESIGN.md has its cost) and an owner's pop costs no fence at all.
  * WS_NO_MEMBARRIER=1 selects the symmetric fences of the paper.
  *
  * Memory reclamation. When the owner grows the array, thieves may still be

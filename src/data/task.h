@@ -46,9 +46,8 @@ struct ws__worker;
 struct ws__sink;
 
 /* One record per cache line: records are written by whichever worker holds
-   them, and records of different workers must not share a line (measured:
-   fib-submit 30 on 2 workers took 42 ms with 56-byte malloc'd records, 25 ms
-   with line-aligned ones; 1 worker: 43 ms either way). */
+   them, and records of different workers must not share a line (docs/DESIGN.md,
+   "Task records", has the measurement). */
 struct ws_future {
   alignas(64) ws_task_fn fn; /* set before publication, read-only after */
   void *arg; /* idem */

@@ -23,14 +23,11 @@ typedef struct ws__tbuf {
   uint32_t open_recorded, open_dropped; /* task slices open, kept or dropped */
   uint64_t dropped;
   uint32_t flow_seq;
-  /* 1 while the owner appends: the controller waits for 0 after detaching
-     the buffer (seq_cst Dekker pair with the detaching store). */
-  _Atomic uint32_t writing;
 } ws__tbuf;
 
 /* Profiling: the strand state of one running task. */
 typedef struct ws__prof {
-  uint64_t work, span, lchild, strands;
+  uint64_t work, span, strands;
   int64_t start; /* the current strand's start, ns */
 } ws__prof;
 

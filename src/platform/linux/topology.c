@@ -6,7 +6,7 @@
  * cache it still hits in that cache; from the same NUMA node it reads local
  * memory; only past that does a steal pay the full price of moving the
  * working set. Linux balances its run queues in the same order (SMT
- * siblings, the package, other NUMA nodes; SPEC §4). So each worker gets
+ * siblings, the package, other NUMA nodes). So each worker gets
  * the other workers grouped in four levels — same core, same last-level
  * cache, same NUMA node, everyone else — and tries a level only after the
  * nearer ones failed. Within a level the caller picks a random order, which
