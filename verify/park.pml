@@ -141,7 +141,7 @@ inline stop_spinning(v, old) {
   fi
 }
 
-/* One claim attempt over every queue (ws__find_work / search_once). */
+/* One claim attempt over every queue (find_work / search_once in worker.c). */
 inline take(found) {
   atomic {
     if
@@ -179,7 +179,7 @@ proctype worker(byte me) {
   byte v, old;
 
 loop:
-  /* ws__worker_main: t = ws__find_work(w) */
+  /* ws__worker_main: t = find_work(w) */
   take(found);
   if
   :: atomic { found -> found = false }; goto running

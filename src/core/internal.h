@@ -255,7 +255,6 @@ void ws__run(ws__worker *w, ws__task *t);
    false, having done nothing, when the task was already claimed or
    cancelled, or the worker's stack is too deep to nest it. */
 bool ws__try_run_future(ws__worker *w, ws__task *t);
-ws__task *ws__find_work(ws__worker *w);
 
 /* What a task waits for (worker.c, "Waiting"). */
 typedef struct ws__waitfor {

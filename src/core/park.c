@@ -116,7 +116,9 @@ static bool idle_remove_self(ws_pool_t *p, ws__worker *w)
   return was_on;
 }
 
-bool ws__work_visible(ws_pool_t *p)
+/* Any queue of the pool non-empty (a take could succeed), or the pool
+   terminated. */
+static bool work_visible(ws_pool_t *p)
 {
   /* Relaxed loads: callers order them after their heavy barrier. */
   if (ws__life_state(atomic_load_explicit(&p->life, memory_order_relaxed)) == WS_POOL_TERMINATED)
@@ -205,7 +207,7 @@ void ws__park(ws__worker *w)
      re-check (the heavy barrier interrupts every running thread). Without
      this, a worker fed by a producer slightly slower than itself made about
      1,400 membarrier calls per 10^6-task fan-out. */
-  if (ws__work_visible(p)) {
+  if (work_visible(p)) {
     if (w->spinning)
       ws__stop_spinning(w);
     WS__PARKLOG(50, 0, 0);
@@ -232,7 +234,7 @@ void ws__park(ws__worker *w)
   ws__heavy_barrier();
 
   /* S4: look once more at every queue. */
-  if (ws__work_visible(p)) {
+  if (work_visible(p)) {
     /* If a waker took us off the list first with WOKEN (not the spinner
        role: ws__wake_idle_spare, ws__wake_all), we still saw work that
        publishers may have left to our spinner role: take it back all the

@@ -47,8 +47,6 @@ void ws__wake_idle_spare(ws_pool_t *pool);
 /* Parks the calling worker (its scheduling loop only). Returns when woken or
    when work was seen. */
 void ws__park(ws__worker *w);
-/* Any queue of the pool non-empty, or the pool terminated. */
-bool ws__work_visible(ws_pool_t *pool);
 
 /* Wakes worker w, sleeping (or about to) on its park_word, with v
    (WS__PARK_SPINNER or WS__PARK_WOKEN). The caller has just taken w off the

@@ -255,7 +255,7 @@ static ws__task *steal_work(ws__worker *w)
   return got;
 }
 
-ws__task *ws__find_work(ws__worker *w)
+static ws__task *find_work(ws__worker *w)
 {
   ws__task *t;
   if (++w->tick % 61 == 0 && (t = take_global(w, 1)) != NULL)
@@ -296,7 +296,7 @@ static ws__task *spin(ws__worker *w)
   }
   for (unsigned round = 0; round < p->spin_rounds; round++) {
     backoff(round);
-    ws__task *t = ws__find_work(w);
+    ws__task *t = find_work(w);
     if (t != NULL)
       return t;
     if (pool_terminated(p))
@@ -432,7 +432,7 @@ void *ws__worker_main(void *arg)
       continue;
     }
     looked = true;
-    ws__task *t = ws__find_work(w);
+    ws__task *t = find_work(w);
     if (t == NULL) {
       ws__life_credit_flush(w); /* we may go idle: finished tasks must not stay counted */
       if (!pool_terminated(p))
