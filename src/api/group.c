@@ -61,12 +61,6 @@ static ws__group *G(ws_group_t *g)
   return (ws__group *)(void *)g;
 }
 
-/* The spawning worker, or NULL for a group used outside the pool. */
-static inline ws__worker *owner_of(const ws__group *g)
-{
-  return g->magic == WS__GROUP_INSIDE ? g->owner : NULL;
-}
-
 static bool group_done(void *arg)
 {
   ws__group *g = arg;
@@ -129,7 +123,9 @@ static void child_done(ws__sink *s, ws__worker *w, ws__task *t, int rc)
 {
   (void)t;
   ws__group *g = (ws__group *)(void *)s; /* the sink is g's first member */
-  if (owner_of(g) == w) {
+  /* For an outside group the union holds its pool, whose address is never
+     a worker's: the test is false then, without looking at magic. */
+  if (g->owner == w) {
     if (rc != 0)
       record_error(g, rc);
     g->done_local++; /* the owner's private counter: no RMW */
@@ -256,11 +252,11 @@ __attribute__((noinline)) static int spawn_heap(ws__worker *w, ws__group *g, ws_
 int ws_group_spawn(ws_group_t *g_, ws_task_fn fn, void *arg)
 {
   ws__group *g = G(g_);
-  if (g_ == NULL || fn == NULL || (g->magic != WS__GROUP_INSIDE && g->magic != WS__GROUP_OUTSIDE))
+  if (g_ == NULL || fn == NULL)
     return WS_EINVAL;
-  ws__worker *w = owner_of(g);
-  if (w == NULL)
-    return spawn_outside(g, fn, arg);
+  if (g->magic != WS__GROUP_INSIDE)
+    return g->magic == WS__GROUP_OUTSIDE ? spawn_outside(g, fn, arg) : WS_EINVAL;
+  ws__worker *w = g->owner;
   if (w != ws__tls_worker)
     return WS_EINVAL; /* only the task that initialised the group may spawn */
 
@@ -298,10 +294,10 @@ int ws_group_spawn(ws_group_t *g_, ws_task_fn fn, void *arg)
 int ws_group_wait(ws_group_t *g_)
 {
   ws__group *g = G(g_);
-  if (g_ == NULL || (g->magic != WS__GROUP_INSIDE && g->magic != WS__GROUP_OUTSIDE))
+  if (g_ == NULL)
     return WS_EINVAL;
-  ws__worker *w = owner_of(g);
-  if (w != NULL) {
+  if (g->magic == WS__GROUP_INSIDE) {
+    ws__worker *w = g->owner;
     if (w != ws__tls_worker)
       return WS_EINVAL;
     /* g's frame children, if any, sit contiguously from g->mark up. If
@@ -329,7 +325,7 @@ int ws_group_wait(ws_group_t *g_)
       ws__prof_sync(w, &g->sink);
       ws__prof_strand_begin(w);
     }
-  } else {
+  } else if (g->magic == WS__GROUP_OUTSIDE) {
     /* Outside: sleep on the group's word until every child reported. A
        worker of another pool that blocks here publishes its own private
        frames first (see ws__publish_private). */
@@ -343,6 +339,8 @@ int ws_group_wait(ws_group_t *g_)
       while (group_announce(g, &v))
         ws__futex_wait(&g->remote, v, WS__NO_DEADLINE);
     }
+  } else {
+    return WS_EINVAL;
   }
   g->magic = 0;
   return atomic_load_explicit(&g->error, memory_order_relaxed); /* ordered by group_done */

@@ -44,11 +44,12 @@ _Static_assert(sizeof(ws_worker_stats_t) == WS__NSTATS * sizeof(uint64_t),
    updates, makes it even (release); a reader retries until it saw the same
    even value before and after reading (stats.c). Only the owner writes. */
 typedef struct ws__stats {
-  alignas(WS__CACHELINE) _Atomic uint32_t seq;
-  _Atomic uint64_t c[WS__NSTATS];
   /* Fork/join events not yet folded into c (ws__stats_fold): owner-private
-     plain counters, so that the spawn/sync path has no seqlock section. */
-  uint32_t fj_spawned, fj_run, fj_failed;
+     plain counters, so that the spawn/sync path has no seqlock section.
+     First, on the line the owner writes anyway. */
+  alignas(WS__CACHELINE) uint32_t fj_spawned, fj_run, fj_failed;
+  _Atomic uint32_t seq;
+  _Atomic uint64_t c[WS__NSTATS];
 } ws__stats;
 
 #if WS_STATS
