@@ -35,11 +35,12 @@ typedef struct ws__worker {
   /* Written by the owner, read by ws_pool_stats. */
   ws__stats stats;
 
-  /* Parking. park_word is the futex word: the owner stores ASLEEP before it
-     joins the idle list; a waker stores SPINNER or WOKEN (release) while it
-     holds idle_lock and has just removed the worker from the list; the owner
-     reads it with acquire. idle_prev/idle_next/on_idle are covered by the
-     pool's idle_lock. */
+  /* Parking (the protocol: the essay at the top of core/park.c). park_word
+     is the futex word: the owner stores ASLEEP before it joins the idle
+     list; a waker stores SPINNER or WOKEN (release) while it holds idle_lock
+     and has just removed the worker from the list; the owner reads it with
+     acquire. idle_prev/idle_next/on_idle are covered by the pool's
+     idle_lock. */
   alignas(WS__CACHELINE) _Atomic uint32_t park_word;
   struct ws__worker *idle_prev, *idle_next;
   bool on_idle;
@@ -128,7 +129,8 @@ struct ws_pool {
   _Atomic uint32_t idle_epoch;
   _Atomic uint32_t idle_waiters;
 
-  /* Idle coordination, read by every publisher of work (ws__notify):
+  /* Idle coordination (core/park.c), read by every publisher of work
+     (ws__notify):
      nidle: workers on the idle list; changed under idle_lock (seq_cst RMW).
      nspinning: workers searching for work; RMW'd (seq_cst) by spinners and
      by ws__wake_one when it hands the spinner role to a parked worker. */

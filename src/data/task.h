@@ -8,6 +8,8 @@
 
 #include "wsched.h"
 
+#include "platform.h"
+
 #include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
@@ -49,7 +51,7 @@ struct ws__sink;
    them, and records of different workers must not share a line (docs/DESIGN.md,
    "Task records", has the measurement). */
 struct ws_future {
-  alignas(64) ws_task_fn fn; /* set before publication, read-only after */
+  alignas(WS__CACHELINE) ws_task_fn fn; /* set before publication, read-only after */
   void *arg; /* idem */
   /* A record is in at most one list at a time: `next` links the free lists
      (plain: one thread holds the record and the list), `qnext` the global
@@ -103,7 +105,8 @@ struct ws_future {
   };
 };
 
-_Static_assert(sizeof(struct ws_future) == 64, "a task record is one cache line");
+_Static_assert(sizeof(struct ws_future) == WS__CACHELINE, "a task record is one cache line");
+_Static_assert(WS__CACHELINE >= 64, "the handle's generation tag needs 6 free low bits");
 
 typedef struct ws_future ws__task;
 
