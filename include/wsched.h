@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wsched — a work-stealing task scheduler for C.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs what building and testing wsched needs on Debian/Ubuntu, if it is
 # missing: a C compiler, CMake, make, pkg-config, python3 (trace checks),
 # OpenSSL's libcrypto (the UTS benchmark), hwloc (topology; optional) and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Every C file of the tree is formatted as .clang-format says (issue #11).
 # Usage: tests/check_format.sh SOURCE_DIR. Skips (77) without clang-format
 # or outside a git checkout; other clang-format versions may format

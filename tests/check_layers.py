@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The library's layers (docs/DESIGN.md, "Layers") hold in the code.
 
 Each directory of src/ is a layer; a file may include headers of its own

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Every symbol the shared library exports starts with ws_ (and none with
 # ws__, the internal prefix).
 set -euo pipefail

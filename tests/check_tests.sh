@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The test list (tests/CMakeLists.txt) against the test programs (issue #11):
 #   - every part a program's --list names is run by a ctest, or listed as
 #     run by hand (ws_manual); a named-only part needs a ctest of its own,

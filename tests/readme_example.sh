@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Compiles and runs the first C example of README.md against the build tree,
 # so the README cannot drift from the API.
 # Usage: readme_example.sh SOURCE_DIR STATIC_LIB [EXTRA LINK FLAGS...]

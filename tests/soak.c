@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * API test. Soak run (not part of ctest): pushes a target number of tasks through
  * every shape the API offers, round after round, and checks exactly-once on

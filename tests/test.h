@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A tiny test harness, the one every test program uses (tests/ and
  * bench/uts/test_uts.c): asserts that stay on in release builds and print

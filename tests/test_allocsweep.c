@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * White-box test (ws__alloc_fault and ws__malloc, src/platform/platform.h).
  * Allocation-failure sweep. One workload calls every API that allocates: two

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * API test. The public API's edges: error codes and ws_strerror, option
  * validation, NULL arguments, WS_WORKERS, ws_current_worker/ws_current_pool,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * API test. Blocking tasks and spare workers (ws_blocking):
  *   latch     — N workers each run a task that blocks (inside ws_blocking) on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * White-box test (ws__cgroup_cpu_limit and friends, src/platform/topology.h).
  * The default worker count (src/platform/linux/cpu.c):

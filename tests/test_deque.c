@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * White-box test (src/data/deque.h on its own, no pool). The deque test suite,
  * each part run against both kinds (the locked deque is the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * API test. Exactly-once execution under every configuration: every task marks its own
  * slot, and every slot must end at exactly 1. Three shapes:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * White-box test (wide injects allocation failures through ws__alloc_fault,
  * src/platform/platform.h). Fork/join: task groups, ws_join, ws_parallel_for.

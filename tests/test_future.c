@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * API test. Futures, each part but misuse on 1, 2, 4 and 64 workers:
  *   basic    — status, result, a failing task's error in its future and in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * White-box test (the stall hook of src/data/inject.h, the membarrier state of
  * src/platform/platform.h). Idle workers and wake-ups, each part on 1, 2, 4 and 64

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * White-box test. The global injection queue (src/data/inject.c) on its own.
  *   drain — producers push while one consumer takes one record at a time, so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * White-box test. Allocation failure, injected through the internal hook
  * ws__alloc_fault (src/platform/platform.h):

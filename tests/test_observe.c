@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * White-box test (the profiler's virtual-clock hook, src/observe/observe.h).
  * Observing the scheduler:

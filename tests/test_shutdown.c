@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * API test. Graceful shutdown:
  *   storm      — 8 threads submit without pause while the main thread shuts

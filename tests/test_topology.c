@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * White-box test (src/platform/topology.h). Topology-aware victim order
  * (src/platform/linux/topology.c), on hwloc synthetic topologies so that the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * frames.pml -- private join frames and their lazy publication (fork/join).
  *

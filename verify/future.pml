@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * future.pml -- the future protocol of wsched: one task record with a
  * future handle, and everybody who touches it.

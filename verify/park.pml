@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * park.pml -- the parking / wake-up protocol of wsched.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Model-checks the SPIN models of verify/ (see verify/README.md).
 #
 # Usage: verify/run.sh [WORKDIR]

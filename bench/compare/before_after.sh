@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Before/after for one change: two wsbench binaries (e.g. a worktree of the
 # old commit and the current build), run alternately in the same session, R
 # rounds, 2 workers, medians of the N-worker times. Raw lines go to $OUT

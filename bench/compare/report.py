@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Turn a comparison run's raw.txt into results.md, results.csv and chart.png.
 
 Usage: report.py RESULTS_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench/compare/run.sh: build wsched's comparison peers, run every workload on
 # every peer at 1 and 2 workers in interleaved rounds, check every answer, and
 # write raw.txt, results.md and chart.png under build/compare/results/<date>/

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sha1_bench.c - time the ways libcrypto offers to hash one UTS child
  * (24 bytes: a 20-byte state and a 4-byte index), one thread.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_uts.c - tests for the UTS library, on tests/test.h's assertions and
  * runner (no wsched: the UTS library alone).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * uts.c - the UTS tree generator (see uts.h for the API, README.md for the
  * rules this follows and the published counts it reproduces).

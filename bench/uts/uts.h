@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * uts.h - the Unbalanced Tree Search (UTS) tree generator, as a small library.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * uts_serial.c - walk a UTS tree on one thread and check its counts.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wsbench --join-cost [fib SIZE]: what one spawn/sync pair costs, as a
  * ladder of fib(n) variants on one thread, from the plain C function up to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wsbench — runs the workload suite on wsched and reports.
  *

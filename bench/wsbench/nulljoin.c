@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The floor for any join reached through a call: a "join" that schedules
  * nothing and calls both halves, one after the other, through their

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Fork/join workloads:
  *   fib N      — fib(n) with no cutoff through ws_join: the spawn-cost probe.

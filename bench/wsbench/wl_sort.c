@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sort N — mergesort of N 32-bit integers, cilksort style: sort the four
  * quarters in parallel, merge them pairwise in parallel, and merge with a

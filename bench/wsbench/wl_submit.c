@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The two workloads of the core scheduler, through ws_submit only:
  *   fib-submit N — recursive fib with no cutoff: every call submits its two

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * uts T1 / uts T3 — Unbalanced Tree Search (bench/uts): one group child per
  * tree node, the child's SHA-1 computed by its parent and passed by value.

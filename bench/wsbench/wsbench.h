@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wsbench: the workload suite. Each workload has a serial twin and a parallel
  * version on a wsched pool, and checks its own answer: a wrong answer is a

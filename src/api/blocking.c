@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ws_blocking: a call that may block, made with the pool kept at strength
  * (the compensation itself is core/spares.c).

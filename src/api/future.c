@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Futures: waiting, status, result, cancellation, release. A future is the
  * task record itself (task.h); the state word carries the status and the

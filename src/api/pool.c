@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Pools: creation and options, submission, shutdown, waiting for
  * termination or idleness, destruction. The ACCEPTING -> DRAINING ->

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The per-worker counters (ws_worker_stats_t) and their sequence lock. The
  * owner writes them (the functions below); observe/stats.c reads them.

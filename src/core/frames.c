@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A worker's frame stack: where ws_join's second halves and group children
  * live while they are private (api/group.c explains the fork/join protocol

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The frame stack of a worker (frames.c): private fork/join frames and
  * their publication. Owner only, except where a function says otherwise.

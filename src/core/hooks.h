@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The observation hooks: the narrow interface through which the core (and
  * the API layer) call the observation layer (observe/trace.c,

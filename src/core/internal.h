@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The pool and worker structures shared by the scheduler's source files.
  * Never installed: include/wsched.h is the only public header.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The pool's life: the ACCEPTING -> DRAINING -> TERMINATED state machine
  * and the count of outstanding tasks, and the submission of a record

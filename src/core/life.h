@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The pool's life (life.c): the state and the count of outstanding tasks in
  * one word, submission of records into it, and the workers' credits.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The defaults and limits of ws_options_t and of the other documented
  * numbers of wsched.h, in one place: pool.c applies them, the core sizes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Parking and waking idle workers: spinning, the idle list, and the protocol
  * that keeps a wake-up from being lost (verify/park.pml checks it).

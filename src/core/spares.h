@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Spare workers and worker slots (spares.c).
  */

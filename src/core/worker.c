@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The worker loop: finding work, stealing, spinning, running tasks, waiting.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The per-worker deque, in two kinds behind one interface:
  *

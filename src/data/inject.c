@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The global injection queue (inject.h): Vyukov's intrusive MPSC queue with
  * a try-lock in front of the single consumer side.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The global injection queue: where root submissions (from threads outside
  * the pool) wait, and where a child goes when its worker's deque cannot grow.

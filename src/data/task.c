@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Task records: allocation with a per-worker free list and reference
  * counting.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The task record: one heap block per ws_submit(). When the submitter asked
  * for a future, the same block is the future (struct ws_future is the record),

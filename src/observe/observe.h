@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The observation layer's own types and the entry points the API layer
  * uses (profile strands around spawns and syncs, schedtrace, tracing from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * schedtrace: a thread that samples the pool every period and prints one
  * line to stderr (the format is documented in wsched.h). It only reads:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Reading the statistics. Each worker's counters are read under its sequence
  * lock (internal.h): a consistent snapshot of one worker; workers are read

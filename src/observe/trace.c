@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The timeline trace: per-worker event buffers and the Chrome Trace Event
  * JSON writer.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The one allocator family of the library (libuv's uv__malloc family is the
  * model) and the two ways the library stops a process: a broken internal

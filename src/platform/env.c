@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The environment variables: parsing and the once-per-process report (env.h). */
 #include "env.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The environment variables wsched reads, each parsed in one place with one
  * rule: a value that cannot be used is never bent into something else. It

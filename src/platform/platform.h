@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The small portable layer under the scheduler: futex-style waiting, the
  * asymmetric memory barriers of the parking protocol, a monotonic clock and

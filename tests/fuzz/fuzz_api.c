@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * White-box test (allocation failures through ws__alloc_fault, src/task.h).
  * API-sequence fuzzing: the input bytes are a small program of pool

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Writes the seed corpus of fuzz_api (tests/fuzz/corpus), deterministically.
 
 The encoding is the one tests/fuzz/fuzz_api.c decodes (see its opening

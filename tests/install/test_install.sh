@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs the build tree into a scratch prefix, then builds and runs the
 # consumer against it four ways: CMake package (shared, static) and
 # pkg-config (shared, static).

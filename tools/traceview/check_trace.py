@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Validate a wsched trace (Chrome Trace Event JSON) and summarize it.
 
     check_trace.py TRACE.json [--json] [--quiet] [--eps US]

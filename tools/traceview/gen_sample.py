@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Write a synthetic wsched trace (Chrome Trace Event JSON) for developing the viewer.
 
 The trace comes from a small discrete-event simulation of a work-stealing pool,

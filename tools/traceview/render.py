@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Render a wsched trace to a PNG with headless Chromium.
 
     render.py TRACE.json OUT.png [WIDTHxHEIGHT] [--range FROM:TO] [--keep-html FILE]

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # render.sh TRACE.json OUT.png [WIDTHxHEIGHT] [--range FROM:TO] [--keep-html FILE]
 # Renders a wsched trace to a PNG with headless Chromium; see render.py --help.
 # Exit: 0 ok, 1 bad trace / viewer error / blank or missing PNG, 2 usage, 3 Chromium missing.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * common.c - command line, timing, checking and reporting for the C/C++
  * peers (see common.h). Expected answers are computed here by methods that

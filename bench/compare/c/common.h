@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * common.h - what every C/C++ peer of the comparison shares: the command
  * line, the timing, the RESULT line, the expected answers and the one piece

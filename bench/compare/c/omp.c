@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * omp.c - the OpenMP peer, built twice from this one source: omp-gcc
  * (gcc + libgomp) and omp-clang (clang + LLVM libomp).

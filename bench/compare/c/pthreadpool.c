@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pthreadpool.c - the naive baseline: P pthreads sharing ONE task queue
  * guarded by ONE mutex, with one condition variable for "work arrived" and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run.sh - run every C/C++ peer on every workload at its default size.
 #
 #   ./run.sh [-o OUTDIR] [-r REPEAT] [WORKERS...]     (default workers: 1 2)

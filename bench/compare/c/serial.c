@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * serial.c - the sequential baseline: every workload of ../WORKLOADS.md
  * with each "spawn" replaced by a plain call and each "join" by nothing

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * tbb.cpp - the oneTBB peer (C++17).
  *

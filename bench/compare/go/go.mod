@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 module wsched/bench/compare/go
 
 go 1.19

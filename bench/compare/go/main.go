@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Command go is the Go peer of wsbench: the five comparison workloads written
 // the way a Go programmer would write them, with goroutines and sync.WaitGroup
 // on a runtime limited to GOMAXPROCS = --workers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The CPU budget of the process: how many workers a pool gets by default,
  * the CPUs of the affinity mask, and pinning a thread to one of them.

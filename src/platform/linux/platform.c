@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Linux implementation of src/platform/platform.h: futex, membarrier, clock, threads. */
 #include "../platform.h"
 

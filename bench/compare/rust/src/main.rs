@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! The rayon peer of wsbench: the five comparison workloads written the way a
 //! Rust programmer would write them with rayon, on one `ThreadPool` whose
 //! `num_threads` is `--workers`.

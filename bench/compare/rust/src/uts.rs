@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! Unbalanced Tree Search: one rayon task per tree node.
 
 use crate::{timed, Outcome, Run};

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! fib, nqueens, fanout and tri; uts lives in uts.rs.
 
 use crate::{parse_size, timed, Outcome, Run};

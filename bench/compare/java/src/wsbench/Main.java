@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The Java peer of wsbench: the five comparison workloads written the way a
 // Java programmer would write them, on one ForkJoinPool whose parallelism is
 // --workers.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 package wsbench;
 
 import java.util.Map;
