@@ -6,7 +6,8 @@
 #      directory, since dpkg-buildpackage writes ../*.deb next to the source;
 #   2. builds the binary packages there (dpkg-buildpackage -us -uc -b);
 #   3. checks debian/libwsched0.symbols lists exactly the exported symbols,
-#      and that the runtime package depends on hwloc (the Debian build uses it);
+#      that the runtime package depends on hwloc (the Debian build uses it),
+#      and that it holds the shared library only, named after its SONAME;
 #   4. unpacks libwsched0 and libwsched-dev into a scratch root (dpkg -x: the
 #      machine's own /usr is left alone);
 #   5. builds tests/install/consumer.c against that root with pkg-config and
@@ -43,21 +44,23 @@ if ! (cd "$work/wsched" && dpkg-buildpackage -us -uc -b) >"$work/build.log" 2>&1
   exit 1
 fi
 grep -i "^dpkg-gensymbols: warning" "$work/build.log" || true
-runtime=$(ls "$work"/libwsched0_*.deb)
+# The runtime package's name follows the SONAME (libwsched0 for .so.0).
+rt=$(sed -n 's/^Package: \(libwsched[0-9][0-9.]*\)$/\1/p' "$src/debian/control")
+runtime=$(ls "$work/${rt}"_*.deb)
 dev=$(ls "$work"/libwsched-dev_*.deb)
 
 # 3. The symbols file is complete (level 4: a new symbol fails too), and
 #    the shared library was linked with hwloc.
-if ! (cd "$work/wsched" && dpkg-gensymbols -plibwsched0 -Pdebian/libwsched0 -c4 \
+if ! (cd "$work/wsched" && dpkg-gensymbols -p"$rt" -Pdebian/"$rt" -c4 \
       -O"$work/symbols") >"$work/gensymbols.log" 2>&1; then
   cat "$work/gensymbols.log"
-  echo "debian/libwsched0.symbols does not match the library's exported symbols:"
+  echo "debian/$rt.symbols does not match the library's exported symbols:"
   echo "add the new ones ('+' lines above) with the version that introduced them"
   exit 1
 fi
 depends=$(dpkg-deb -f "$runtime" Depends)
-echo "libwsched0 depends on: $depends"
-grep -q "libhwloc" <<<"$depends" || { echo "libwsched0 was built without hwloc"; exit 1; }
+echo "$rt depends on: $depends"
+grep -q "libhwloc" <<<"$depends" || { echo "$rt was built without hwloc"; exit 1; }
 
 # 4. Both packages, unpacked into a scratch root.
 root=$work/root
@@ -74,8 +77,11 @@ test -f "$libdir/cmake/wsched/wschedConfig.cmake"
 soname=$(objdump -p "$libdir/libwsched.so" | awk '$1 == "SONAME" {print $2}')
 files=$(dpkg-deb -c "$runtime" | awk '{print $6}')
 extra=$(grep -v -e '/$' -e '^\./usr/share/doc/' -e "/$soname\$" -e "/$soname\\." <<<"$files" || true)
-[ -z "$extra" ] || { echo "unexpected files in libwsched0: $extra"; exit 1; }
-grep -q "/$soname\$" <<<"$files" || { echo "libwsched0 lacks $soname"; exit 1; }
+[ -z "$extra" ] || { echo "unexpected files in $rt: $extra"; exit 1; }
+grep -q "/$soname\$" <<<"$files" || { echo "$rt lacks $soname"; exit 1; }
+# Debian names a library package after its SONAME (policy 8.1).
+[ "$rt" = "${soname/.so./}" ] ||
+  { echo "the runtime package is $rt, the SONAME $soname: rename it ${soname/.so./} in debian/"; exit 1; }
 
 # Runs a consumer and checks it loaded the unpacked library, not another one.
 run_consumer() {
