@@ -8,6 +8,7 @@
 # command to run.
 set -euo pipefail
 pkgs=(gcc make cmake pkg-config python3 libssl-dev libhwloc-dev binutils spin clang libclang-rt-dev)
+pkgs+=(dpkg-dev debhelper fakeroot) # the Debian package and its test (tests/debian/test_deb.sh)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
