@@ -51,7 +51,7 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 /* Error codes. Every public function that can fail returns one of these.   */
 
-#define WS_OK 0
+#define WS_OK 0 /* success */
 #define WS_EINVAL (-1) /* an argument or option is invalid (NULL function, ...) */
 #define WS_ENOMEM (-2) /* out of memory; nothing was queued, the pool is still usable */
 #define WS_ESHUTDOWN (-3) /* the pool no longer accepts root submissions; the task never runs */
@@ -74,6 +74,7 @@ WS_EXTERN const char *ws_strerror(int code);
 /* ------------------------------------------------------------------------ */
 /* Options                                                                   */
 
+/* The deque each worker keeps its tasks in (ws_options_t.deque). */
 typedef enum ws_deque_kind {
   WS_DEQUE_DEFAULT = 0, /* the lock-free one */
   WS_DEQUE_LOCKFREE = 1, /* Chase-Lev with the C11 orderings of Le et al. (PPoPP 2013);
@@ -84,12 +85,15 @@ typedef enum ws_deque_kind {
   WS_DEQUE_LOCKED = 2 /* a mutex-protected array deque: the baseline and test oracle */
 } ws_deque_kind_t;
 
+/* What one steal takes from a victim (ws_options_t.steal). */
 typedef enum ws_steal_policy {
   WS_STEAL_DEFAULT = 0, /* WS_STEAL_ONE */
   WS_STEAL_ONE = 1, /* a thief takes the oldest task of its victim */
   WS_STEAL_HALF = 2 /* a thief takes half its victim's tasks, at most steal_batch */
 } ws_steal_policy_t;
 
+/* Pool options for ws_pool_create: ws_options_init fills them with the
+   defaults, and 0 in any field means that field's default. */
 typedef struct ws_options {
   /* Worker threads. 0: the WS_WORKERS environment variable if it holds an
      integer in 1..WS_MAX_WORKERS (anything else is ignored), else the
@@ -98,8 +102,8 @@ typedef struct ws_options {
      1.5-CPU quota gives 2), at least 1 -- Go 1.25's GOMAXPROCS rule. At
      most WS_MAX_WORKERS. */
   unsigned workers;
-  ws_deque_kind_t deque;
-  ws_steal_policy_t steal;
+  ws_deque_kind_t deque; /* 0: WS_DEQUE_DEFAULT, the lock-free deque */
+  ws_steal_policy_t steal; /* 0: WS_STEAL_DEFAULT, steal one task */
   /* Upper bound on the tasks one WS_STEAL_HALF steal moves. 0: 32. At most
      256 (WS_EINVAL above). */
   unsigned steal_batch;
@@ -133,10 +137,10 @@ typedef struct ws_options {
   int pin;
 } ws_options_t;
 
-#define WS_MAX_WORKERS 1024u
-#define WS_MAX_SPARES 4096u
-#define WS_SPIN_NONE 0xFFFFFFFFu
-#define WS_SPARES_NONE 0xFFFFFFFFu
+#define WS_MAX_WORKERS 1024u /* the most workers a pool may have */
+#define WS_MAX_SPARES 4096u /* the largest max_spares */
+#define WS_SPIN_NONE 0xFFFFFFFFu /* spin_rounds: park after one failed round */
+#define WS_SPARES_NONE 0xFFFFFFFFu /* max_spares: no spare workers, no compensation */
 
 /* Fills *opt with the defaults (all zero). Any thread. */
 WS_EXTERN void ws_options_init(ws_options_t *opt);
@@ -144,11 +148,16 @@ WS_EXTERN void ws_options_init(ws_options_t *opt);
 /* ------------------------------------------------------------------------ */
 /* Pools                                                                     */
 
+/* A pool of worker threads (opaque): ws_pool_create, ws_pool_destroy. */
 typedef struct ws_pool ws_pool_t;
+/* A handle on one submitted task's outcome (opaque): ws_submit gives it,
+   ws_future_release drops it. */
 typedef struct ws_future ws_future_t;
 
+/* A task: returns 0 for success, any other value as its error code. */
 typedef int (*ws_task_fn)(void *arg);
 
+/* A pool's lifecycle, in this order (ws_pool_state). */
 typedef enum ws_pool_state {
   WS_POOL_ACCEPTING = 0, /* root and child submissions are accepted */
   WS_POOL_DRAINING = 1, /* ws_shutdown() was called: only children of running tasks
@@ -231,6 +240,7 @@ WS_EXTERN int ws_pool_describe(const ws_pool_t *pool, char *buf, size_t len);
 /* ------------------------------------------------------------------------ */
 /* Futures                                                                   */
 
+/* Where a submitted task is (ws_future_status). */
 typedef enum ws_future_status {
   WS_FUTURE_PENDING = 0, /* queued, not claimed yet */
   WS_FUTURE_RUNNING = 1, /* claimed by a worker and running */
@@ -403,6 +413,7 @@ WS_EXTERN int ws_parallel_for(ws_pool_t *pool, int64_t begin, int64_t end, int64
 /* ------------------------------------------------------------------------ */
 /* Statistics                                                                */
 
+/* One worker's counters (ws_pool_stats). */
 typedef struct ws_worker_stats {
   uint64_t tasks_run; /* task functions this worker executed */
   uint64_t tasks_failed; /* ... of which returned non-zero */
@@ -416,6 +427,7 @@ typedef struct ws_worker_stats {
   uint64_t global_takes; /* tasks it took from the global injection queue */
 } ws_worker_stats_t;
 
+/* A pool's counters and gauges (ws_pool_stats). */
 typedef struct ws_stats {
   unsigned workers; /* number of workers */
   unsigned parked; /* workers asleep at the time of the snapshot */
@@ -488,6 +500,7 @@ WS_EXTERN int ws_pool_stats_print(ws_pool_t *pool, FILE *out);
  * recording. path may be NULL to discard the trace.
  */
 WS_EXTERN int ws_trace_start(ws_pool_t *pool, size_t max_events);
+/* Stops the trace ws_trace_start began and writes it to `path` (see above). */
 WS_EXTERN int ws_trace_stop(ws_pool_t *pool, const char *path);
 
 /*
@@ -512,6 +525,7 @@ typedef struct ws_profile {
   unsigned workers; /* P of the run */
 } ws_profile_t;
 
+/* Runs fn(arg) as a profiled region into *out (see above). */
 WS_EXTERN int ws_profile_run(ws_pool_t *pool, ws_task_fn fn, void *arg, ws_profile_t *out,
                              int *fn_rc);
 
@@ -522,7 +536,7 @@ WS_EXTERN int ws_profile_run(ws_pool_t *pool, ws_task_fn fn, void *arg, ws_profi
    max_workers and max_workers itself, so the table stays short for any
    value (3 header lines + 64 + 25 + 1 rows for UINT_MAX). Returns 0 or
    WS_EINVAL. */
-#define WS_PROFILE_PRINT_DENSE 64u
+#define WS_PROFILE_PRINT_DENSE 64u /* every P up to this one gets a row */
 WS_EXTERN int ws_profile_print(const ws_profile_t *p, FILE *out, unsigned max_workers);
 
 #ifdef __cplusplus

@@ -7,7 +7,7 @@
 # Runs apt-get as root, or through sudo when available; otherwise prints the
 # command to run.
 set -euo pipefail
-pkgs=(gcc make cmake pkg-config python3 libssl-dev libhwloc-dev binutils spin clang libclang-rt-dev)
+pkgs=(gcc make cmake pkg-config python3 libssl-dev libhwloc-dev binutils spin clang libclang-rt-dev doxygen)
 pkgs+=(dpkg-dev debhelper fakeroot) # the Debian package and its test (tests/debian/test_deb.sh)
 missing=()
 for p in "${pkgs[@]}"; do
