@@ -32,6 +32,14 @@ fi
 if grep -E -- '-L/(usr/)?lib' "$libdir/pkgconfig/wsched.pc"; then
   echo "wsched.pc hard-codes a system library directory"; exit 1
 fi
+# Installed in a system directory, the library needs no -L at all: the
+# prefix is written so that pkg-config recognises its system directories.
+if PKG_CONFIG_PATH=$libdir/pkgconfig PKG_CONFIG_SYSTEM_LIBRARY_PATH=$libdir \
+  pkg-config --libs wsched | grep -q -- -L; then
+  echo "wsched.pc: -L kept for a system library directory:"
+  PKG_CONFIG_PATH=$libdir/pkgconfig PKG_CONFIG_SYSTEM_LIBRARY_PATH=$libdir pkg-config --libs wsched
+  exit 1
+fi
 # The SONAME is what the CMake version file calls compatible: 0.MINOR.
 soname=$(objdump -p "$libdir/libwsched.so" | awk '$1 == "SONAME" {print $2}')
 want=$(sed -n 's/^#define WS_VERSION_MAJOR //p' "$prefix/include/wsched_version.h").$(sed -n 's/^#define WS_VERSION_MINOR //p' "$prefix/include/wsched_version.h")
