@@ -44,9 +44,27 @@ extern "C" {
 #define WS_EXTERN
 #endif
 
-#define WS_VERSION_MAJOR 0
-#define WS_VERSION_MINOR 1
-#define WS_VERSION_PATCH 0
+/* ------------------------------------------------------------------------ */
+/* Versions                                                                  */
+
+/* WS_VERSION_MAJOR, WS_VERSION_MINOR, WS_VERSION_PATCH: the version of this
+   header, generated from the CMake project version into wsched_version.h
+   (installed next to this file). ABI policy: before 1.0.0 a new minor
+   version may change the API and ABI, so the shared library's SONAME is
+   libwsched.so.0.MINOR and find_package(wsched 0.MINOR) accepts 0.MINOR.*
+   only; patch releases keep both. From 1.0.0 on, only a new major version
+   may break them (SONAME libwsched.so.MAJOR). Exported symbols are exactly
+   the WS_EXTERN functions below (a linker version script enforces it). */
+#include "wsched_version.h"
+
+/* The version as one comparable number: MAJOR * 10000 + MINOR * 100 + PATCH. */
+#define WS_VERSION (WS_VERSION_MAJOR * 10000 + WS_VERSION_MINOR * 100 + WS_VERSION_PATCH)
+
+/* Returns the WS_VERSION of the library actually linked, which may differ
+   from this header's when a program runs against another shared library
+   (compatible while both have the same WS_VERSION / 100 before 1.0).
+   Any thread. */
+WS_EXTERN int ws_version(void);
 
 /* ------------------------------------------------------------------------ */
 /* Error codes. Every public function that can fail returns one of these.   */
@@ -95,6 +113,14 @@ typedef enum ws_steal_policy {
 /* Pool options for ws_pool_create: ws_options_init fills them with the
    defaults, and 0 in any field means that field's default. */
 typedef struct ws_options {
+  /* sizeof(ws_options_t) as the caller was compiled: ws_options_init sets
+     it. Fields may be added at the end in later versions; ws_pool_create
+     reads the fields that fit in `size` and gives the missing ones their
+     defaults, so a program built against an older header keeps working.
+     WS_EINVAL when size is smaller than this field's end (0: the caller
+     never called ws_options_init) or larger than the library's own
+     ws_options_t (a newer header than the library). */
+  size_t size;
   /* Worker threads. 0: the WS_WORKERS environment variable if it holds an
      integer in 1..WS_MAX_WORKERS (anything else is ignored), else the
      CPUs in the process's affinity mask capped by its cgroup CPU quota
@@ -135,6 +161,8 @@ typedef struct ws_options {
   /* Non-zero: pin worker i to the i-th CPU of the process's affinity mask
      (round robin when there are more workers than CPUs). 0: not pinned. */
   int pin;
+  /* A new field goes here, at the end (and into option_fields in
+     src/api/pool.c), so that older layouts stay a prefix of this one. */
 } ws_options_t;
 
 #define WS_MAX_WORKERS 1024u /* the most workers a pool may have */
@@ -142,8 +170,18 @@ typedef struct ws_options {
 #define WS_SPIN_NONE 0xFFFFFFFFu /* spin_rounds: park after one failed round */
 #define WS_SPARES_NONE 0xFFFFFFFFu /* max_spares: no spare workers, no compensation */
 
-/* Fills *opt with the defaults (all zero). Any thread. */
-WS_EXTERN void ws_options_init(ws_options_t *opt);
+/* Fills the first `size` bytes of *opt with the defaults (all zero) and
+   opt->size with `size`. Call it through ws_options_init, which passes the
+   caller's sizeof; bindings from other languages pass their struct's size.
+   Any thread. */
+WS_EXTERN void ws_options_init_sized(ws_options_t *opt, size_t size);
+
+/* Fills *opt with the defaults: every field 0, size = sizeof(ws_options_t)
+   as compiled here. Any thread. */
+static inline void ws_options_init(ws_options_t *opt)
+{
+  ws_options_init_sized(opt, sizeof(ws_options_t));
+}
 
 /* ------------------------------------------------------------------------ */
 /* Pools                                                                     */

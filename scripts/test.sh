@@ -18,10 +18,11 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 for c in "${configs[@]}"; do
+  # The build type and sanitizer of each configuration are CMakePresets.json's
+  # preset of the same name; flags adds to it.
+  flags=()
   case $c in
-    release) flags=(-DCMAKE_BUILD_TYPE=Release) ;;
-    tsan) flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DWSCHED_SANITIZE=thread) ;;
-    asan) flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DWSCHED_SANITIZE=address,undefined) ;;
+    release | tsan | asan) preset=$c ;;
     fuzz)
       echo "=== fuzz: ${WS_FUZZ_SECONDS:-120} s"
       mkdir -p build
@@ -34,7 +35,7 @@ for c in "${configs[@]}"; do
   esac
   echo "=== $c: build"
   start=$(date +%s)
-  cmake -S . -B "build/$c" -DWSCHED_WERROR=ON "${flags[@]}" > /dev/null
+  cmake --preset "$preset" -B "build/$c" -DWSCHED_WERROR=ON "${flags[@]}" > /dev/null
   cmake --build "build/$c" -j"$jobs" > "build/$c.build.log" 2>&1 || { cat "build/$c.build.log"; exit 1; }
   echo "=== $c: test"
   (cd "build/$c" && ctest -j"$jobs" --timeout 900 --output-on-failure)

@@ -1,12 +1,37 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Every symbol the shared library exports starts with ws_ (and none with
-# ws__, the internal prefix).
+# The shared library exports exactly the functions wsched.h declares
+# WS_EXTERN, and cmake/wsched.map (the linker version script) lists exactly
+# those: an export added by accident, or a public function left out of the
+# map or the header, fails here. Also: the SONAME carries the ABI version
+# (wsched.h, "Versions"), and nothing ws__ (internal) is exported.
+# Usage: check_symbols.sh LIBWSCHED_SO SOURCE_DIR EXPECTED_SONAME
 set -euo pipefail
 lib=$1
-bad=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep -v '^ws_' || true)
-internal=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep '^ws__' || true)
-if [ -n "$bad$internal" ]; then
-  echo "unexpected exported symbols:"; echo "$bad"; echo "$internal"; exit 1
+src=$2
+soname=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+nm -D --defined-only "$lib" | awk '{print $3}' | sort > "$work/exported"
+grep -oE 'WS_EXTERN [^;]*\b(ws_[a-z0-9_]+)\(' "$src/include/wsched.h" |
+  sed -E 's/.*\b(ws_[a-z0-9_]+)\($/\1/' | sort > "$work/header"
+sed -n '/global:/,/local:/p' "$src/cmake/wsched.map" | grep -oE '^\s*ws_[a-z0-9_]+;' |
+  tr -d ' ;' | sort > "$work/map"
+bad=0
+for pair in "exported header" "map header"; do
+  set -- $pair
+  if ! diff -u "$work/$2" "$work/$1" > "$work/diff"; then
+    echo "$1 symbols differ from wsched.h's WS_EXTERN functions (- missing, + unexpected):"
+    tail -n +3 "$work/diff" | grep '^[-+]'
+    bad=1
+  fi
+done
+if grep -q '^ws__' "$work/exported"; then
+  echo "internal symbols exported:"; grep '^ws__' "$work/exported"; bad=1
 fi
-echo "exported: $(nm -D --defined-only "$lib" | awk '{print $3}' | wc -l) ws_ symbols"
+got=$(objdump -p "$lib" | awk '$1 == "SONAME" {print $2}')
+if [ "$got" != "$soname" ]; then
+  echo "SONAME is '$got', want '$soname'"; bad=1
+fi
+[ $bad -eq 0 ] || exit 1
+echo "exported: $(wc -l < "$work/exported") symbols, as wsched.h and wsched.map say; SONAME $got"

@@ -29,6 +29,74 @@ static void strerror_table(void)
 
 static int noop(void *arg);
 
+/* The header this test was compiled with and the library it runs with are
+   the same version, and the macros agree with each other. */
+static void version(void)
+{
+  ASSERT_EQ(ws_version(), WS_VERSION);
+  ASSERT_EQ(WS_VERSION, WS_VERSION_MAJOR * 10000 + WS_VERSION_MINOR * 100 + WS_VERSION_PATCH);
+  ASSERT(WS_VERSION_MINOR < 100 && WS_VERSION_PATCH < 100);
+}
+
+/* ws_options_t as a program built against an older, smaller header sees it:
+   the fields up to spare_idle_ms, nothing after. Its size tells the library
+   which fields it has; the rest (schedtrace_ms, pin) take their defaults. */
+typedef struct old_options {
+  size_t size;
+  unsigned workers;
+  ws_deque_kind_t deque;
+  ws_steal_policy_t steal;
+  unsigned steal_batch;
+  unsigned spin_rounds;
+  uint64_t seed;
+  size_t stack_size;
+  unsigned max_spares;
+  unsigned spare_idle_ms;
+} old_options_t;
+
+static void options_layout(void)
+{
+  ws_pool_t *p;
+  ws_options_t o;
+  /* The old layout sits at the front of a buffer whose tail holds
+     garbage where the newer fields would be: none of it may be read. */
+  union {
+    old_options_t old;
+    unsigned char bytes[sizeof(ws_options_t) + 64];
+  } buf;
+  memset(&buf, 0xFF, sizeof buf);
+  ws_options_init_sized((ws_options_t *)&buf.old, sizeof buf.old);
+  ASSERT_EQ(buf.old.size, sizeof(old_options_t));
+  ASSERT_EQ(buf.old.workers, 0);
+  ASSERT_EQ(buf.bytes[sizeof buf.old], 0xFF); /* init stopped at the old size */
+  buf.old.workers = 3;
+  buf.old.steal = WS_STEAL_HALF;
+  ASSERT_OK(ws_pool_create(&p, (ws_options_t *)&buf.old));
+  ASSERT_EQ(ws_pool_workers(p), 3);
+  char desc[1024];
+  ASSERT_GT(ws_pool_describe(p, desc, sizeof desc), 0);
+  ASSERT(strstr(desc, "not pinned") != NULL); /* pin: its default, not 0xFF.. */
+  ASSERT_OK(ws_join(p, noop, NULL, noop, NULL));
+  ASSERT_OK(ws_pool_destroy(p));
+  /* Sizes no header ever had: 0 (ws_options_init never called), too small
+     for `size` itself, and larger than the library's own layout (a newer
+     header than the library). */
+  ws_options_init(&o);
+  ASSERT_EQ(o.size, sizeof(ws_options_t));
+  o.size = 0;
+  ASSERT_EQ(ws_pool_create(&p, &o), WS_EINVAL);
+  o.size = sizeof o.size - 1;
+  ASSERT_EQ(ws_pool_create(&p, &o), WS_EINVAL);
+  o.size = sizeof o + 8;
+  ASSERT_EQ(ws_pool_create(&p, &o), WS_EINVAL);
+  ASSERT(p == NULL);
+  /* The smallest layout, `size` alone, is all defaults. */
+  o.size = sizeof o.size;
+  o.workers = 100000; /* beyond that size: never read */
+  ASSERT_OK(ws_pool_create(&p, &o));
+  ASSERT_OK(ws_pool_destroy(p));
+}
+
 static void options(void)
 {
   ws_options_t o;
@@ -342,6 +410,8 @@ static void stats_print(void)
 static const test_part parts[] = {
     {"strerror", strerror_table, false},
     {"options", options, false},
+    {"options_layout", options_layout, false},
+    {"version", version, false},
     {"env_workers", env_workers, false},
     {"null_args", null_args, false},
     {"identity", identity, false},

@@ -15,10 +15,45 @@
 #include <stdio.h>
 #include <string.h>
 
-void ws_options_init(ws_options_t *opt)
+void ws_options_init_sized(ws_options_t *opt, size_t size)
 {
-  if (opt != NULL)
-    memset(opt, 0, sizeof *opt);
+  if (opt == NULL || size < sizeof opt->size)
+    return;
+  /* The caller's struct may be older and smaller than ours: touch `size`
+     bytes, never sizeof *opt. */
+  memset(opt, 0, size);
+  opt->size = size;
+}
+
+/* Every field after `size`, in order. A layout from an older header ends
+   after one of them; a new field goes at the end of ws_options_t and of
+   this table. */
+#define WS__FIELD(f)                                                                               \
+  {                                                                                                \
+    offsetof(ws_options_t, f), sizeof(((ws_options_t *)0)->f)                                      \
+  }
+static const struct {
+  size_t offset, len;
+} option_fields[] = {
+    WS__FIELD(workers),       WS__FIELD(deque),       WS__FIELD(steal),
+    WS__FIELD(steal_batch),   WS__FIELD(spin_rounds), WS__FIELD(seed),
+    WS__FIELD(stack_size),    WS__FIELD(max_spares),  WS__FIELD(spare_idle_ms),
+    WS__FIELD(schedtrace_ms), WS__FIELD(pin),
+};
+#undef WS__FIELD
+
+/* Reads the caller's options into *o (already the defaults): the fields that
+   fit whole in opt->size, so padding after an older layout's last field is
+   never read as a newer field. WS_EINVAL for a size no header ever had. */
+static int read_options(ws_options_t *o, const ws_options_t *opt)
+{
+  if (opt->size < sizeof opt->size || opt->size > sizeof *opt)
+    return WS_EINVAL;
+  for (size_t i = 0; i < sizeof option_fields / sizeof option_fields[0]; i++)
+    if (option_fields[i].offset + option_fields[i].len <= opt->size)
+      memcpy((char *)o + option_fields[i].offset, (const char *)opt + option_fields[i].offset,
+             option_fields[i].len);
+  return 0;
 }
 
 /* What ws_pool_create has made so far (ws_pool_t.made), so that one
@@ -119,8 +154,8 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
     return WS_EINVAL;
   *pool = NULL;
   ws_options_init(&o);
-  if (opt != NULL)
-    o = *opt;
+  if (opt != NULL && (rc = read_options(&o, opt)) != 0)
+    return rc;
   if ((rc = check_options(&o)) != 0)
     return rc;
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* A program that uses an installed wsched: sums 1..1000 with one task per
    number and checks the answer. Built by test_install.sh with CMake and with
-   pkg-config, against the shared and the static library. */
+   pkg-config, against the shared and the static library. consumer.cpp is
+   its C++ twin. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <wsched.h>
@@ -16,6 +17,10 @@ static int add(void *arg)
 
 int main(void)
 {
+  if (ws_version() != WS_VERSION) { /* the installed header and library agree */
+    fprintf(stderr, "header %d, library %d\n", WS_VERSION, ws_version());
+    return 1;
+  }
   ws_pool_t *pool;
   int rc = ws_pool_create(&pool, NULL);
   if (rc != 0) {

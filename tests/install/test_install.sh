@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Installs the build tree into a scratch prefix, then builds and runs the
-# consumer against it four ways: CMake package (shared, static) and
-# pkg-config (shared, static).
+# Installs the build tree into a scratch prefix (not a system directory, as
+# a user's ~/.local or /opt would be), then builds and runs consumers of it:
+#   CMake package: shared, static, C++ (consumer.cpp); again with no
+#     pkg-config binary on PATH; find_package of another minor version fails;
+#   pkg-config: shared (with LD_LIBRARY_PATH, and with an rpath to the .pc
+#     file's libdir, README "Using it from your project"), static, C++.
 # Usage: test_install.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1
@@ -10,6 +13,7 @@ src=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
+cxx=${CXX:-c++}
 
 cmake --install "$build" --prefix "$prefix" > "$work/install.log"
 test -f "$prefix/include/wsched.h"
@@ -19,26 +23,81 @@ test -f "$libdir/libwsched.a"
 test -f "$libdir/pkgconfig/wsched.pc"
 test -f "$libdir/cmake/wsched/wschedConfig.cmake"
 test -f "$libdir/cmake/wsched/wschedConfigVersion.cmake"
-# Nothing internal is installed.
-if [ "$(ls "$prefix/include")" != "wsched.h" ]; then
+# Nothing internal is installed: the header and its generated version part.
+if [ "$(ls "$prefix/include" | tr '\n' ' ')" != "wsched.h wsched_version.h " ]; then
   echo "unexpected headers installed: $(ls "$prefix/include")"; exit 1
 fi
+# The .pc file names no system library directory (pkg-config adds none, and
+# one listed there would come before the user's own -L flags).
+if grep -E -- '-L/(usr/)?lib' "$libdir/pkgconfig/wsched.pc"; then
+  echo "wsched.pc hard-codes a system library directory"; exit 1
+fi
+# Installed in a system directory, the library needs no -L at all: the
+# prefix is written so that pkg-config recognises its system directories.
+if PKG_CONFIG_PATH=$libdir/pkgconfig PKG_CONFIG_SYSTEM_LIBRARY_PATH=$libdir \
+  pkg-config --libs wsched | grep -q -- -L; then
+  echo "wsched.pc: -L kept for a system library directory:"
+  PKG_CONFIG_PATH=$libdir/pkgconfig PKG_CONFIG_SYSTEM_LIBRARY_PATH=$libdir pkg-config --libs wsched
+  exit 1
+fi
+# The SONAME is what the CMake version file calls compatible: 0.MINOR.
+soname=$(objdump -p "$libdir/libwsched.so" | awk '$1 == "SONAME" {print $2}')
+want=$(sed -n 's/^#define WS_VERSION_MAJOR //p' "$prefix/include/wsched_version.h").$(sed -n 's/^#define WS_VERSION_MINOR //p' "$prefix/include/wsched_version.h")
+case $want in 0.*) ;; *) want=${want%%.*} ;; esac
+[ "$soname" = "libwsched.so.$want" ] || { echo "SONAME $soname, want libwsched.so.$want"; exit 1; }
 
-echo "== CMake consumer"
-cmake -S "$src/tests/install" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" > "$work/cmake.log"
+echo "== CMake consumer (C and C++)"
+cmake -S "$src/tests/install" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" -DWSCHED_CXX=ON > "$work/cmake.log"
 cmake --build "$work/cmake" > "$work/cmake-build.log"
-LD_LIBRARY_PATH=$libdir "$work/cmake/consumer_shared"
+# CMake writes the build tree's rpath: no LD_LIBRARY_PATH needed.
+"$work/cmake/consumer_shared"
+"$work/cmake/consumer_cxx"
 "$work/cmake/consumer_static"
 if ldd "$work/cmake/consumer_static" | grep -q libwsched; then
   echo "consumer_static links libwsched dynamically"; exit 1
 fi
+
+echo "== CMake consumer, another minor version asked: refused"
+if cmake -S "$src/tests/install" -B "$work/cmake-minor" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DWSCHED_WANT="${want%%.*}.$((${want#*.} + 1))" > "$work/cmake-minor.log" 2>&1; then
+  echo "find_package(wsched) accepted another minor version"; exit 1
+fi
+
+echo "== CMake consumer without pkg-config on PATH"
+# Every tool on PATH but pkg-config (and pkgconf).
+mkdir "$work/bin"
+IFS=: read -r -a dirs <<< "$PATH"
+for d in "${dirs[@]}"; do
+  for f in "$d"/*; do
+    case ${f##*/} in *pkg-config | pkgconf*) continue ;; esac
+    [ -x "$f" ] && [ ! -e "$work/bin/${f##*/}" ] && ln -s "$f" "$work/bin/${f##*/}"
+  done
+done
+if PATH=$work/bin command -v pkg-config > /dev/null; then echo "pkg-config still on PATH"; exit 1; fi
+PATH=$work/bin cmake -S "$src/tests/install" -B "$work/cmake-nopc" -DCMAKE_PREFIX_PATH="$prefix" > "$work/cmake-nopc.log"
+PATH=$work/bin cmake --build "$work/cmake-nopc" > "$work/cmake-nopc-build.log"
+"$work/cmake-nopc/consumer_shared"
+"$work/cmake-nopc/consumer_static"
 
 echo "== pkg-config consumer"
 export PKG_CONFIG_PATH=$libdir/pkgconfig
 cc=${CC:-cc}
 # shellcheck disable=SC2046
 $cc -std=c11 -o "$work/pc_shared" "$src/tests/install/consumer.c" $(pkg-config --cflags --libs wsched)
+# A prefix outside the loader's search path: the program finds the library
+# through LD_LIBRARY_PATH, or through an rpath set at link time.
+if "$work/pc_shared" > /dev/null 2>&1; then
+  echo "pc_shared ran without LD_LIBRARY_PATH or rpath (is the prefix a system directory?)"; exit 1
+fi
 LD_LIBRARY_PATH=$libdir "$work/pc_shared"
+# shellcheck disable=SC2046
+$cc -std=c11 -o "$work/pc_rpath" "$src/tests/install/consumer.c" $(pkg-config --cflags --libs wsched) \
+  -Wl,-rpath,"$(pkg-config --variable=libdir wsched)"
+"$work/pc_rpath"
+# shellcheck disable=SC2046
+$cxx -o "$work/pc_cxx" "$src/tests/install/consumer.cpp" $(pkg-config --cflags --libs wsched) \
+  -Wl,-rpath,"$(pkg-config --variable=libdir wsched)"
+"$work/pc_cxx"
 # shellcheck disable=SC2046
 $cc -std=c11 -o "$work/pc_static" "$src/tests/install/consumer.c" $(pkg-config --cflags wsched) \
   "$libdir/libwsched.a" $(pkg-config --static --libs-only-other --libs-only-l wsched | sed 's/-lwsched//')
