@@ -5,10 +5,10 @@
 #   1. copies the tree (tracked and new files, as git sees them) to a scratch
 #      directory, since dpkg-buildpackage writes ../*.deb next to the source;
 #   2. builds the binary packages there (dpkg-buildpackage -us -uc -b);
-#   3. checks debian/libwsched0.symbols lists exactly the exported symbols,
+#   3. checks debian/libwsched<SONAME>.symbols lists exactly the exported symbols,
 #      that the runtime package depends on hwloc (the Debian build uses it),
 #      and that it holds the shared library only, named after its SONAME;
-#   4. unpacks libwsched0 and libwsched-dev into a scratch root (dpkg -x: the
+#   4. unpacks the runtime package and libwsched-dev into a scratch root (dpkg -x: the
 #      machine's own /usr is left alone);
 #   5. builds tests/install/consumer.c against that root with pkg-config and
 #      with CMake find_package (shared and static each), and runs it.
@@ -44,7 +44,7 @@ if ! (cd "$work/wsched" && dpkg-buildpackage -us -uc -b) >"$work/build.log" 2>&1
   exit 1
 fi
 grep -i "^dpkg-gensymbols: warning" "$work/build.log" || true
-# The runtime package's name follows the SONAME (libwsched0 for .so.0).
+# The runtime package's name follows the SONAME (libwsched0.1 for .so.0.1).
 rt=$(sed -n 's/^Package: \(libwsched[0-9][0-9.]*\)$/\1/p' "$src/debian/control")
 runtime=$(ls "$work/${rt}"_*.deb)
 dev=$(ls "$work"/libwsched-dev_*.deb)
@@ -97,7 +97,9 @@ run_consumer() {
 
 # 5. The consumer, built against the unpacked packages.
 echo "== pkg-config consumer"
-export PKG_CONFIG_PATH=$libdir/pkgconfig
+# The .pc file names its installed prefix (/usr); the sysroot maps it into
+# the unpacked tree, as a cross build would.
+export PKG_CONFIG_PATH=$libdir/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root
 cc=${CC:-cc}
 # shellcheck disable=SC2046
 $cc -std=c11 -o "$work/pc_shared" "$src/tests/install/consumer.c" $(pkg-config --cflags --libs wsched)
