@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * White-box test (ws__cgroup_cpu_limit and friends, src/platform/topology.h).
- * The default worker count (src/platform/linux/cpu.c):
+ * The default worker count (src/platform/cpu.c, src/platform/linux/cpu.c):
  *   rule      — min(CPUs, ceil(limit)), at least 1, on made-up numbers;
  *   cgroup    — ws__cgroup_cpu_limit on the fake trees of
  *               tests/fixtures/cgroup (v2, v1, hybrid, namespaces, bind
@@ -14,11 +14,15 @@
  *   machine   — on the real machine: whatever the cgroup says, the default
  *               is between 1 and the affinity count; the affinity list and
  *               pinning agree with the kernel.
+ * The posix platform reads no cgroup quota and no affinity mask: cgroup,
+ * malformed and default skip (exit 77), and machine checks its "none" and
+ * "unknown" answers instead (src/platform/posix/cpu.c).
  * Usage: test_cpu FIXTURE_DIR [part]   (FIXTURE_DIR = tests/fixtures/cgroup)
  *        test_cpu --list
  */
 #include "test.h"
 
+#include "platform.h"
 #include "topology.h"
 
 #include <errno.h>
@@ -47,6 +51,13 @@ static unsigned min_u(unsigned a, unsigned b)
 static unsigned affinity_capped(void)
 {
   return min_u(ws__affinity_count(), WS_MAX_WORKERS);
+}
+
+/* The cgroup parts need the linux platform's reader. */
+static void need_cgroups(void)
+{
+  if (strcmp(ws__platform_name, "linux") != 0)
+    test_skip("the posix platform reads no cgroup quota (WS_CGROUP_ROOT trees mean nothing)");
 }
 
 /* ------------------------------------------------------------------ */
@@ -98,6 +109,7 @@ static void expect_limit(const char *name, double want)
 
 static void cgroup(void)
 {
+  need_cgroups();
   expect_limit("v2-max", 0);
   expect_limit("v2-whole", 2.0);
   expect_limit("v2-fraction", 1.5);
@@ -233,6 +245,7 @@ static void make_scratch(void)
 
 static void malformed(void)
 {
+  need_cgroups();
   make_scratch();
 
   /* The well-formed baseline, with and without the trailing newline. */
@@ -384,6 +397,7 @@ static void expect_default(const char *workers, const char *tree_name, unsigned 
 
 static void defaults(void)
 {
+  need_cgroups();
   unsigned aff = affinity_capped();
   fprintf(stderr, "affinity: %u CPUs\n", ws__affinity_count());
   expect_default(NULL, "v2-max", aff);
@@ -470,6 +484,17 @@ static void machine(void)
   ASSERT_GE(aff, 1);
   if (online > 0)
     ASSERT_LE(aff, online);
+  if (strcmp(ws__platform_name, "posix") == 0) {
+    /* All online CPUs, none of them known by number, no pinning. */
+    if (online > 0)
+      ASSERT_EQ(aff, online);
+    int one;
+    ASSERT_EQ(rc, 0);
+    ASSERT_EQ(ws__affinity_list(&one, 1), 0);
+    ASSERT_EQ(ws__pin_self(0), WS_ESYS);
+    ASSERT_EQ(ws__pin_self(-1), WS_EINVAL);
+    return;
+  }
 
   /* The list holds the mask, in increasing order, and respects max. */
   int *list = calloc(aff + 1, sizeof *list);

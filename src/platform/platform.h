@@ -2,8 +2,10 @@
 /*
  * The small portable layer under the scheduler: futex-style waiting, the
  * asymmetric memory barriers of the parking protocol, a monotonic clock and
- * thread creation. The Linux implementation lives in src/platform/linux/platform.c;
- * a port provides the same functions.
+ * thread creation. Waiting and the barriers come from the platform chosen at
+ * build time (CMake WSCHED_PLATFORM): src/platform/linux/platform.c (futex,
+ * membarrier) or src/platform/posix/platform.c (condition variables,
+ * fences); the clock and threads from src/platform/thread.c, on both.
  */
 #ifndef WS_PLATFORM_H
 #define WS_PLATFORM_H
@@ -17,6 +19,10 @@
 /* The line size the layout is padded to. 64 bytes on the x86-64 and most
    ARMv8 parts we target; a wrong guess costs speed, never correctness. */
 #define WS__CACHELINE 64
+
+/* "linux" or "posix": the platform layer this library was built with.
+   Tests use it to skip what only the other one can do. */
+extern const char ws__platform_name[];
 
 /* Absolute deadline meaning "never". */
 #define WS__NO_DEADLINE INT64_MAX
@@ -46,7 +52,7 @@ void ws__futex_wake(_Atomic uint32_t *addr, int n);
  * With Linux membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) available the light
  * barrier is only a compiler barrier and the heavy one is the system call,
  * which makes every running thread of the process execute a full barrier.
- * Without it both are seq_cst fences. The choice is made once, in
+ * Without it, and always on the posix platform, both are seq_cst fences. The choice is made once, in
  * ws__platform_init(), before any pool exists.
  */
 extern bool ws__membarrier_ok;

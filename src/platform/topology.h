@@ -4,12 +4,15 @@
  *
  * src/platform/linux/cpu.c answers "how many CPUs may this process use": the affinity mask,
  * the cgroup CPU quota (Go 1.25's default GOMAXPROCS rule) and pinning.
- * src/platform/linux/topology.c answers "which workers are close to each other": for every
+ * src/platform/topology.c answers "which workers are close to each other": for every
  * worker, the others grouped by what they share with it (core, last-level
  * cache, NUMA node), so that a thief tries its neighbours first.
  *
- * Everything here is internal (ws__ prefix) and Linux-specific; a port
- * provides the same functions.
+ * Everything here is internal (ws__ prefix). The answers about CPUs come
+ * from the platform layer: src/platform/linux/cpu.c, or
+ * src/platform/posix/cpu.c, which knows only the online CPU count and says
+ * "none" or "unknown" where noted below. src/platform/cpu.c (the default
+ * count) and src/platform/topology.c (the victim order) serve both.
  */
 #ifndef WS_TOPOLOGY_H
 #define WS_TOPOLOGY_H
@@ -49,7 +52,8 @@ unsigned ws__default_workers_from(char *from, size_t from_len, char *notes, size
  * Returns 1 and sets *cpus when a limit applies; 0 when none does (no
  * cgroup file system, no limit at any level, a cgroup that cannot be
  * located); WS_EINVAL when a file is malformed; WS_ESYS when a file exists
- * but cannot be read; WS_ENOMEM. Any thread. */
+ * but cannot be read; WS_ENOMEM. posix platform: always 0 (no cgroups).
+ * Any thread. */
 int ws__cgroup_cpu_limit(const char *root, double *cpus);
 
 /* The default worker count for `ncpus` usable CPUs and a cgroup limit of
@@ -59,17 +63,19 @@ unsigned ws__workers_for_limit(unsigned ncpus, double limit);
 
 /* CPUs in the calling thread's affinity mask, at least 1. The mask is sized
  * at run time, so machines with more than CPU_SETSIZE (1024) CPUs count
- * right. Any thread. */
+ * right. posix platform: the online CPUs. Any thread. */
 unsigned ws__affinity_count(void);
 
 /* Stores the OS indices of the CPUs in the calling thread's affinity mask,
  * in increasing order, into cpus[0..max). Returns how many it stored (at
- * most max), WS_ESYS or WS_ENOMEM. Any thread. */
+ * most max), WS_ESYS or WS_ENOMEM. posix platform: 0 (the CPUs' OS
+ * numbers are unknown, so workers get no home CPU). Any thread. */
 int ws__affinity_list(int *cpus, unsigned max);
 
 /* Restricts the calling thread to the one CPU with OS index `cpu`.
  * Returns 0, WS_EINVAL (cpu < 0), WS_ENOMEM, or WS_ESYS (the kernel refused:
- * not a CPU, or outside the cpuset). Any thread, for itself. */
+ * not a CPU, or outside the cpuset; always on the posix platform). Any
+ * thread, for itself. */
 int ws__pin_self(int cpu);
 
 /* ------------------------------------------------------------------ */

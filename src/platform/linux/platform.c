@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Linux implementation of src/platform/platform.h: futex, membarrier, clock, threads. */
+/* Linux implementation of src/platform/platform.h: futex and membarrier
+   (the clock and threads are in src/platform/thread.c). */
 #include "../platform.h"
 
 #include "../env.h"
@@ -8,15 +9,13 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <limits.h>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
-#include <sched.h>
-#include <signal.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+const char ws__platform_name[] = "linux";
 bool ws__membarrier_ok;
 _Atomic bool ws__membarrier_fail_test;
 
@@ -79,23 +78,6 @@ void ws__heavy_barrier(void)
   atomic_thread_fence(memory_order_seq_cst); /* pairs with the fence in ws__light_barrier */
 }
 
-int64_t ws__now_ns(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-int64_t ws__deadline(int64_t timeout_ns)
-{
-  if (timeout_ns < 0)
-    return WS__NO_DEADLINE;
-  int64_t now = ws__now_ns();
-  if (timeout_ns > WS__NO_DEADLINE - now)
-    return WS__NO_DEADLINE;
-  return now + timeout_ns;
-}
-
 bool ws__futex_wait(_Atomic uint32_t *addr, uint32_t expected, int64_t deadline_ns)
 {
   struct timespec ts, *tsp = NULL;
@@ -117,66 +99,4 @@ bool ws__futex_wait(_Atomic uint32_t *addr, uint32_t expected, int64_t deadline_
 void ws__futex_wake(_Atomic uint32_t *addr, int n)
 {
   syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, n, NULL, NULL, 0);
-}
-
-void ws__yield(void)
-{
-  sched_yield();
-}
-
-int ws__mutex_init_short(pthread_mutex_t *m)
-{
-  pthread_mutexattr_t attr;
-  if (pthread_mutexattr_init(&attr) != 0)
-    return WS_ENOMEM;
-#ifdef PTHREAD_MUTEX_ADAPTIVE_NP
-  pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP); /* glibc: spin, then futex */
-#endif
-  int rc = pthread_mutex_init(m, &attr);
-  pthread_mutexattr_destroy(&attr);
-  return rc == 0 ? 0 : WS_ENOMEM;
-}
-
-int ws__thread_start(pthread_t *thread, size_t stack_size, void *(*fn)(void *), void *arg)
-{
-  pthread_attr_t attr;
-  sigset_t all, old;
-  int err;
-
-  if (pthread_attr_init(&attr) != 0)
-    return WS_ESYS;
-  if (stack_size != 0) {
-    if (stack_size < (size_t)PTHREAD_STACK_MIN)
-      stack_size = PTHREAD_STACK_MIN;
-    if (pthread_attr_setstacksize(&attr, stack_size) != 0) {
-      pthread_attr_destroy(&attr);
-      return WS_EINVAL;
-    }
-  }
-  /* The new thread inherits the creator's signal mask: block everything
-     around pthread_create, then restore the creator's mask. */
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  err = pthread_create(thread, &attr, fn, arg);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  pthread_attr_destroy(&attr);
-  return err == 0 ? 0 : WS_ESYS;
-}
-
-void ws__thread_stack(char **low, size_t *size)
-{
-  pthread_attr_t attr;
-  void *addr = NULL;
-  size_t sz = 0;
-  *low = NULL;
-  *size = 0;
-  if (pthread_getattr_np(pthread_self(), &attr) != 0)
-    return;
-  if (pthread_attr_getstack(&attr, &addr, &sz) == 0) {
-    size_t guard = 0;
-    pthread_attr_getguardsize(&attr, &guard);
-    *low = (char *)addr + guard;
-    *size = sz > guard ? sz - guard : 0;
-  }
-  pthread_attr_destroy(&attr);
 }

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The parts of src/platform/platform.h that plain POSIX threads provide on
+ * every platform: the monotonic clock, yielding, short-section mutexes,
+ * thread creation and the thread's stack bounds. The platform directories
+ * (linux/, posix/) provide waiting and the barriers.
+ */
+#include "platform.h"
+
+#include "wsched.h"
+
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <time.h>
+
+int64_t ws__now_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t ws__deadline(int64_t timeout_ns)
+{
+  if (timeout_ns < 0)
+    return WS__NO_DEADLINE;
+  int64_t now = ws__now_ns();
+  if (timeout_ns > WS__NO_DEADLINE - now)
+    return WS__NO_DEADLINE;
+  return now + timeout_ns;
+}
+
+void ws__yield(void)
+{
+  sched_yield();
+}
+
+int ws__mutex_init_short(pthread_mutex_t *m)
+{
+  pthread_mutexattr_t attr;
+  if (pthread_mutexattr_init(&attr) != 0)
+    return WS_ENOMEM;
+#ifdef PTHREAD_MUTEX_ADAPTIVE_NP
+  pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP); /* glibc: spin, then futex */
+#endif
+  int rc = pthread_mutex_init(m, &attr);
+  pthread_mutexattr_destroy(&attr);
+  return rc == 0 ? 0 : WS_ENOMEM;
+}
+
+int ws__thread_start(pthread_t *thread, size_t stack_size, void *(*fn)(void *), void *arg)
+{
+  pthread_attr_t attr;
+  sigset_t all, old;
+  int err;
+
+  if (pthread_attr_init(&attr) != 0)
+    return WS_ESYS;
+  if (stack_size != 0) {
+    if (stack_size < (size_t)PTHREAD_STACK_MIN)
+      stack_size = PTHREAD_STACK_MIN;
+    if (pthread_attr_setstacksize(&attr, stack_size) != 0) {
+      pthread_attr_destroy(&attr);
+      return WS_EINVAL;
+    }
+  }
+  /* The new thread inherits the creator's signal mask: block everything
+     around pthread_create, then restore the creator's mask. */
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  err = pthread_create(thread, &attr, fn, arg);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  pthread_attr_destroy(&attr);
+  return err == 0 ? 0 : WS_ESYS;
+}
+
+/* pthread_getattr_np: glibc, musl, bionic. Elsewhere (macOS and the BSDs
+   spell it differently; untested, so not attempted) the answer is
+   "unknown", and a waiting worker then nests awaited tasks without the
+   stack check of src/core/worker.c (stack_low). */
+void ws__thread_stack(char **low, size_t *size)
+{
+#if defined(__linux__) || defined(__GLIBC__)
+  pthread_attr_t attr;
+  void *addr = NULL;
+  size_t sz = 0;
+  *low = NULL;
+  *size = 0;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0)
+    return;
+  if (pthread_attr_getstack(&attr, &addr, &sz) == 0) {
+    size_t guard = 0;
+    pthread_attr_getguardsize(&attr, &guard);
+    *low = (char *)addr + guard;
+    *size = sz > guard ? sz - guard : 0;
+  }
+  pthread_attr_destroy(&attr);
+#else
+  *low = NULL;
+  *size = 0;
+#endif
+}
