@@ -11,7 +11,7 @@ pkgs=(gcc make cmake pkg-config python3 libssl-dev libhwloc-dev binutils spin cl
 pkgs+=(dpkg-dev debhelper fakeroot) # the Debian package and its test (tests/debian/test_deb.sh)
 missing=()
 for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep "install ok installed" >/dev/null || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 if ! command -v apt-get >/dev/null 2>&1; then

@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$1"
 command -v clang-format >/dev/null 2>&1 || { echo "no clang-format: skipped"; exit 77; }
-clang-format --version | grep -q "version 14\." || { echo "not clang-format 14: skipped"; exit 77; }
+clang-format --version | grep "version 14\." >/dev/null || { echo "not clang-format 14: skipped"; exit 77; }
 git rev-parse --is-inside-work-tree >/dev/null 2>&1 || { echo "not a git checkout: skipped"; exit 77; }
 bad=0
 while IFS= read -r f; do

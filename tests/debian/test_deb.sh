@@ -88,9 +88,9 @@ run_consumer() {
   local exe=$1 shared=$2
   LD_LIBRARY_PATH=$libdir "$exe"
   if [ "$shared" = shared ]; then
-    LD_LIBRARY_PATH=$libdir ldd "$exe" | grep -q "$libdir/$soname" ||
+    LD_LIBRARY_PATH=$libdir ldd "$exe" | grep "$libdir/$soname" >/dev/null ||
       { echo "$exe does not load $libdir/$soname"; LD_LIBRARY_PATH=$libdir ldd "$exe"; exit 1; }
-  elif ldd "$exe" | grep -q libwsched; then
+  elif ldd "$exe" | grep libwsched >/dev/null; then
     echo "$exe links libwsched dynamically"; exit 1
   fi
 }

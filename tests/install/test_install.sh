@@ -35,7 +35,7 @@ fi
 # Installed in a system directory, the library needs no -L at all: the
 # prefix is written so that pkg-config recognises its system directories.
 if PKG_CONFIG_PATH=$libdir/pkgconfig PKG_CONFIG_SYSTEM_LIBRARY_PATH=$libdir \
-  pkg-config --libs wsched | grep -q -- -L; then
+  pkg-config --libs wsched | grep -- -L >/dev/null; then
   echo "wsched.pc: -L kept for a system library directory:"
   PKG_CONFIG_PATH=$libdir/pkgconfig PKG_CONFIG_SYSTEM_LIBRARY_PATH=$libdir pkg-config --libs wsched
   exit 1
@@ -53,7 +53,7 @@ cmake --build "$work/cmake" > "$work/cmake-build.log"
 "$work/cmake/consumer_shared"
 "$work/cmake/consumer_cxx"
 "$work/cmake/consumer_static"
-if ldd "$work/cmake/consumer_static" | grep -q libwsched; then
+if ldd "$work/cmake/consumer_static" | grep libwsched >/dev/null; then
   echo "consumer_static links libwsched dynamically"; exit 1
 fi
 
