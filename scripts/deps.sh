@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Installs what building and testing wsched needs on Debian/Ubuntu, if it is
-# missing: a C compiler, CMake, make, pkg-config, python3 (trace checks),
-# OpenSSL's libcrypto (the UTS benchmark), hwloc (topology; optional) and
-# spin (the protocol models of verify/; their test is skipped without it).
+# missing: gcc and g++ (the C++ consumer of the install test), clang (the
+# fuzzer and the clang CI run), CMake, make, pkg-config, python3 (trace,
+# layer and defaults checks), OpenSSL's libcrypto (the UTS benchmark), hwloc
+# (topology; optional), spin (the protocol models of verify/), doxygen (the
+# API reference check) and the Debian packaging tools (the package test).
 # Runs apt-get as root, or through sudo when available; otherwise prints the
 # command to run.
 set -euo pipefail
-pkgs=(gcc make cmake pkg-config python3 libssl-dev libhwloc-dev binutils spin clang libclang-rt-dev doxygen)
+pkgs=(gcc g++ make cmake pkg-config python3 libssl-dev libhwloc-dev binutils spin clang libclang-rt-dev doxygen)
 pkgs+=(dpkg-dev debhelper fakeroot) # the Debian package and its test (tests/debian/test_deb.sh)
 missing=()
 for p in "${pkgs[@]}"; do
