@@ -52,7 +52,7 @@ static int reader_task(void *arg)
 /* Ordinary work that must not wait for the readers. */
 static int compute_task(void *arg)
 {
-  long *sum = arg;
+  long long *sum = arg;
   for (long i = 1; i <= 1000000; i++)
     *sum += i;
   return 0;
@@ -90,7 +90,7 @@ int main(void)
 
   /* Every worker is (or is about to be) blocked in read(); this task still
      runs, on a spare. */
-  long sum = 0;
+  long long sum = 0;
   ws_future_t *c;
   if (ws_submit(pool, compute_task, &sum, &c) != 0)
     return 1;
@@ -105,7 +105,7 @@ int main(void)
       return 1;
     close(wfd[i]);
   }
-  int ok = sum == 500000500000L;
+  int ok = sum == 500000500000LL;
   for (int i = 0; i < READERS; i++) {
     int rc;
     char want[32];

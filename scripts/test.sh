@@ -9,14 +9,19 @@
 #             WS_FUZZ_SECONDS (default 120) after replaying its corpus
 #   posix   — optimized, the portable platform layer (-DWSCHED_PLATFORM=posix)
 #   clang   — optimized, built by clang instead of gcc
-#   (posix and clang skip the SPIN models, label spin: they check the
+#   m32     — optimized, a 32-bit x86 build (gcc -m32; x86-64 hosts only)
+#             without hwloc and the UTS benchmark (no i386 hwloc or libcrypto
+#             is installed), and without the three tests of host packaging
+#             (install, subproject, debian_package: they build against the
+#             host's 64-bit hwloc, libstdc++ and dpkg)
+#   (posix, clang and m32 skip the SPIN models, label spin: they check the
 #   models, not the build, and release already ran them)
-# Usage: scripts/test.sh [release|tsan|asan|fuzz|posix|clang ...]   (default: all six)
+# Usage: scripts/test.sh [release|tsan|asan|fuzz|posix|clang|m32 ...]   (default: all seven)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 configs=("$@")
-[ ${#configs[@]} -eq 0 ] && configs=(release tsan asan fuzz posix clang)
+[ ${#configs[@]} -eq 0 ] && configs=(release tsan asan fuzz posix clang m32)
 jobs=$(nproc)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
@@ -24,7 +29,8 @@ export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 for c in "${configs[@]}"; do
   # The build type and sanitizer of each configuration are CMakePresets.json's
   # preset of that name (posix and clang: release); flags adds to it.
-  flags=() cc=() ctest_extra=() # posix, clang: another platform or compiler; no second SPIN run
+  # cc: the compiler for the build and for the tests that compile programs
+  flags=() cc=() ctest_extra=() # posix, clang, m32: another platform or compiler; no second SPIN run
   case $c in
     release | tsan | asan) preset=$c ;;
     fuzz)
@@ -37,14 +43,19 @@ for c in "${configs[@]}"; do
       continue ;;
     posix) preset=release flags=(-DWSCHED_PLATFORM=posix) ctest_extra=(-LE spin) ;;
     clang) preset=release cc=(env CC=clang) ctest_extra=(-LE spin) ;;
-    *) echo "unknown configuration '$c' (release, tsan, asan, fuzz, posix, clang)" >&2; exit 2 ;;
+    m32)
+      if [ "$(uname -m)" != x86_64 ]; then echo "=== m32: skipped (not an x86-64 host)"; continue; fi
+      preset=release cc=(env "CC=gcc -m32")
+      flags=(-DWSCHED_HWLOC=OFF -DCMAKE_DISABLE_FIND_PACKAGE_OpenSSL=ON)
+      ctest_extra=(-LE spin -E '^(install|subproject|debian_package)$') ;;
+    *) echo "unknown configuration '$c' (release, tsan, asan, fuzz, posix, clang, m32)" >&2; exit 2 ;;
   esac
   echo "=== $c: build"
   start=$(date +%s)
   "${cc[@]}" cmake --preset "$preset" -B "build/$c" -DWSCHED_WERROR=ON "${flags[@]}" > /dev/null
   cmake --build "build/$c" -j"$jobs" > "build/$c.build.log" 2>&1 || { cat "build/$c.build.log"; exit 1; }
   echo "=== $c: test"
-  (cd "build/$c" && ctest -j"$jobs" --timeout 900 --output-on-failure "${ctest_extra[@]}")
+  (cd "build/$c" && "${cc[@]}" ctest -j"$jobs" --timeout 900 --output-on-failure "${ctest_extra[@]}")
   echo "=== $c: passed in $(( $(date +%s) - start )) s"
 done
 echo "=== all passed: ${configs[*]}"

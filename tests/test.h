@@ -138,6 +138,31 @@ static inline int64_t test_deadline(void)
   return test_now_ns() + TEST_DEADLINE_NS;
 }
 
+/* A range [lo, hi) handed to a task through its void * on any pointer
+   width (packing both into one intptr_t does not fit a 32-bit pointer). Each range is a heap record its task takes exactly
+   once: a task run twice is a double free and a lost one a leak, both of
+   which the sanitizer builds report. */
+typedef struct {
+  long lo, hi;
+} test_range;
+
+static inline void *test_range_new(long lo, long hi)
+{
+  test_range *r = malloc(sizeof *r);
+  if (r == NULL)
+    TEST_FAIL("out of memory");
+  r->lo = lo;
+  r->hi = hi;
+  return r;
+}
+
+static inline test_range test_range_take(void *arg)
+{
+  test_range r = *(test_range *)arg;
+  free(arg);
+  return r;
+}
+
 /* A count-down latch (condition variable: waits here are for events, not
    time; the timed waits below only bound a wait that must end). */
 typedef struct test_latch {

@@ -165,17 +165,17 @@ static int short_block(void *arg)
 
 static int tree(void *arg)
 {
-  intptr_t code = (intptr_t)arg;
-  long lo = (long)(code >> 31), len = (long)(code & 0x7FFFFFFF), hi = lo + len;
+  test_range r = test_range_take(arg);
+  long lo = r.lo, hi = r.hi;
   if (atomic_fetch_add(&ran[lo], 1) != 0)
     TEST_FAIL("task %ld ran twice", lo);
   if (lo % 64 == 0)
     ASSERT_OK(ws_blocking(spool, short_block, NULL));
   long mid = lo + 1 + (hi - lo - 1) / 2;
   if (lo + 1 < mid)
-    ASSERT_OK(ws_submit(spool, tree, (void *)(((intptr_t)(lo + 1) << 31) | (mid - lo - 1)), NULL));
+    ASSERT_OK(ws_submit(spool, tree, test_range_new(lo + 1, mid), NULL));
   if (mid < hi)
-    ASSERT_OK(ws_submit(spool, tree, (void *)(((intptr_t)mid << 31) | (hi - mid)), NULL));
+    ASSERT_OK(ws_submit(spool, tree, test_range_new(mid, hi), NULL));
   return 0;
 }
 
@@ -186,7 +186,7 @@ static void test_stress(unsigned workers)
   spool = pool_with(workers, 0, 20);
   for (int r = 0; r < 4; r++) {
     long lo = n * r / 4, hi = n * (r + 1) / 4;
-    ASSERT_OK(ws_submit(spool, tree, (void *)(((intptr_t)lo << 31) | (hi - lo)), NULL));
+    ASSERT_OK(ws_submit(spool, tree, test_range_new(lo, hi), NULL));
   }
   ASSERT_OK(ws_pool_wait_idle(spool, WS_FOREVER));
   for (long i = 0; i < n; i++)
@@ -214,7 +214,7 @@ static void test_stress(unsigned workers)
   }
   /* And the pool still works, compensating again. */
   memset((void *)ran, 0, (size_t)n);
-  ASSERT_OK(ws_submit(spool, tree, (void *)(intptr_t)n, NULL));
+  ASSERT_OK(ws_submit(spool, tree, test_range_new(0, n), NULL));
   ASSERT_OK(ws_pool_wait_idle(spool, WS_FOREVER));
   for (long i = 0; i < n; i++)
     ASSERT_EQ(ran[i], 1);

@@ -43,15 +43,13 @@ static void spawn_range(long lo, long hi)
 {
   if (lo >= hi)
     return;
-  /* Encode the range in one pointer-sized integer: lo in the high half. */
-  intptr_t code = ((intptr_t)lo << 31) | (intptr_t)(hi - lo);
-  ASSERT_OK(ws_submit(pool, tree, (void *)code, NULL));
+  ASSERT_OK(ws_submit(pool, tree, test_range_new(lo, hi), NULL));
 }
 
 static int tree(void *arg)
 {
-  intptr_t code = (intptr_t)arg;
-  long lo = (long)(code >> 31), len = (long)(code & 0x7FFFFFFF), hi = lo + len;
+  test_range r = test_range_take(arg);
+  long lo = r.lo, hi = r.hi;
   mark((void *)(intptr_t)lo);
   long mid = lo + 1 + (hi - lo - 1) / 2;
   spawn_range(lo + 1, mid);
@@ -67,16 +65,11 @@ struct fjr {
 
 static int fj_node(void *arg);
 
-static int fj_code_node(void *arg)
+static int fj_range_node(void *arg)
 {
-  intptr_t code = (intptr_t)arg;
-  struct fjr r = {(long)(code >> 31), (long)(code >> 31) + (long)(code & 0x7FFFFFFF), NULL};
+  test_range t = test_range_take(arg);
+  struct fjr r = {t.lo, t.hi, NULL};
   return fj_node(&r);
-}
-
-static intptr_t fj_code(long lo, long hi)
-{
-  return ((intptr_t)lo << 31) | (intptr_t)(hi - lo);
 }
 
 static int fj_body(void *ctx, int64_t lo, int64_t hi)
@@ -118,7 +111,7 @@ static int fj_node(void *arg)
     return ws_group_wait(&g);
   }
   case 2: { /* a detached child on our deque, above whatever join frames */
-    ASSERT_OK(ws_submit(pool, fj_code_node, (void *)fj_code(lo, q), NULL));
+    ASSERT_OK(ws_submit(pool, fj_range_node, test_range_new(lo, q), NULL));
     struct fjr a = {q, mid, NULL}, b = {mid, hi, NULL};
     return ws_join(NULL, fj_node, &a, fj_node, &b);
   }
@@ -126,7 +119,7 @@ static int fj_node(void *arg)
     return ws_parallel_for(NULL, lo, hi, (int64_t)((h >> 8) % 8), fj_body, NULL);
   default: { /* a join whose first half waits for a sibling range's future */
     ws_future_t *f;
-    ASSERT_OK(ws_submit(pool, fj_code_node, (void *)fj_code(lo, q), &f));
+    ASSERT_OK(ws_submit(pool, fj_range_node, test_range_new(lo, q), &f));
     struct fjr a = {q, mid, f}, b = {mid, hi, NULL};
     return ws_join(NULL, fj_node, &a, fj_node, &b);
   }
@@ -137,7 +130,7 @@ static void run_forkjoin(void)
 {
   for (int r = 0; r < 4; r++)
     ASSERT_OK(
-        ws_submit(pool, fj_code_node, (void *)fj_code(ntasks * r / 4, ntasks * (r + 1) / 4), NULL));
+        ws_submit(pool, fj_range_node, test_range_new(ntasks * r / 4, ntasks * (r + 1) / 4), NULL));
 }
 
 /* --- external submitters --- */
@@ -157,8 +150,7 @@ static void *submit_thread(void *a_)
     /* Every 64 slots become one tree root. */
     for (long lo = s->lo; lo < s->hi; lo += 64) {
       long hi = lo + 64 < s->hi ? lo + 64 : s->hi;
-      intptr_t code = ((intptr_t)lo << 31) | (intptr_t)(hi - lo);
-      ASSERT_OK(ws_submit(pool, tree, (void *)code, NULL));
+      ASSERT_OK(ws_submit(pool, tree, test_range_new(lo, hi), NULL));
     }
   } else {
     for (long i = s->lo; i < s->hi; i++)
@@ -190,8 +182,7 @@ static void run_tree(void)
   /* Four roots so that the first steals happen early. */
   for (int r = 0; r < 4; r++) {
     long lo = ntasks * r / 4, hi = ntasks * (r + 1) / 4;
-    intptr_t code = ((intptr_t)lo << 31) | (intptr_t)(hi - lo);
-    ASSERT_OK(ws_submit(pool, tree, (void *)code, NULL));
+    ASSERT_OK(ws_submit(pool, tree, test_range_new(lo, hi), NULL));
   }
 }
 
