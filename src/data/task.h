@@ -38,6 +38,10 @@ struct ws__worker;
   0x8u /* with FRAME: the second half of a ws_join; its
                                 completion goes into the frame itself (state,
                                 rc), the waiter being `owner` */
+/* With FRAME (never JOIN): the first of `refs` consecutive group children
+   of one group in one chunk of a frame stack, published and taken as one
+   deque element (core/frames.c, "Bundles"). */
+#define WS__TASK_BUNDLE 0x10u
 
 /* JOIN frames: `state` is WS__JOIN_DONE once the task has run (release, by
    whoever ran it; `rc` holds its result), plus WS__JOIN_WAITER while the
