@@ -178,6 +178,7 @@ static void wait_inside(ws__worker *w, ws__group *g, bool frames)
     c.parent = f->parent;
     c.flags = f->flags;
     c.prof_at = f->prof_at;
+    atomic_init(&c.refs, 1); /* itself alone (task.h) */
     w->frame_top = top - 1;
     ws__run(w, &c);
   }

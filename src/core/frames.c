@@ -59,8 +59,7 @@ static inline bool bundles_with(const ws__task *b, const ws__task *f)
    early when the deque cannot grow (the rest stay private, which is always
    correct: the owner runs them). Returns the number published.
    Bundles: consecutive children of one group in one chunk go on the deque as
-   one element, their first frame flagged WS__TASK_BUNDLE with the count in
-   `refs`. One steal then takes them all, and whoever runs a bundle gives half
+   one element, their first frame with the count in `refs` (task.h). One steal then takes them all, and whoever runs a bundle gives half
    of what is left back to its own deque whenever a worker may want work
    (ws__run_bundle). One element per child cost one steal (and, with
    membarrier, one interrupt of every running worker) per child: a task
@@ -88,16 +87,11 @@ static uint32_t publish_oldest(ws__worker *w, uint32_t n)
       limit = limit < in_chunk ? limit : in_chunk;
       while (k < limit && bundles_with(t, t + k))
         k++;
-      if (k > 1) {
-        t->flags |= WS__TASK_BUNDLE; /* cleared by the next spawn into the frame */
-        /* Relaxed: published by the push's release, read by the claimer. */
-        atomic_store_explicit(&t->refs, k, memory_order_relaxed);
-      }
     }
-    if (ws__deque_push(&w->deque, t) != 0) {
-      t->flags &= ~WS__TASK_BUNDLE;
+    if (!(t->flags & WS__TASK_JOIN)) /* Relaxed: published by the push's release. */
+      atomic_store_explicit(&t->refs, k, memory_order_relaxed);
+    if (ws__deque_push(&w->deque, t) != 0)
       break;
-    }
     w->split += k;
     done += k;
   }

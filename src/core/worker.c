@@ -352,8 +352,9 @@ bool ws__try_run_future(ws__worker *w, ws__task *t)
   return true;
 }
 
-/* Runs bundle t (frames.c, "Bundles"): its frames one after another, each
-   as ws__run runs a frame. Before each, if a worker may want work and our
+/* Runs group child t, which stands for `refs` consecutive children of its
+   group (task.h; more than one: a bundle, frames.c): them one after
+   another, each as a frame is run. Before each, if a worker may want work and our
    deque has nothing for it, the newer half of what is left goes back on
    our deque as a bundle of its own: a thief takes it in one steal, and the
    rest stays stealable while one of them runs long. The children are
@@ -372,7 +373,6 @@ static void run_bundle(ws__worker *w, ws__task *t)
     if (n > 1 && !ws__keep_private(w)) {
       uint32_t h = n / 2;
       ws__task *s = t + (n - h);
-      s->flags |= WS__TASK_BUNDLE;
       atomic_store_explicit(&s->refs, h, memory_order_relaxed); /* published by the push */
       ws__push_local(w, s);
       ws__notify(w->pool);
@@ -394,20 +394,18 @@ static void run_bundle(ws__worker *w, ws__task *t)
 void ws__run(ws__worker *w, ws__task *t)
 {
   uint32_t flags = t->flags;
-  if (flags & WS__TASK_BUNDLE) {
-    run_bundle(w, t);
+  if ((flags & (WS__TASK_FRAME | WS__TASK_JOIN)) == WS__TASK_FRAME) {
+    run_bundle(w, t); /* a group child, or a bundle of them (task.h) */
     return;
   }
   if (flags & WS__TASK_FRAME) {
-    /* A fork/join child: no claim CAS (nobody can cancel it), no
-       outstanding count (its group's waiter holds one), no free, and its
-       stats are counted privately (folded in later, ws__stats_fold). */
+    /* A join's second half. Fork/join children (this and run_bundle's): no
+       claim CAS (nobody can cancel them), no outstanding count (their
+       waiter holds one), no free, and their stats are counted privately
+       (folded in later, ws__stats_fold). */
     int rc = run_body(w, t);
     ws__fj_count_run(&w->stats, rc);
-    if (flags & WS__TASK_JOIN)
-      ws__join_frame_done(w, t, rc);
-    else
-      t->sink->done(t->sink, w, rc, 1);
+    ws__join_frame_done(w, t, rc);
     return;
   }
 

@@ -38,11 +38,13 @@ struct ws__worker;
   0x8u /* with FRAME: the second half of a ws_join; its
                                 completion goes into the frame itself (state,
                                 rc), the waiter being `owner` */
-/* With FRAME (never JOIN): the first of `refs` consecutive group children
-   of one group in one chunk of a frame stack, published and taken as one
-   deque element (core/frames.c, "Bundles"). */
-#define WS__TASK_BUNDLE 0x10u
 
+/* Group children (FRAME without JOIN), once published: `refs` is the number
+   of consecutive children of one group, in one chunk of the frame stack,
+   that this record stands for on the deque (a bundle, core/frames.c), 1 for
+   itself alone. Written by whoever publishes it, before the push; flags
+   stay as the spawn wrote them, since the owner reads them while a thief
+   holds the frame. */
 /* JOIN frames: `state` is WS__JOIN_DONE once the task has run (release, by
    whoever ran it; `rc` holds its result), plus WS__JOIN_WAITER while the
    owner may sleep; `refs` holds the index of the thief that took it
