@@ -39,7 +39,7 @@
  * WS_NO_MEMBARRIER=1 selects the symmetric fences of the paper.
  *
  * Asymmetric fences until the first steal. A system call per steal made
- * steal-heavy work slow: a task spawning 500,000 tiny children took 7x
+ * steal-heavy work slow: a task spawning 500,000 tiny children took 3-7x
  * longer on 2 workers than on 1. So only the first steal from a deque pays
  * it; it also switches the deque to the paper's symmetric fences for good
  * (`fenced`): that thief CASes ASYM -> SWITCHING, calls membarrier, then
