@@ -225,6 +225,20 @@ WS_EXTERN int ws_pool_destroy(ws_pool_t *pool);
    Returns 0, WS_EINVAL (NULL pool or fn), WS_ESHUTDOWN, or WS_ENOMEM. */
 WS_EXTERN int ws_submit(ws_pool_t *pool, ws_task_fn fn, void *arg, ws_future_t **future);
 
+/* Submits n tasks at once: fn(args[0]), ..., fn(args[n-1]), each as
+   ws_submit(pool, fn, args[i], ...) would, but queued together: from
+   outside the pool the n records enter the global queue in one step and the
+   outstanding count moves once, so a burst costs the consumers and the
+   submitter far less than n calls (docs/BENCHMARKS.md, "Issue #13"). The
+   args array is read before the call returns. If `futures` is not NULL it
+   receives n handles, each to be released with ws_future_release().
+   All or nothing: on error no task was queued (and every futures[i] is
+   NULL). n == 0 queues nothing and returns 0. Returns 0, WS_EINVAL (NULL
+   pool or fn, or NULL args with n > 0), WS_ESHUTDOWN (from outside the pool
+   once ws_shutdown() was called), or WS_ENOMEM. Any thread. */
+WS_EXTERN int ws_submit_batch(ws_pool_t *pool, ws_task_fn fn, void *const *args, size_t n,
+                              ws_future_t **futures);
+
 /* Begins a graceful shutdown: ACCEPTING -> DRAINING, and -> TERMINATED once
    nothing is outstanding. Idempotent; safe to call concurrently and from
    inside tasks. Returns 0 or WS_EINVAL. */

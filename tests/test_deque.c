@@ -14,6 +14,12 @@
  *   stress    — random push/pop/steal, with single and batch steals, with
  *               growth from a tiny initial size: total taken == total
  *               pushed, exactly once each, for several seeds.
+ *   switch    — thousands of fresh deques, each stolen from by 3 thieves at
+ *               once while the owner pushes and pops: the first steal
+ *               switches the deque from asymmetric to symmetric fences
+ *               (deque.c) in the middle of the owner's pops; every item is
+ *               taken exactly once, and a deque something was stolen from
+ *               has switched (with membarrier).
  * ctest runs them all at once (`deque`: no argument), with membarrier and
  * with fences (deque_fences: WS_NO_MEMBARRIER=1).
  */
@@ -278,6 +284,110 @@ static void test_batch_bounds(ws_deque_kind_t kind)
 
 static uint64_t seed;
 
+/* --- 6: the switch to symmetric fences ------------------------------------- */
+
+#define SW_THIEVES 3
+#define SW_ITEMS 1024
+
+struct sw {
+  ws__deque *_Atomic q; /* the round's deque */
+  _Atomic long round; /* bumped (release) when a round starts */
+  _Atomic int done; /* the owner has finished the round's pushes and pops */
+  _Atomic int finished; /* thieves done with the round */
+  _Atomic int seen[SW_ITEMS];
+  _Atomic long taken;
+  _Atomic int quit;
+};
+
+static void *sw_thief(void *a_)
+{
+  struct sw *s = a_;
+  long seen_round = 0;
+  for (;;) {
+    long r;
+    while ((r = atomic_load(&s->round)) == seen_round && !atomic_load(&s->quit))
+      sched_yield(); /* more threads than CPUs: let the owner run */
+    if (atomic_load(&s->quit))
+      return NULL;
+    seen_round = r;
+    ws__deque *q = atomic_load(&s->q);
+    for (;;) {
+      ws__task *x;
+      int rc = ws__deque_steal(q, &x);
+      if (rc == WS__STEAL_OK) {
+        ASSERT_EQ(atomic_fetch_add(&s->seen[I(x)], 1), 0);
+        atomic_fetch_add(&s->taken, 1);
+      } else if (rc == WS__STEAL_EMPTY) {
+        if (atomic_load(&s->done) && ws__deque_size(q) == 0)
+          break;
+        sched_yield();
+      }
+    }
+    atomic_fetch_add(&s->finished, 1);
+  }
+}
+
+static void part_switch(void)
+{
+  static struct sw s;
+  uint64_t rng = seed;
+  long rounds = 4000 / TEST_SCALE_DIV, stolen_rounds = 0;
+  pthread_t th[SW_THIEVES];
+  for (int i = 0; i < SW_THIEVES; i++)
+    pthread_create(&th[i], NULL, sw_thief, &s);
+  for (long r = 1; r <= rounds; r++) {
+    ws__deque q;
+    ASSERT_OK(ws__deque_init(&q, WS_DEQUE_LOCKFREE, 3));
+    for (int i = 0; i < SW_ITEMS; i++)
+      atomic_store(&s.seen[i], 0);
+    atomic_store(&s.taken, 0);
+    atomic_store(&s.done, 0);
+    atomic_store(&s.finished, 0);
+    atomic_store(&s.q, &q);
+    long pushed = 0, popped = 0;
+    for (; pushed < 16; pushed++)
+      ASSERT_OK(ws__deque_push(&q, V(pushed)));
+    atomic_store(&s.round, r); /* the thieves start: their first steal switches */
+    while (pushed < SW_ITEMS) {
+      if (test_rng(&rng) % 64 == 0)
+        sched_yield(); /* more threads than CPUs: let the thieves in */
+      if (test_rng(&rng) % 3 != 0) {
+        ASSERT_OK(ws__deque_push(&q, V(pushed)));
+        pushed++;
+      }
+      ws__task *x = ws__deque_pop(&q);
+      if (x != NULL) {
+        ASSERT_EQ(atomic_fetch_add(&s.seen[I(x)], 1), 0);
+        popped++;
+      }
+    }
+    ws__task *x;
+    while ((x = ws__deque_pop(&q)) != NULL) {
+      ASSERT_EQ(atomic_fetch_add(&s.seen[I(x)], 1), 0);
+      popped++;
+    }
+    atomic_store(&s.done, 1);
+    while (atomic_load(&s.finished) != SW_THIEVES)
+      sched_yield();
+    long taken = atomic_load(&s.taken);
+    ASSERT_EQ(popped + taken, SW_ITEMS);
+    for (int i = 0; i < SW_ITEMS; i++)
+      ASSERT_EQ(atomic_load(&s.seen[i]), 1);
+    /* White-box: a deque something was stolen from has switched (a thief
+       that tried and lost may have switched it too). */
+    uint32_t mode = atomic_load(&q.fenced);
+    if (ws__membarrier_ok && taken > 0)
+      ASSERT_EQ(mode, WS__DQ_FENCED);
+    stolen_rounds += taken > 0;
+    ws__deque_destroy(&q);
+  }
+  atomic_store(&s.quit, 1);
+  for (int i = 0; i < SW_THIEVES; i++)
+    pthread_join(th[i], NULL);
+  fprintf(stderr, "deque switch: %ld rounds, %ld with steals (membarrier %s)\n", rounds,
+          stolen_rounds, ws__membarrier_ok ? "on" : "off");
+}
+
 static void part_order(void)
 {
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
@@ -322,7 +432,7 @@ static void part_stress(void)
 static const test_part parts[] = {
     {"order", part_order, false},   {"batch", part_batch, false},
     {"thief", part_thief, false},   {"stampede", part_stampede, false},
-    {"stress", part_stress, false},
+    {"stress", part_stress, false}, {"switch", part_switch, false},
 };
 
 int main(int argc, char **argv)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * API test. Exactly-once execution under every configuration: every task marks its own
- * slot, and every slot must end at exactly 1. Three shapes:
+ * slot, and every slot must end at exactly 1. The shapes:
  *   external  — 8 threads outside the pool submit their share at once;
  *   tree      — a few roots spawn recursive binary trees of children;
  *   mixed     — external submitters whose tasks also spawn children;
@@ -10,7 +10,11 @@
  *               ws_submit beside a join, ws_parallel_for with grains 0-7, or
  *               a join whose first half waits on a future of a sibling range:
  *               private join frames meet group spawns, heap children above
- *               them, publication to idle workers and flushes before waits.
+ *               them, publication to idle workers and flushes before waits;
+ *   batch     — 8 threads outside the pool submit their share through
+ *               ws_submit_batch (random sizes 1-300, half with futures, all
+ *               waited for), and every other block goes through a task that
+ *               batches its range as children.
  * Each runs for workers in {1 (no victims), 2, 3, 8, 64 (oversubscribed)},
  * both deque kinds and both steal policies. A fourth shape, "steals", proves
  * real steals happen and are counted: a root blocks until its children have
@@ -177,6 +181,82 @@ static void run_external(int with_children)
   latch_destroy(&start);
 }
 
+/* --- batches: ws_submit_batch from outside (8 submitters, random sizes, half
+   with futures) and from inside tasks. Task i marks slot i. --- */
+struct batch_job {
+  long lo, hi;
+  uint64_t seed;
+};
+
+static void submit_batches(long lo, long hi, uint64_t seed)
+{
+  void *args[300];
+  ws_future_t *fut[300];
+  while (lo < hi) {
+    long k = 1 + (long)(test_rng(&seed) % 300);
+    if (k > hi - lo)
+      k = hi - lo;
+    for (long i = 0; i < k; i++)
+      args[i] = (void *)(intptr_t)(lo + i);
+    bool futures = test_rng(&seed) % 2 == 0;
+    ASSERT_OK(ws_submit_batch(pool, mark, args, (size_t)k, futures ? fut : NULL));
+    if (futures)
+      for (long i = 0; i < k; i++) {
+        ASSERT_OK(ws_future_wait(fut[i], WS_FOREVER));
+        ASSERT_EQ(ws_future_status(fut[i]), WS_FUTURE_DONE);
+        ws_future_release(fut[i]);
+      }
+    lo += k;
+  }
+}
+
+/* Inside the pool: a task submits its range as child batches. */
+static int batch_task(void *arg)
+{
+  struct batch_job *j = arg;
+  submit_batches(j->lo, j->hi, j->seed);
+  free(j);
+  return 0;
+}
+
+static void *batch_thread(void *a_)
+{
+  struct submitter *s = a_;
+  uint64_t seed = test_seed() ^ (uint64_t)s->lo;
+  latch_count_down(s->start);
+  latch_wait(s->start);
+  /* Every other 10000 slots go through a task that batches them inside. */
+  for (long lo = s->lo; lo < s->hi; lo += 10000) {
+    long hi = lo + 10000 < s->hi ? lo + 10000 : s->hi;
+    if ((lo / 10000) % 2 == 0) {
+      submit_batches(lo, hi, seed++);
+    } else {
+      struct batch_job *j = malloc(sizeof *j);
+      ASSERT(j != NULL);
+      *j = (struct batch_job){lo, hi, seed++};
+      ASSERT_OK(ws_submit(pool, batch_task, j, NULL));
+    }
+  }
+  return NULL;
+}
+
+static void run_batches(void)
+{
+  enum { NSUB = 8 };
+  struct submitter s[NSUB];
+  test_latch start;
+  latch_init(&start, NSUB);
+  for (int i = 0; i < NSUB; i++) {
+    s[i].lo = ntasks * i / NSUB;
+    s[i].hi = ntasks * (i + 1) / NSUB;
+    s[i].start = &start;
+    pthread_create(&s[i].th, NULL, batch_thread, &s[i]);
+  }
+  for (int i = 0; i < NSUB; i++)
+    pthread_join(s[i].th, NULL);
+  latch_destroy(&start);
+}
+
 static void run_tree(void)
 {
   /* Four roots so that the first steals happen early. */
@@ -246,6 +326,8 @@ static void one_run(const char *shape, unsigned workers, ws_deque_kind_t dq, ws_
     run_tree();
   else if (strcmp(shape, "forkjoin") == 0)
     run_forkjoin();
+  else if (strcmp(shape, "batch") == 0)
+    run_batches();
   else
     run_external(1);
   ASSERT_OK(ws_pool_wait_idle(pool, WS_FOREVER));
@@ -255,7 +337,8 @@ static void one_run(const char *shape, unsigned workers, ws_deque_kind_t dq, ws_
   ASSERT_EQ(ws_pool_stats(pool, &stats, NULL, 0), (int)workers);
   ASSERT_EQ(stats.total.tasks_failed, 0);
   ASSERT_EQ(stats.outstanding, 0);
-  if (strcmp(shape, "forkjoin") != 0) { /* there, tasks are ranges: the slots are the count */
+  if (strcmp(shape, "forkjoin") != 0 && strcmp(shape, "batch") != 0) {
+    /* (forkjoin: tasks are ranges; batch: carrier tasks; the slots count) */
     ASSERT_EQ(stats.total.tasks_run, ntasks);
     if (strcmp(shape, "external") != 0)
       ASSERT_EQ(stats.total.spawned + stats.submitted, ntasks);
@@ -320,9 +403,15 @@ static void part_forkjoin(void)
   every_config("forkjoin");
 }
 
+static void part_batch(void)
+{
+  every_config("batch");
+}
+
 static const test_part parts[] = {
-    {"steals", part_steals, false}, {"external", part_external, false}, {"tree", part_tree, false},
-    {"mixed", part_mixed, false},   {"forkjoin", part_forkjoin, false},
+    {"steals", part_steals, false},     {"external", part_external, false},
+    {"tree", part_tree, false},         {"mixed", part_mixed, false},
+    {"forkjoin", part_forkjoin, false}, {"batch", part_batch, false},
 };
 
 int main(int argc, char **argv)

@@ -11,6 +11,11 @@
  *            fails: the children overflow into the global queue and all run.
  *   create — ws_pool_create with the n-th allocation failing, for every n
  *            until it succeeds: WS_ENOMEM and nothing leaked (ASan checks).
+ *   batch  — ws_submit_batch is all or nothing: with the k-th record of a
+ *            batch of 40 refused (every k, from outside the pool and from a
+ *            task), WS_ENOMEM, every future NULL, nothing runs; with none
+ *            refused all run once. Also its argument errors (WS_EINVAL,
+ *            n = 0) and WS_ESHUTDOWN after ws_shutdown, nothing run.
  * ctest runs them all at once (`nomem`: no argument).
  */
 #include "test.h"
@@ -184,11 +189,98 @@ static void part_storm(void)
   }
 }
 
+/* --- batch ------------------------------------------------------------------ */
+
+#define BATCH 40
+
+/* Submits slots [0, BATCH) as one batch with the k-th record refused (k = 0:
+   none); expects WS_ENOMEM and nothing queued, or all run once. */
+static int batch_with_fault(long k)
+{
+  void *args[BATCH];
+  ws_future_t *fut[BATCH];
+  for (long i = 0; i < BATCH; i++) {
+    args[i] = (void *)(intptr_t)i;
+    fut[i] = (ws_future_t *)&fut; /* must be overwritten */
+  }
+  ws__alloc_fault(k, 0);
+  int rc = ws_submit_batch(pool, mark, args, BATCH, fut);
+  ws__alloc_fault(0, 0);
+  if (k != 0) {
+    ASSERT_EQ(rc, WS_ENOMEM);
+    for (long i = 0; i < BATCH; i++)
+      ASSERT(fut[i] == NULL);
+    return 0;
+  }
+  ASSERT_OK(rc);
+  for (long i = 0; i < BATCH; i++) {
+    ASSERT_OK(ws_future_wait(fut[i], WS_FOREVER));
+    ASSERT_EQ(ws_future_status(fut[i]), WS_FUTURE_DONE);
+    ws_future_release(fut[i]);
+  }
+  return 0;
+}
+
+static int batch_task(void *arg)
+{
+  return batch_with_fault((long)(intptr_t)arg);
+}
+
+static void batch_check_none_ran(void)
+{
+  ASSERT_OK(ws_pool_wait_idle(pool, WS_FOREVER));
+  for (long i = 0; i < BATCH; i++)
+    ASSERT_EQ(ran[i], 0);
+}
+
+static void batch(void)
+{
+  memset((void *)ran, 0, BATCH); /* earlier parts marked some */
+  pool = make_pool(2, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+  for (long k = 1; k <= BATCH; k++) {
+    batch_with_fault(k); /* from outside */
+    batch_check_none_ran();
+    ws_future_t *f;
+    ASSERT_OK(ws_submit(pool, batch_task, (void *)(intptr_t)k, &f)); /* from a task */
+    ASSERT_OK(ws_future_wait(f, WS_FOREVER));
+    ASSERT_EQ(ws_future_status(f), WS_FUTURE_DONE);
+    ws_future_release(f);
+    batch_check_none_ran();
+  }
+  ws_stats_t st;
+  ws_pool_stats(pool, &st, NULL, 0);
+  ASSERT_EQ(st.submitted, BATCH); /* the carrier tasks only */
+  batch_with_fault(0);
+  ASSERT_OK(ws_pool_wait_idle(pool, WS_FOREVER));
+  for (long i = 0; i < BATCH; i++)
+    ASSERT_EQ(ran[i], 1);
+  memset((void *)ran, 0, BATCH);
+
+  /* Argument errors: the futures are NULLed, nothing is queued. */
+  void *args[2] = {(void *)0, (void *)1};
+  ws_future_t *fut[2] = {(ws_future_t *)&fut, (ws_future_t *)&fut};
+  ASSERT_EQ(ws_submit_batch(NULL, mark, args, 2, fut), WS_EINVAL);
+  ASSERT(fut[0] == NULL && fut[1] == NULL);
+  ASSERT_EQ(ws_submit_batch(pool, NULL, args, 2, NULL), WS_EINVAL);
+  ASSERT_EQ(ws_submit_batch(pool, mark, NULL, 2, NULL), WS_EINVAL);
+  ASSERT_OK(ws_submit_batch(pool, mark, NULL, 0, NULL)); /* nothing to do */
+  ASSERT_OK(ws_submit_batch(pool, mark, args, 0, fut));
+
+  /* After shutdown: refused as a whole, counted as rejected. */
+  ASSERT_OK(ws_shutdown(pool));
+  fut[0] = fut[1] = (ws_future_t *)&fut;
+  ASSERT_EQ(ws_submit_batch(pool, mark, args, 2, fut), WS_ESHUTDOWN);
+  ASSERT(fut[0] == NULL && fut[1] == NULL);
+  ASSERT_OK(ws_await_termination(pool, WS_FOREVER));
+  ws_pool_stats(pool, &st, NULL, 0);
+  ASSERT_EQ(st.rejected, 2);
+  ASSERT_EQ(ran[0] + ran[1], 0);
+  ASSERT_OK(ws_pool_destroy(pool));
+}
+
 static const test_part parts[] = {
-    {"submit", submit_once, false},
-    {"create", create, false},
-    {"grow", part_grow, false},
-    {"storm", part_storm, false},
+    {"submit", submit_once, false}, {"create", create, false}, {"grow", part_grow, false},
+    {"storm", part_storm, false},   {"batch", batch, false},
 };
 
 int main(int argc, char **argv)

@@ -10,9 +10,13 @@
  * one run on a noisy machine): the serial twin, a 1-worker pool and an
  * N-worker pool. It prints medians, the speedup of N workers over one, the
  * ratio to serial, the efficiency, and the N-worker pool's steal and park
- * counts per run. Every run checks its answer; any wrong answer makes the
- * exit status 1. --results prints one machine-readable line per N-worker
- * repetition instead (the format bench/compare uses).
+ * counts per run. For a fork/join workload it also prints the greedy-scheduler
+ * bound T1/N + Tinf, T1 the 1-worker time and Tinf = T1 / parallelism, the
+ * parallelism from one extra profiled run on the N-worker pool (after the
+ * timed ones), and the measured N-worker time over it. Every run checks
+ * its answer; any wrong answer makes the exit status 1. --results prints one
+ * machine-readable line per N-worker repetition instead (the format
+ * bench/compare uses).
  */
 #include "wsbench.h"
 
@@ -28,7 +32,7 @@ static const wb_workload *const workloads[] = {
 #ifdef WSBENCH_HAVE_UTS
     &wb_uts_t1, &wb_uts_t3,
 #endif
-    &wb_sort,   &wb_tri,     &wb_fanout, &wb_avalanche, &wb_fib_submit,
+    &wb_sort,   &wb_tri,     &wb_fanout, &wb_fanout_batch, &wb_avalanche, &wb_fib_submit,
 };
 #define NWORKLOADS (sizeof workloads / sizeof workloads[0])
 
@@ -74,9 +78,19 @@ typedef struct row {
   const char *size;
   double serial, one, many; /* medians, ms */
   double steals, parks; /* N-worker pool, per run */
+  double par; /* fork/join: the parallelism T1/Tinf of one profiled run; <= 0: none */
   int ok;
   char detail[96];
 } row;
+
+/* The greedy-scheduler bound T1/N + Tinf in ms. T1 is the measured 1-worker
+   time and Tinf = T1 / parallelism: the profile's own T1 and Tinf include
+   its timer reads (about 16x the work of fib on one worker, BENCHMARKS.md),
+   so only their ratio is used. */
+static double greedy_bound(const row *r, int nworkers)
+{
+  return r->one / nworkers + r->one / r->par;
+}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -442,22 +456,48 @@ int main(int argc, char **argv)
     r->many = wb_median(tn, reps);
     r->steals = (double)(after.total.steals - before.total.steals) / reps;
     r->parks = (double)(after.total.parks - before.total.parks) / reps;
+    if (w->forkjoin) {
+      /* The theory line: one profiled run on the N-worker pool, after the
+         timed ones and their steal/park counts, so it disturbs neither.
+         Greedy scheduling (Graham/Brent): T_N <= T1/N + Tinf. */
+      wb_result res;
+      progress("%s %s: profiling, repetition %d/%d", w->name, size, 1, 1);
+      memset(&res, 0, sizeof res);
+      memset(&last_profile, 0, sizeof last_profile);
+      profile_mode = 1;
+      int ok = check(w, "profiled", w->parallel(many, size, &res), &res);
+      profile_mode = 0;
+      r->ok &= ok;
+      all_ok &= ok;
+      if (ok && last_profile.work_ns > 0 && last_profile.span_ns > 0)
+        r->par = (double)last_profile.work_ns / (double)last_profile.span_ns;
+    }
   }
   if (progress_tty)
     fprintf(stderr, "\r\033[K");
 
   if (!results) {
-    printf("%-10s %-9s %10s %10s %10s %8s %8s %6s %10s %9s  %s\n", "workload", "size", "serial",
-           "1 worker", "N workers", "speedup", "vs-ser", "eff", "steals/run", "parks/run",
-           "answer");
+    printf("%-12s %-9s %10s %10s %10s %10s %8s %8s %8s %6s %10s %9s  %s\n", "workload", "size",
+           "serial", "1 worker", "N workers", "bound", "vs-bound", "speedup", "vs-ser", "eff",
+           "steals/run", "parks/run", "answer");
     for (int i = 0; i < nrows; i++) {
       row *r = &rows[i];
       double sp = r->one / r->many, vs = r->serial / r->many;
-      printf("%-10s %-9.9s %10.2f %10.2f %10.2f %7.2fx %7.2fx %5.0f%% %10.0f %9.0f  %s%s\n",
-             r->w->name, r->size, r->serial, r->one, r->many, sp, vs, 100 * sp / nworkers,
-             r->steals, r->parks, r->ok ? "ok " : "WRONG ", r->detail);
+      char bound[32] = "-", vsb[32] = "-";
+      if (r->par > 0) {
+        double b = greedy_bound(r, nworkers);
+        snprintf(bound, sizeof bound, "%.2f", b);
+        snprintf(vsb, sizeof vsb, "%.2fx", r->many / b);
+      }
+      printf(
+          "%-12s %-9.9s %10.2f %10.2f %10.2f %10s %8s %7.2fx %7.2fx %5.0f%% %10.0f %9.0f  %s%s\n",
+          r->w->name, r->size, r->serial, r->one, r->many, bound, vsb, sp, vs, 100 * sp / nworkers,
+          r->steals, r->parks, r->ok ? "ok " : "WRONG ", r->detail);
     }
     printf("speedup = 1 worker / N workers; vs-ser = serial / N workers; eff = speedup / N\n");
+    printf("bound = T1/N + Tinf (greedy-scheduler bound) with T1 = the 1-worker time and\n"
+           "Tinf = T1 / parallelism, the parallelism (work/span) from one profiled N-worker run\n"
+           "after the timed ones; vs-bound = N workers / bound; '-' = not a fork/join workload\n");
   }
 
   if (json != NULL && !results) {
@@ -473,14 +513,20 @@ int main(int argc, char **argv)
               opt.steal == WS_STEAL_HALF ? "half" : "one");
       for (int i = 0; i < nrows; i++) {
         row *r = &rows[i];
+        char bound[32] = "null", vsb[32] = "null"; /* not fork/join: null */
+        if (r->par > 0) {
+          double b = greedy_bound(r, nworkers);
+          snprintf(bound, sizeof bound, "%.3f", b);
+          snprintf(vsb, sizeof vsb, "%.3f", r->many / b);
+        }
         fprintf(f,
                 "    {\"name\": \"%s\", \"size\": \"%s\", \"serial_ms\": %.3f, \"one_worker_ms\": "
                 "%.3f, \"n_workers_ms\": %.3f, \"speedup\": %.3f, \"vs_serial\": %.3f, "
                 "\"steals_per_run\": %.1f, \"parks_per_run\": %.1f, \"ok\": %s, "
-                "\"answer\": \"%s\"}%s\n",
+                "\"answer\": \"%s\", \"bound_ms\": %s, \"vs_bound\": %s}%s\n",
                 r->w->name, r->size, r->serial, r->one, r->many, r->one / r->many,
                 r->serial / r->many, r->steals, r->parks, r->ok ? "true" : "false", r->detail,
-                i + 1 < nrows ? "," : "");
+                bound, vsb, i + 1 < nrows ? "," : "");
       }
       fprintf(f, "  ]\n}\n");
       fclose(f);

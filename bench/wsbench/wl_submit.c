@@ -7,6 +7,7 @@
  *   fanout N     — the thread outside the pool submits N tiny tasks (task i
  *                  writes slots[i] = i + 1), waits until the pool is idle and
  *                  checks every slot.
+ *   fanout-batch N — the same through ws_submit_batch, 256 tasks per call.
  */
 #include "wsbench.h"
 
@@ -172,4 +173,45 @@ const wb_workload wb_fanout = {
     .check_size = fan_check_size,
     .serial = fan_serial,
     .parallel = fan_parallel,
+};
+
+/* --- fan-out in batches --- */
+
+#define FAN_BATCH 256
+
+static int fanb_parallel(ws_pool_t *pool, const char *size, wb_result *r)
+{
+  long n = wb_size_long(size, 0, 1L << 30);
+  if (n < 0)
+    return -1;
+  slots = calloc((size_t)n, sizeof *slots);
+  if (slots == NULL)
+    return -1;
+  void *args[FAN_BATCH];
+  double t0 = wb_now_ms();
+  long submitted = 0;
+  for (long i = 0; i < n; i += FAN_BATCH) {
+    long k = n - i < FAN_BATCH ? n - i : FAN_BATCH;
+    for (long j = 0; j < k; j++)
+      args[j] = (void *)(intptr_t)(i + j);
+    if (ws_submit_batch(pool, fan_task, args, (size_t)k, NULL) == 0)
+      submitted += k;
+  }
+  ws_pool_wait_idle(pool, WS_FOREVER);
+  r->ms = wb_now_ms() - t0;
+  fan_check(n, r);
+  if (submitted != n)
+    r->ok = false;
+  free(slots);
+  return 0;
+}
+
+const wb_workload wb_fanout_batch = {
+    .name = "fanout-batch",
+    .about = "fanout through ws_submit_batch, 256 tasks per call",
+    .default_size = "1000000",
+    .small_size = "10000",
+    .check_size = fan_check_size,
+    .serial = fan_serial,
+    .parallel = fanb_parallel,
 };

@@ -86,5 +86,6 @@ extern const wb_workload wb_sort;
 extern const wb_workload wb_avalanche;
 extern const wb_workload wb_fib_submit;
 extern const wb_workload wb_fanout;
+extern const wb_workload wb_fanout_batch;
 
 #endif /* WSBENCH_H */

@@ -105,34 +105,34 @@ static bool group_announce(void *arg, uint32_t *expect)
   return true;
 }
 
-static void remote_done(ws__group *g, int rc)
+static void remote_done(ws__group *g, int rc, uint32_t n)
 {
   if (rc != 0)
     record_error(g, rc);
-  /* Once the child is counted the waiter may return and g (on its stack)
-     is gone: only the word's address is used after the increment. */
+  /* Once the children are counted the waiter may return and g (on its
+     stack) is gone: only the word's address is used after the increment. */
   _Atomic uint32_t *word = &g->remote;
-  /* Release: the child's effects and error before the count (see group_done). */
-  uint32_t old = atomic_fetch_add_explicit(word, 2, memory_order_acq_rel);
+  /* Release: the children's effects and error before the count (see
+     group_done). */
+  uint32_t old = atomic_fetch_add_explicit(word, 2 * n, memory_order_acq_rel);
   if (old & WS__GROUP_WAITER)
     ws__futex_wake(word, INT32_MAX); /* address only: harmless if g is gone */
 }
 
-/* The sink's operation (ws__sink.done): a FRAME or GROUP child of g
-   finished on w with result rc. */
-static void child_done(ws__sink *s, ws__worker *w, ws__task *t, int rc)
+/* The sink's operation (ws__sink.done): n FRAME or GROUP children of g
+   finished on w, rc the first non-zero result among them or 0. */
+static void child_done(ws__sink *s, ws__worker *w, int rc, uint32_t n)
 {
-  (void)t;
   ws__group *g = (ws__group *)(void *)s; /* the sink is g's first member */
   /* For an outside group the union holds its pool, whose address is never
      a worker's: the test is false then, without looking at magic. */
   if (g->owner == w) {
     if (rc != 0)
       record_error(g, rc);
-    g->done_local++; /* the owner's private counter: no RMW */
+    g->done_local += n; /* the owner's private counter: no RMW */
     return;
   }
-  remote_done(g, rc);
+  remote_done(g, rc, n);
 }
 
 /* Frame f is a child of group g (not a join half). */
@@ -156,6 +156,8 @@ static void wait_inside(ws__worker *w, ws__group *g, bool frames)
     /* Our newest child is still private. Release its frame before it
        runs: its own spawns reuse the slot, and a publication must not
        offer it again. */
+    if (__builtin_expect(!ws__keep_private(w), 0))
+      ws__frames_wait_publish(w, top - 1); /* a thief may take the older ones */
     ws__task *f = ws__frame_at(w, top - 1);
     if (__builtin_expect(ws__hooks(w) == 0, 1)) {
       ws_task_fn fn = f->fn;
@@ -176,6 +178,7 @@ static void wait_inside(ws__worker *w, ws__group *g, bool frames)
     c.parent = f->parent;
     c.flags = f->flags;
     c.prof_at = f->prof_at;
+    atomic_init(&c.refs, 1); /* itself alone (task.h) */
     w->frame_top = top - 1;
     ws__run(w, &c);
   }

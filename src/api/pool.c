@@ -319,6 +319,56 @@ int ws_submit(ws_pool_t *p, ws_task_fn fn, void *arg, ws_future_t **future)
   return rc;
 }
 
+int ws_submit_batch(ws_pool_t *p, ws_task_fn fn, void *const *args, size_t n, ws_future_t **futures)
+{
+  if (futures != NULL)
+    for (size_t i = 0; i < n; i++)
+      futures[i] = NULL;
+  if (p == NULL || fn == NULL || (args == NULL && n != 0))
+    return WS_EINVAL;
+  if (n == 0)
+    return 0;
+  /* All or nothing: every record first, then one submission. Handles are
+     made while the records are ours alone (ws__handle reads gen). */
+  ws__worker *w = ws__self_in(p);
+  ws__task *first = NULL, *last = NULL;
+  for (size_t i = 0; i < n; i++) {
+    ws__task *t = ws__task_new(w, p, fn, args[i], futures != NULL ? WS__TASK_FUTURE : 0,
+                               futures != NULL ? 2 : 1, NULL);
+    if (t == NULL) {
+      for (ws__task *u = first, *next; u != NULL; u = next) {
+        next = u == last ? NULL : atomic_load_explicit(&u->qnext, memory_order_relaxed);
+        ws__task_free(w != NULL ? &w->records : NULL, &p->depot, u);
+      }
+      if (futures != NULL)
+        for (size_t k = 0; k < i; k++)
+          futures[k] = NULL;
+      return WS_ENOMEM;
+    }
+    if (futures != NULL)
+      futures[i] = ws__handle(t);
+    /* Relaxed: published by the queue's release (or each push's). */
+    if (last != NULL)
+      atomic_store_explicit(&last->qnext, t, memory_order_relaxed);
+    else
+      first = t;
+    last = t;
+  }
+  if (w != NULL) {
+    /* Children of the running task: each onto our deque, as ws_submit. */
+    for (ws__task *t = first, *next; t != NULL; t = next) {
+      next = t == last ? NULL : atomic_load_explicit(&t->qnext, memory_order_relaxed);
+      ws__submit_child(w, t);
+    }
+    return 0;
+  }
+  int rc = ws__submit_roots(p, first, last, n);
+  if (rc != 0 && futures != NULL)
+    for (size_t i = 0; i < n; i++)
+      futures[i] = NULL;
+  return rc;
+}
+
 int ws_shutdown(ws_pool_t *p)
 {
   if (p == NULL)

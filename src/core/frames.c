@@ -12,6 +12,7 @@
  * its wait, when no thief can hold a pointer into the frames any more.
  */
 #include "frames.h"
+#include "hooks.h"
 #include "park.h"
 
 #include <string.h>
@@ -45,16 +46,33 @@ bool ws__frame_grow(ws__worker *w)
   return true;
 }
 
+/* Can private frame f join a bundle that starts with frame b? Both are
+   children of one group spawned by one task (not join halves). */
+static inline bool bundles_with(const ws__task *b, const ws__task *f)
+{
+  return !(f->flags & WS__TASK_JOIN) && f->sink == b->sink && f->parent == b->parent;
+}
+
 /* Owner only: publishes up to n private frames (join halves and group
    children), the oldest first (frame split, split + 1, ...): completes their
    records and pushes them on the deque, where thieves can take them. Stops
    early when the deque cannot grow (the rest stay private, which is always
-   correct: the owner runs them). Returns the number published. */
+   correct: the owner runs them). Returns the number published.
+   Bundles: consecutive children of one group in one chunk go on the deque as
+   one element, their first frame with the count in `refs` (task.h). One steal then takes them all, and whoever runs a bundle gives half
+   of what is left back to its own deque whenever a worker may want work
+   (ws__run_bundle). One element per child cost one steal (and, with
+   membarrier, one interrupt of every running worker) per child: a task
+   spawning 500,000 tiny children ran 5x slower on 2 workers than on 1
+   (docs/BENCHMARKS.md, "Issue #13"). Not while observed: the profiler and
+   the trace see one event per child. */
 static uint32_t publish_oldest(ws__worker *w, uint32_t n)
 {
   uint32_t done = 0;
+  bool bundle = ws__hooks(w) == 0;
   while (done < n && w->split < w->frame_top) {
     ws__task *t = ws__frame_at(w, w->split);
+    uint32_t k = 1;
     /* fn, arg and flags (and a group child's group and prof_at) were written
        at the spawn. A join's waiting state only matters once another worker
        can see the frame; the push publishes it (release). */
@@ -62,11 +80,20 @@ static uint32_t publish_oldest(ws__worker *w, uint32_t n)
       t->owner = w;
       atomic_store_explicit(&t->state, 0, memory_order_relaxed);
       atomic_store_explicit(&t->refs, UINT32_MAX, memory_order_relaxed);
+    } else if (bundle) {
+      uint32_t limit = n - done, avail = w->frame_top - w->split;
+      uint32_t in_chunk = WS__FRAME_CHUNK - w->split % WS__FRAME_CHUNK;
+      limit = limit < avail ? limit : avail;
+      limit = limit < in_chunk ? limit : in_chunk;
+      while (k < limit && bundles_with(t, t + k))
+        k++;
     }
+    if (!(t->flags & WS__TASK_JOIN)) /* Relaxed: published by the push's release. */
+      atomic_store_explicit(&t->refs, k, memory_order_relaxed);
     if (ws__deque_push(&w->deque, t) != 0)
       break;
-    w->split++;
-    done++;
+    w->split += k;
+    done += k;
   }
   return done;
 }
@@ -84,7 +111,27 @@ bool ws__publish_private(ws__worker *w)
 __attribute__((noinline)) void ws__frames_spawn_publish(ws__worker *w, uint32_t mark)
 {
   uint32_t older = mark - w->split;
+  /* A loop spawning into one group (every private frame and the new one
+     are its children): wait until the older ones make a bundle worth a
+     steal, but not long. Handing each as soon as a thief wanted one gave
+     bundles of ~10 tiny children, and each steal cost the spawner misses on
+     the deque's top, the group and the frames. The time bound keeps a slow
+     loop of big children from holding them back; the group's wait
+     publishes what is still private (ws__frames_wait_publish), so a short
+     loop is not serialised either. */
+  uint64_t now = ws__ticks();
+  if (older != 0 && older < WS__BUNDLE_MIN && now - w->published_at < WS__BUNDLE_WAIT &&
+      ws__hooks(w) == 0 && bundles_with(ws__frame_at(w, w->split), ws__frame_at(w, mark)))
+    return;
+  w->published_at = now;
   if (publish_oldest(w, older == 0 ? 1 : (older + 1) / 2) != 0)
+    ws__notify(w->pool);
+}
+
+void ws__frames_wait_publish(ws__worker *w, uint32_t mark)
+{
+  uint32_t older = mark - w->split;
+  if (older != 0 && publish_oldest(w, (older + 1) / 2) != 0)
     ws__notify(w->pool);
 }
 

@@ -32,9 +32,11 @@ static inline ws__task *ws__frame_at(ws__worker *w, uint32_t i)
 
 /* Worth keeping a new frame (join half or group child) private? While every
    worker is busy (none spins, parks or waits for a stolen task) and our
-   deque still holds something for thieves. Relaxed loads: a stale answer
-   only moves a publication to a later spawn; wake-ups for published work
-   follow the usual protocol (ws__notify). */
+   deque still holds something for thieves. (Issue #13 tried "while the
+   deque holds a task for each looking worker": forkjoin_steal then hung,
+   a join's second half kept private while its first half waited for it.)
+   Relaxed loads: a stale answer only moves a publication to a later spawn;
+   wake-ups for published work follow the usual protocol (ws__notify). */
 static inline bool ws__keep_private(ws__worker *w)
 {
   ws_pool_t *p = w->pool;
@@ -42,12 +44,26 @@ static inline bool ws__keep_private(ws__worker *w)
        atomic_load_explicit(&p->nidle, memory_order_relaxed) |
        atomic_load_explicit(&p->nwaiting, memory_order_relaxed)) != 0)
     return false;
-  return ws__deque_owner_nonempty(&w->deque);
+  return ws__deque_owner_size(&w->deque) != 0;
 }
 
+/* A spawning loop publishes consecutive children of one group in bundles
+   of at least WS__BUNDLE_MIN, unless WS__BUNDLE_WAIT ticks (ws__ticks, about
+   5 us) have passed since its last publication (frames.c,
+   ws__frames_spawn_publish). */
+#define WS__BUNDLE_MIN 64u
+#define WS__BUNDLE_WAIT 12000u
+
 /* A spawn decided to publish: the older half of the private frames below
-   the new one (index mark), or the new one when there is none. */
+   the new one (index mark), or the new one when there is none; nothing yet
+   when they are fewer than WS__BUNDLE_MIN children of the new one's group
+   and the last publication was less than WS__BUNDLE_WAIT ago. */
 void ws__frames_spawn_publish(ws__worker *w, uint32_t mark);
+
+/* A group's wait, about to run its private child at index mark as a plain
+   call, found that a worker may want work: the older half of the private
+   frames below it, if any, are published. */
+void ws__frames_wait_publish(ws__worker *w, uint32_t mark);
 
 /* Publishes every private frame of w (w may be NULL: nothing to do), before
    w blocks or waits, so that thieves can take them. Returns false when some

@@ -86,6 +86,7 @@ typedef struct ws__worker {
   /* Join frames at indices [split, frame_top) are private: not on the deque,
      seen by no other thread, run by this worker at its sync (group.c). */
   uint32_t split;
+  uint64_t published_at; /* owner only: ws__ticks() at the last publication (frames.c) */
   pthread_t thread; /* written by the creator before the pool is used */
 } ws__worker;
 
@@ -204,7 +205,11 @@ struct ws_pool {
  */
 typedef struct ws__sink {
   /* Set before any child reports; read-only after. */
-  void (*done)(struct ws__sink *s, ws__worker *w, ws__task *t, int rc);
+  /* n >= 1 children finished on w; rc is the first non-zero result among
+     them, or 0. A bundle's runner reports its children together
+     (worker.c, run_bundle): one report per child cost the spawner a cache
+     miss per spawn on the group's line. */
+  void (*done)(struct ws__sink *s, ws__worker *w, int rc, uint32_t n);
   /* Worker that last stole a child (UINT32_MAX: none): written (relaxed)
      by thieves, read by the waiter as a hint. */
   _Atomic uint32_t last_thief;

@@ -75,18 +75,27 @@ void ws__submit_child(ws__worker *w, ws__task *t)
   ws__notify(p);
 }
 
-int ws__submit_root(ws_pool_t *p, ws__task *t)
+int ws__submit_roots(ws_pool_t *p, ws__task *first, ws__task *last, uint64_t n)
 {
   /* Count first, then look at the state (see the top of this file). */
-  uint64_t old = atomic_fetch_add_explicit(&p->life, WS__LIFE_ONE, memory_order_seq_cst);
+  uint64_t old = atomic_fetch_add_explicit(&p->life, n * WS__LIFE_ONE, memory_order_seq_cst);
   if (ws__life_state(old) != WS_POOL_ACCEPTING) {
-    atomic_fetch_add_explicit(&p->rejected, 1, memory_order_relaxed); /* a statistic */
-    ws__task_free(NULL, NULL, t);
-    ws__life_done(p, 1);
+    atomic_fetch_add_explicit(&p->rejected, n, memory_order_relaxed); /* a statistic */
+    for (ws__task *t = first, *next; t != NULL; t = next) {
+      /* Relaxed: the chain is still ours alone. */
+      next = t == last ? NULL : atomic_load_explicit(&t->qnext, memory_order_relaxed);
+      ws__task_free(NULL, NULL, t);
+    }
+    ws__life_done(p, n);
     return WS_ESHUTDOWN;
   }
-  atomic_fetch_add_explicit(&p->submitted, 1, memory_order_relaxed); /* a statistic */
-  ws__inject_push(&p->inject, t, t, 1);
+  atomic_fetch_add_explicit(&p->submitted, n, memory_order_relaxed); /* a statistic */
+  ws__inject_push(&p->inject, first, last, n);
   ws__notify(p);
   return 0;
+}
+
+int ws__submit_root(ws_pool_t *p, ws__task *t)
+{
+  return ws__submit_roots(p, t, t, 1);
 }

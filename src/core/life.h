@@ -25,6 +25,10 @@ static inline uint64_t ws__life_count(uint64_t life)
 /* life.c: a root task record (already filled in) is counted and queued.
    Returns 0, or WS_ESHUTDOWN after freeing the record. */
 int ws__submit_root(ws_pool_t *pool, ws__task *t);
+/* life.c: n root records, filled in and chained through qnext from first to
+   last, counted and queued in one step (ws_submit_batch). Returns 0, or
+   WS_ESHUTDOWN after freeing every one of them. */
+int ws__submit_roots(ws_pool_t *pool, ws__task *first, ws__task *last, uint64_t n);
 
 /* A fresh heap record for pool p running fn(arg), filled in (refs: 1, or 2
    with a future handle; sink: the group a GROUP child reports to, else

@@ -352,19 +352,60 @@ bool ws__try_run_future(ws__worker *w, ws__task *t)
   return true;
 }
 
+/* Runs group child t, which stands for `refs` consecutive children of its
+   group (task.h; more than one: a bundle, frames.c): them one after
+   another, each as a frame is run. Before each, if a worker may want work and our
+   deque has nothing for it, the newer half of what is left goes back on
+   our deque as a bundle of its own: a thief takes it in one steal, and the
+   rest stays stealable while one of them runs long. The children are
+   reported to their group together, when the bundle ends or a child fails
+   (one report per child made the spawner miss on the group's line at every
+   spawn). Frames are read only before the last report: until then the
+   group is not complete and the frame stack holding them is alive. */
+static void run_bundle(ws__worker *w, ws__task *t)
+{
+  /* Relaxed: written before the push that published the bundle, which our
+     claim (or pop) acquired. */
+  uint32_t n = atomic_load_explicit(&t->refs, memory_order_relaxed);
+  ws__sink *sink = t->sink; /* the same for every frame of the bundle */
+  uint32_t unreported = 0;
+  for (;;) {
+    if (n > 1 && !ws__keep_private(w)) {
+      uint32_t h = n / 2;
+      ws__task *s = t + (n - h);
+      atomic_store_explicit(&s->refs, h, memory_order_relaxed); /* published by the push */
+      ws__push_local(w, s);
+      ws__notify(w->pool);
+      n -= h;
+    }
+    int rc = run_body(w, t);
+    ws__fj_count_run(&w->stats, rc);
+    unreported++;
+    if (--n == 0 || rc != 0) {
+      sink->done(sink, w, rc, unreported);
+      unreported = 0;
+      if (n == 0)
+        return;
+    }
+    t++; /* the next frame of the chunk */
+  }
+}
+
 void ws__run(ws__worker *w, ws__task *t)
 {
   uint32_t flags = t->flags;
+  if ((flags & (WS__TASK_FRAME | WS__TASK_JOIN)) == WS__TASK_FRAME) {
+    run_bundle(w, t); /* a group child, or a bundle of them (task.h) */
+    return;
+  }
   if (flags & WS__TASK_FRAME) {
-    /* A fork/join child: no claim CAS (nobody can cancel it), no
-       outstanding count (its group's waiter holds one), no free, and its
-       stats are counted privately (folded in later, ws__stats_fold). */
+    /* A join's second half. Fork/join children (this and run_bundle's): no
+       claim CAS (nobody can cancel them), no outstanding count (their
+       waiter holds one), no free, and their stats are counted privately
+       (folded in later, ws__stats_fold). */
     int rc = run_body(w, t);
     ws__fj_count_run(&w->stats, rc);
-    if (flags & WS__TASK_JOIN)
-      ws__join_frame_done(w, t, rc);
-    else
-      t->sink->done(t->sink, w, t, rc);
+    ws__join_frame_done(w, t, rc);
     return;
   }
 
@@ -386,7 +427,7 @@ void ws__run(ws__worker *w, ws__task *t)
     ws__task_unref(&w->records, &w->pool->depot, t);
   } else {
     if (flags & WS__TASK_GROUP)
-      t->sink->done(t->sink, w, t, rc); /* a heap child of a group */
+      t->sink->done(t->sink, w, rc, 1); /* a heap child of a group */
     ws__task_free(&w->records, &w->pool->depot, t); /* no other reference exists */
   }
   ws__life_credit_add(w);

@@ -38,6 +38,25 @@
  * (docs/DESIGN.md has its cost) and an owner's pop costs no fence at all.
  * WS_NO_MEMBARRIER=1 selects the symmetric fences of the paper.
  *
+ * Asymmetric fences until the first steal. A system call per steal made
+ * steal-heavy work slow: a task spawning 500,000 tiny children took 3-7x
+ * longer on 2 workers than on 1. So only the first steal from a deque pays
+ * it; it also switches the deque to the paper's symmetric fences for good
+ * (`fenced`): that thief CASes ASYM -> SWITCHING, calls membarrier, then
+ * stores FENCED (release); the owner fences in every pop that reads
+ * anything but ASYM; a thief uses a plain fence only after it read FENCED
+ * (acquire), and membarrier otherwise. Why a thief S that read FENCED may
+ * skip the system call against a pop P that read ASYM (and fenced
+ * nothing): P read ASYM before its CPU's barrier point B inside the
+ * switcher's membarrier (the switcher's CAS was globally visible before the
+ * call sent its interrupts), so P's earlier store of bottom was drained at B;
+ * B precedes the call's return, which precedes the store of FENCED that S
+ * acquired before it read bottom. So S sees P's bottom: the handshake
+ * holds. A pool whose deques are never stolen from (one worker, or work
+ * that never leaves its worker) keeps fence-free pops; once they are stolen
+ * from, pops cost a fence, which measured nothing on fib, nqueens and UTS
+ * with 2 workers (docs/BENCHMARKS.md, "Issue #13").
+ *
  * Memory reclamation. When the owner grows the array, thieves may still be
  * reading the old one (they loaded the pointer before the swap). The old array
  * is linked into a retired list owned by the deque and freed only in
@@ -87,8 +106,22 @@ static int cl_steal(ws__deque *q, ws__task **out, bool frames_only)
   int64_t t =
       atomic_load_explicit(&q->top, memory_order_acquire); /* pairs with other thieves' CAS */
   /* Pairs with the barrier in ws__cl_pop: Le et al.'s seq_cst fence, or with
-     membarrier the system call that makes the owner execute a full fence. */
-  ws__heavy_barrier();
+     membarrier the system call that makes the owner execute a full fence;
+     the first thief switches the deque from the second to the first (see
+     the top of this file). Acquire: pairs with the switcher's release. */
+  uint32_t mode = atomic_load_explicit(&q->fenced, memory_order_acquire);
+  if (mode == WS__DQ_FENCED || !ws__membarrier_ok) {
+    atomic_thread_fence(memory_order_seq_cst);
+  } else {
+    uint32_t asym = WS__DQ_ASYM;
+    /* Relaxed: the membarrier below orders it before every owner fence point. */
+    bool switcher = mode == WS__DQ_ASYM && atomic_compare_exchange_strong_explicit(
+                                               &q->fenced, &asym, WS__DQ_SWITCHING,
+                                               memory_order_relaxed, memory_order_relaxed);
+    ws__heavy_barrier();
+    if (switcher) /* Release: pairs with the thieves' acquire above. */
+      atomic_store_explicit(&q->fenced, WS__DQ_FENCED, memory_order_release);
+  }
   int64_t b = atomic_load_explicit(
       &q->bottom, memory_order_acquire); /* pairs with the owner's release stores */
   if (t >= b)
@@ -195,6 +228,7 @@ int ws__deque_init(ws__deque *q, int kind, unsigned log_cap)
   q->kind = kind;
   atomic_init(&q->top, 0);
   atomic_init(&q->bottom, 0);
+  atomic_init(&q->fenced, WS__DQ_ASYM);
   atomic_init(&q->size_hint, 0);
   if (kind == WS_DEQUE_LOCKED) {
     q->ring = ws__malloc((size_t)cap * sizeof *q->ring);

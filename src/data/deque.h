@@ -39,6 +39,13 @@ typedef struct ws__deque {
   /* One past the newest element. Written only by the owner (always with
      release, see deque.c); read by thieves with acquire. */
   alignas(WS__CACHELINE) _Atomic int64_t bottom;
+  /* Which StoreLoad barriers pair in pop and steal (deque.c, "Asymmetric
+     fences until the first steal"): WS__DQ_ASYM, then WS__DQ_SWITCHING
+     (CAS by the first thief, relaxed), then WS__DQ_FENCED (stored with
+     release by that thief once its membarrier has returned). Read by the
+     owner in every pop (relaxed: on bottom's line, which it owns) and by
+     thieves (acquire). Never goes back. */
+  _Atomic uint32_t fenced;
   /* The current array: stored (release) by the owner when it grows; loaded
      (acquire) by thieves after they read bottom. */
   _Atomic(ws__cl_array *) array;
@@ -51,6 +58,9 @@ typedef struct ws__deque {
   int64_t ring_mask, head, tail; /* head: oldest (thieves), tail: one past newest */
   _Atomic int64_t size_hint;
 } ws__deque;
+
+/* ws__deque.fenced */
+enum { WS__DQ_ASYM = 0, WS__DQ_SWITCHING = 1, WS__DQ_FENCED = 2 };
 
 /* Result of one steal attempt. */
 enum { WS__STEAL_EMPTY = 0, WS__STEAL_OK = 1, WS__STEAL_LOST = 2 };
@@ -110,9 +120,13 @@ static inline ws__task *ws__cl_pop(ws__deque *q)
   ws__cl_array *a = atomic_load_explicit(&q->array, memory_order_relaxed); /* own variable */
   atomic_store_explicit(&q->bottom, b, memory_order_release); /* reserve index b */
   /* StoreLoad: pairs with the barrier in cl_steal (deque.c). Either a thief sees
-     bottom = b, or we see its advanced top below. Le et al.'s seq_cst fence,
-     or with membarrier a compiler barrier (see the top of this file). */
-  ws__light_barrier();
+     bottom = b, or we see its advanced top below. Le et al.'s seq_cst fence
+     once a thief has stolen from us; before, with membarrier, a compiler
+     barrier (see the top of deque.c). Relaxed: see `fenced`. */
+  if (atomic_load_explicit(&q->fenced, memory_order_relaxed) != WS__DQ_ASYM)
+    atomic_thread_fence(memory_order_seq_cst);
+  else
+    ws__light_barrier();
   int64_t t = atomic_load_explicit(&q->top, memory_order_relaxed);
   ws__task *x = NULL;
   if (t <= b) {
@@ -145,16 +159,18 @@ static inline ws__task *ws__deque_pop(ws__deque *q)
   return __builtin_expect(q->kind == WS_DEQUE_LOCKED, 0) ? ws__lk_pop(q) : ws__cl_pop(q);
 }
 
-/* Owner only: does the deque still hold something for thieves? A hint (the
-   thieves' top is read relaxed): a stale answer is allowed by its only user,
-   the fork/join publication policy (group.c). */
-static inline bool ws__deque_owner_nonempty(ws__deque *q)
+/* Owner only: how many elements the deque still holds for thieves. A hint
+   (the thieves' top is read relaxed): a stale answer is allowed by its only
+   user, the fork/join publication policy (core/frames.h). */
+static inline int64_t ws__deque_owner_size(ws__deque *q)
 {
-  if (__builtin_expect(q->kind == WS_DEQUE_LOCKED, 0))
-    return atomic_load_explicit(&q->size_hint, memory_order_relaxed) > 0; /* a hint */
+  if (__builtin_expect(q->kind == WS_DEQUE_LOCKED, 0)) {
+    int64_t n = atomic_load_explicit(&q->size_hint, memory_order_relaxed); /* a hint */
+    return n > 0 ? n : 0;
+  }
   int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed); /* own variable */
   int64_t t = atomic_load_explicit(&q->top, memory_order_relaxed); /* a hint */
-  return b > t;
+  return b > t ? b - t : 0;
 }
 
 /* Any thread. Takes the oldest element into *out. Returns WS__STEAL_OK,

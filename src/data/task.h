@@ -39,6 +39,12 @@ struct ws__worker;
                                 completion goes into the frame itself (state,
                                 rc), the waiter being `owner` */
 
+/* Group children (FRAME without JOIN), once published: `refs` is the number
+   of consecutive children of one group, in one chunk of the frame stack,
+   that this record stands for on the deque (a bundle, core/frames.c), 1 for
+   itself alone. Written by whoever publishes it, before the push; flags
+   stay as the spawn wrote them, since the owner reads them while a thief
+   holds the frame. */
 /* JOIN frames: `state` is WS__JOIN_DONE once the task has run (release, by
    whoever ran it; `rc` holds its result), plus WS__JOIN_WAITER while the
    owner may sleep; `refs` holds the index of the thief that took it

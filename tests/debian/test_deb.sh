@@ -48,7 +48,7 @@ if ! (cd "$work/wsched" && dpkg-buildpackage -us -uc -b) >"$work/build.log" 2>&1
   exit 1
 fi
 grep -i "^dpkg-gensymbols: warning" "$work/build.log" || true
-# The runtime package's name follows the SONAME (libwsched0.1 for .so.0.1).
+# The runtime package's name follows the SONAME (libwsched0.2 for .so.0.2).
 rt=$(sed -n 's/^Package: \(libwsched[0-9][0-9.]*\)$/\1/p' "$src/debian/control")
 runtime=$(ls "$work/${rt}"_*.deb)
 dev=$(ls "$work"/libwsched-dev_*.deb)

@@ -47,7 +47,8 @@ case $want in 0.*) ;; *) want=${want%%.*} ;; esac
 [ "$soname" = "libwsched.so.$want" ] || { echo "SONAME $soname, want libwsched.so.$want"; exit 1; }
 
 echo "== CMake consumer (C and C++)"
-cmake -S "$src/tests/install" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" -DWSCHED_CXX=ON > "$work/cmake.log"
+cmake -S "$src/tests/install" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" -DWSCHED_WANT="$want" \
+  -DWSCHED_CXX=ON > "$work/cmake.log"
 cmake --build "$work/cmake" > "$work/cmake-build.log"
 # CMake writes the build tree's rpath: no LD_LIBRARY_PATH needed.
 "$work/cmake/consumer_shared"
@@ -74,7 +75,8 @@ for d in "${dirs[@]}"; do
   done
 done
 if PATH=$work/bin command -v pkg-config > /dev/null; then echo "pkg-config still on PATH"; exit 1; fi
-PATH=$work/bin cmake -S "$src/tests/install" -B "$work/cmake-nopc" -DCMAKE_PREFIX_PATH="$prefix" > "$work/cmake-nopc.log"
+PATH=$work/bin cmake -S "$src/tests/install" -B "$work/cmake-nopc" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DWSCHED_WANT="$want" > "$work/cmake-nopc.log"
 PATH=$work/bin cmake --build "$work/cmake-nopc" > "$work/cmake-nopc-build.log"
 "$work/cmake-nopc/consumer_shared"
 "$work/cmake-nopc/consumer_static"
