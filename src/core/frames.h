@@ -30,21 +30,24 @@ static inline ws__task *ws__frame_at(ws__worker *w, uint32_t i)
   return &w->frame_chunks[i / WS__FRAME_CHUNK][i % WS__FRAME_CHUNK];
 }
 
-/* Worth keeping a new frame (join half or group child) private? While every
-   worker is busy (none spins, parks or waits for a stolen task) and our
-   deque still holds something for thieves. (Issue #13 tried "while the
-   deque holds a task for each looking worker": forkjoin_steal then hung,
-   a join's second half kept private while its first half waited for it.)
-   Relaxed loads: a stale answer only moves a publication to a later spawn;
-   wake-ups for published work follow the usual protocol (ws__notify). */
+/* Worth keeping a new frame (join half or group child) private? While our
+   deque already holds something for each worker that may be looking for
+   work (spinning, parked, or waiting for a stolen task), and at least one
+   thing. Publishing at every spawn while a thief spins (the rule before)
+   handed a task spawning 500,000 children to its thief one child per
+   steal. Relaxed loads: a stale answer only moves a publication to a later
+   spawn; wake-ups for published work follow the usual protocol
+   (ws__notify). */
 static inline bool ws__keep_private(ws__worker *w)
 {
   ws_pool_t *p = w->pool;
-  if ((atomic_load_explicit(&p->nspinning, memory_order_relaxed) |
-       atomic_load_explicit(&p->nidle, memory_order_relaxed) |
-       atomic_load_explicit(&p->nwaiting, memory_order_relaxed)) != 0)
+  int64_t have = ws__deque_owner_size(&w->deque);
+  if (have == 0)
     return false;
-  return ws__deque_owner_size(&w->deque) != 0;
+  uint32_t want = atomic_load_explicit(&p->nspinning, memory_order_relaxed) +
+                  atomic_load_explicit(&p->nidle, memory_order_relaxed) +
+                  atomic_load_explicit(&p->nwaiting, memory_order_relaxed);
+  return have >= (int64_t)want;
 }
 
 /* A spawning loop publishes consecutive children of one group in bundles
