@@ -291,6 +291,13 @@ static ws__task *spin(ws__worker *w)
     uint32_t busy = p->nworkers > ni ? p->nworkers - ni : 0;
     if (2 * ns >= busy || ns >= p->ncpus)
       return NULL; /* enough searchers already */
+    /* More workers awake than CPUs (a pool larger than the machine, or
+       several pools): a spinner would only take turns on a CPU with a worker
+       that has work. Park instead; a publication still wakes a parked
+       worker (park.c). With 64 workers on 2 CPUs, spinners held fib(32) to
+       the speed of one worker. */
+    if (busy > p->ncpus)
+      return NULL;
     atomic_fetch_add_explicit(&p->nspinning, 1, memory_order_seq_cst); /* see ws__stop_spinning */
     w->spinning = true;
     WS__PARKLOG(3, 0, 0);
