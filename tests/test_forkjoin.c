@@ -13,8 +13,9 @@
  *              child still runs exactly once.
  *   outside  — groups, ws_join and ws_parallel_for called from a thread
  *              outside the pool; refused after shutdown.
- *   steal    — a join whose b can only run if stolen: the thief's result and
- *              error reach the owner, which waited for it.
+ *   steal    — a join whose b can only run if stolen (a waits for b to start,
+ *              through ws_blocking): the thief's result and error reach the
+ *              owner, which waited for it.
  *   wide     — one group with 100000 children (frame-stack and deque growth),
  *              and injected allocation failures: children then run inline and
  *              nothing is lost.
@@ -307,19 +308,42 @@ static void test_wide(ws_pool_t *p, long n, int faults)
   ASSERT_EQ(atomic_load(&wide_count), n * (n + 1) / 2);
 }
 
-/* --- a forced steal: fa blocks until fb has started, which can only happen
-   on another worker, i.e. after a thief took fb's frame; the owner then finds
-   its deque empty and waits for the thief (steal-back, park, wake). --- */
+/* --- a forced steal: fa blocks (in ws_blocking) until fb has started, which
+   can only happen on another worker, i.e. after a thief took fb's frame; the
+   owner then finds its deque empty and waits for the thief (steal-back, park,
+   wake). --- */
 struct forced {
   test_latch b_started, a_done;
   int owner;
   _Atomic int b_worker;
 };
 
+/* Waits (on a worker) for a latch that only the other half of the join
+   opens; if it stays closed, fails with the pool's state rather than hang
+   until ctest's timeout (b kept private, or a thief that never came). */
+static void forced_wait(test_latch *l, const char *what)
+{
+  if (latch_opened_within(l, TEST_DEADLINE_MS))
+    return;
+  char state[4096];
+  ws_pool_describe(ws_current_pool(), state, sizeof state);
+  TEST_FAIL("no progress for %d s: %s\n%s", TEST_DEADLINE_MS / 1000, what, state);
+}
+
+static int forced_wait_b(void *arg)
+{
+  struct forced *f = arg;
+  forced_wait(&f->b_started, "fa waits for fb to start on another worker");
+  return 0;
+}
+
 static int forced_a(void *arg)
 {
   struct forced *f = arg;
-  latch_wait(&f->b_started);
+  /* Through ws_blocking: waiting for fb by means the pool cannot see would
+     break ws_join's rule (fb may still be private: wsched.h); ws_blocking
+     offers it to thieves first. */
+  ws_blocking(NULL, forced_wait_b, f);
   latch_count_down(&f->a_done);
   return 0;
 }
@@ -329,7 +353,7 @@ static int forced_b(void *arg)
   struct forced *f = arg;
   atomic_store(&f->b_worker, ws_current_worker());
   latch_count_down(&f->b_started);
-  latch_wait(&f->a_done);
+  forced_wait(&f->a_done, "fb waits for fa to finish");
   /* Give the owner a chance to run out of work and park before we finish. */
   for (int i = 0; i < 1000; i++)
     sched_yield();
