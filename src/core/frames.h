@@ -35,8 +35,8 @@ static inline ws__task *ws__frame_at(ws__worker *w, uint32_t i)
    (spinning, or waiting for a stolen task) and for one parked worker, if
    any (the publication's wake-up goes to one, whose search then wakes the
    next: park.c), and at least one thing. Counting every parked worker
-   made a pool of 64 workers on 2 CPUs publish at every spawn: fib(32) 3x
-   slower than with 2 workers. Publishing at every spawn while a thief spins (the rule before)
+   made a pool of 64 workers on 2 CPUs publish at every spawn: fib(32) 2.1x
+   slower than with 2 workers (docs/BENCHMARKS.md, 1e). Publishing at every spawn while a thief spins (the rule before)
    handed a task spawning 500,000 children to its thief one child per
    steal. Relaxed loads: a stale answer only moves a publication to a later
    spawn; wake-ups for published work follow the usual protocol
