@@ -11,7 +11,9 @@
  *             and its link in the global queue: the workers park instead
  *             of looping on a record they cannot reach, a second submission
  *             behind it does not keep them up either, and the link wakes a
- *             worker that runs both. Every round from an idle pool.
+ *             worker that runs both. Every round from an idle pool. The
+ *             same for an entry (a submission without a future) stalled
+ *             between its claim of a segment slot and its write.
  *   wakeup  — the lost-wake-up probe: a task pushes a child into its own
  *             deque and then blocks until the child has run. Only another
  *             worker can run the child, and all others are parked or about
@@ -162,17 +164,20 @@ static void stall_hook(void)
 struct producer {
   ws_pool_t *p;
   ws_future_t *f;
+  bool entries; /* submit without futures: entries, not records */
 };
 
 static void *stalled_submit(void *arg)
 {
   struct producer *pr = arg;
   stall_here = true;
-  ASSERT_OK(ws_submit(pr->p, count_task, NULL, &pr->f));
+  ASSERT_OK(ws_submit(pr->p, count_task, NULL, pr->entries ? NULL : &pr->f));
   return NULL;
 }
 
-static void stalled(unsigned workers, int rounds)
+/* entries: both submissions without futures (entries); else both with
+   (records). */
+static void stalled(unsigned workers, int rounds, bool entries)
 {
   ws__inject_stall_test = stall_hook; /* before the workers start */
   ws_pool_t *p = make_pool(workers, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
@@ -181,7 +186,7 @@ static void stalled(unsigned workers, int rounds)
     wait_all_parked(p, workers);
     latch_init(&stall_release, 1);
     atomic_store(&stalled_now, 0);
-    struct producer pr = {p, NULL};
+    struct producer pr = {p, NULL, entries};
     pthread_t th;
     ASSERT_EQ(pthread_create(&th, NULL, stalled_submit, &pr), 0);
     int64_t give_up = test_deadline();
@@ -194,14 +199,18 @@ static void stalled(unsigned workers, int rounds)
     wait_all_parked(p, workers);
     /* A second record links behind the stalled one: its notify may wake a
        worker, which cannot reach it either and sleeps again. */
-    ASSERT_OK(ws_submit(p, count_task, NULL, NULL));
+    ws_future_t *second = NULL;
+    ASSERT_OK(ws_submit(p, count_task, NULL, entries ? NULL : &second));
     wait_all_parked(p, workers);
     ASSERT_EQ(atomic_load(&counter), 2L * r);
     /* The link completes the chain, and its notify wakes a worker. */
     latch_count_down(&stall_release);
     ASSERT_EQ(pthread_join(th, NULL), 0);
-    ASSERT_OK(ws_future_wait(pr.f, WS_FOREVER));
-    ws_future_release(pr.f);
+    if (!entries) {
+      ASSERT_OK(ws_future_wait(pr.f, WS_FOREVER));
+      ws_future_release(pr.f);
+      ws_future_release(second);
+    }
     ASSERT_OK(ws_pool_wait_idle(p, WS_FOREVER));
     ASSERT_EQ(atomic_load(&counter), 2L * (r + 1));
     latch_destroy(&stall_release);
@@ -296,7 +305,8 @@ static void part_stalled(void)
 {
   for (size_t i = 0; i < sizeof worker_counts / sizeof worker_counts[0]; i++) {
     unsigned nw = worker_counts[i];
-    stalled(nw, nw > 8 ? 5 : 20);
+    stalled(nw, nw > 8 ? 5 : 20, false);
+    stalled(nw, nw > 8 ? 5 : 20, true);
   }
 }
 

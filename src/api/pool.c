@@ -303,6 +303,8 @@ int ws_submit(ws_pool_t *p, ws_task_fn fn, void *arg, ws_future_t **future)
     return WS_EINVAL;
 
   ws__worker *w = ws__self_in(p);
+  if (w == NULL && future == NULL)
+    return ws__submit_entry(p, fn, arg); /* no record on this side (data/inject.h) */
   ws__task *t = ws__task_new(w, p, fn, arg, future != NULL ? WS__TASK_FUTURE : 0,
                              future != NULL ? 2 : 1, NULL);
   if (t == NULL)

@@ -99,3 +99,26 @@ int ws__submit_root(ws_pool_t *p, ws__task *t)
 {
   return ws__submit_roots(p, t, t, 1);
 }
+
+int ws__submit_entry(ws_pool_t *p, ws_task_fn fn, void *arg)
+{
+  /* Count first, then look at the state (see the top of this file). */
+  uint64_t old = atomic_fetch_add_explicit(&p->life, WS__LIFE_ONE, memory_order_seq_cst);
+  if (ws__life_state(old) != WS_POOL_ACCEPTING) {
+    atomic_fetch_add_explicit(&p->rejected, 1, memory_order_relaxed); /* a statistic */
+    ws__life_done(p, 1);
+    return WS_ESHUTDOWN;
+  }
+  if (!ws__inject_push_entry(&p->inject, fn, arg)) {
+    /* The ring is full: a record, as before entries. */
+    ws__task *t = ws__task_new(NULL, p, fn, arg, 0, 1, NULL);
+    if (t == NULL) {
+      ws__life_done(p, 1);
+      return WS_ENOMEM;
+    }
+    ws__inject_push(&p->inject, t, t, 1);
+  }
+  atomic_fetch_add_explicit(&p->submitted, 1, memory_order_relaxed); /* a statistic */
+  ws__notify(p);
+  return 0;
+}

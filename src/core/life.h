@@ -29,6 +29,11 @@ int ws__submit_root(ws_pool_t *pool, ws__task *t);
    last, counted and queued in one step (ws_submit_batch). Returns 0, or
    WS_ESHUTDOWN after freeing every one of them. */
 int ws__submit_roots(ws_pool_t *pool, ws__task *first, ws__task *last, uint64_t n);
+/* life.c: fn(arg) as a root task without a future, counted and queued as
+   an entry of the global queue (data/inject.h), or as a record when the
+   entry ring is full. Returns 0, WS_ESHUTDOWN or WS_ENOMEM (the ring was
+   full and no record could be had); nothing is queued on error. */
+int ws__submit_entry(ws_pool_t *pool, ws_task_fn fn, void *arg);
 
 /* A fresh heap record for pool p running fn(arg), filled in (refs: 1, or 2
    with a future handle; sink: the group a GROUP child reports to, else

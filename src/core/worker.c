@@ -86,6 +86,8 @@
 #include "park.h"
 #include "spares.h"
 
+#include <string.h>
+
 _Thread_local ws__worker *ws__tls_worker __attribute__((tls_model("initial-exec")));
 
 /* Stack a waiting worker keeps free for a task it runs nested: nesting
@@ -119,11 +121,40 @@ void ws__push_local(ws__worker *w, ws__task *x)
     ws__inject_push(&w->pool->inject, x, x, 1);
 }
 
+static void run_entry_now(ws__worker *w, ws__entry e);
+
+/* Entries of the global queue (data/inject.h) made into records from our
+   own cache, into buf. An entry no record can be had for runs at once:
+   it was accepted, so it is not dropped. */
+static unsigned take_entries(ws__worker *w, ws__task **buf, unsigned max)
+{
+  ws_pool_t *p = w->pool;
+  ws__entry e[WS__GLOBAL_BATCH];
+  unsigned ne = ws__inject_take_entries(&p->inject, e, max, p->nworkers), n = 0;
+  for (unsigned i = 0; i < ne; i++) {
+    ws__task *t = ws__task_new(w, p, e[i].fn, e[i].arg, 0, 1, NULL);
+    if (t != NULL)
+      buf[n++] = t;
+    else
+      run_entry_now(w, e[i]);
+  }
+  return n;
+}
+
 static ws__task *take_global(ws__worker *w, unsigned max)
 {
   ws_pool_t *p = w->pool;
   ws__task *buf[WS__GLOBAL_BATCH];
-  unsigned n = ws__inject_take(&p->inject, buf, max, p->nworkers);
+  /* Entries and records in turn, so that neither kind waits behind a
+     stream of the other. */
+  unsigned n;
+  if (w->tick & 1) {
+    if ((n = take_entries(w, buf, max)) == 0)
+      n = ws__inject_take(&p->inject, buf, max, p->nworkers);
+  } else {
+    if ((n = ws__inject_take(&p->inject, buf, max, p->nworkers)) == 0)
+      n = take_entries(w, buf, max);
+  }
   if (n == 0)
     return NULL;
   /* Run the oldest now; queue the rest newest-first so that our own pops
@@ -338,6 +369,22 @@ static void count_run(ws__worker *w, int rc)
     ws__stat_add(&w->stats, WS__S_tasks_failed, 1);
   ws__stats_fold(&w->stats); /* the fork/join work this task did */
   ws__stats_end(&w->stats);
+}
+
+/* An accepted entry for which no record could be allocated: run here, now,
+   counted like a heap task. */
+static void run_entry_now(ws__worker *w, ws__entry e)
+{
+  ws__task c; /* lives while it runs: frames it spawns name it as parent */
+  memset(&c, 0, sizeof c);
+  c.fn = e.fn;
+  c.arg = e.arg;
+  c.pool = w->pool;
+  atomic_init(&c.state, WS_FUTURE_RUNNING);
+  atomic_init(&c.refs, 1);
+  int rc = run_body(w, &c);
+  count_run(w, rc);
+  ws__life_credit_add(w);
 }
 
 static inline bool stack_low(ws__worker *w)

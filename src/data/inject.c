@@ -24,6 +24,20 @@
 
 void (*ws__inject_stall_test)(void);
 
+/* A new segment with every slot empty; NULL when memory is exhausted. */
+static ws__seg *new_seg(void)
+{
+  ws__seg *s = ws__aligned_alloc(WS__CACHELINE, sizeof *s);
+  if (s == NULL)
+    return NULL;
+  atomic_init(&s->next, NULL);
+  for (unsigned i = 0; i < WS__SEG_SLOTS; i++) {
+    atomic_init(&s->slot[i].fn, NULL);
+    s->slot[i].arg = NULL;
+  }
+  return s;
+}
+
 int ws__inject_init(ws__inject *q)
 {
   atomic_init(&q->stub.qnext, NULL);
@@ -31,13 +45,123 @@ int ws__inject_init(ws__inject *q)
   atomic_init(&q->pushed, 0);
   atomic_init(&q->popped, 0);
   atomic_init(&q->lock, 0);
+  atomic_init(&q->enq, 0);
+  atomic_init(&q->deq, 0);
   q->head = &q->stub;
+  ws__seg *seg = new_seg();
+  if (seg == NULL)
+    return WS_ENOMEM;
+  q->head_seg = seg;
+  atomic_init(&q->tail_seg, seg);
+  atomic_init(&q->free_seg, NULL);
   return 0;
 }
 
 void ws__inject_destroy(ws__inject *q)
 {
-  (void)q; /* nothing allocated */
+  /* Every entry was taken (the pool ran its tasks): the chain from the
+     consumer's segment on is the tail segment alone. */
+  for (ws__seg *s = q->head_seg, *next; s != NULL; s = next) {
+    next = atomic_load_explicit(&s->next, memory_order_relaxed); /* no producer is left */
+    ws__free(s);
+  }
+  ws__free(atomic_load_explicit(&q->free_seg, memory_order_relaxed));
+  q->head_seg = NULL;
+}
+
+/*
+ * The entry segments. Positions count up from 0 in enq (claimed) and deq
+ * (taken); segment k holds positions k * (S + 1) ... k * (S + 1) + S - 1
+ * in its S = WS__SEG_SLOTS slots, and position k * (S + 1) + S is its
+ * "link" position, which holds no entry: while enq sits on it, a producer
+ * is linking segment k + 1 and the others wait for it.
+ *
+ * A producer loads enq (acquire), skips a link position (waits), loads
+ * tail_seg, and claims its position by the CAS enq: pos -> pos + 1. On
+ * success tail_seg was the segment of pos: it is stored before enq enters
+ * a segment (release, paired with our acquire of enq), and it changes only
+ * once enq has left the segment, when our CAS would have failed. The
+ * producer that claims a segment's last slot links the next one first:
+ * next, tail_seg, then enq past the link position (release stores), and
+ * only then writes its own slot; so the consumer, which cannot take that
+ * slot before it is written, always finds `next` set when it reaches the
+ * link position. A producer writes arg, then fn (release). The consumer
+ * takes a slot once its fn is non-NULL (acquire), clears it, and at a link
+ * position moves to `next` and recycles the segment it left: no producer
+ * can still touch it (each wrote its slot, and the linker its `next`,
+ * before the consumer could pass them).
+ */
+
+/* A segment with every slot empty, recycled or new; NULL when memory is
+   exhausted. */
+static ws__seg *new_seg_from(ws__inject *q)
+{
+  /* Acq_rel: acquires the consumer's clearing of the slots (its exchange
+     released them). */
+  ws__seg *s = atomic_exchange_explicit(&q->free_seg, NULL, memory_order_acq_rel);
+  if (s == NULL)
+    s = new_seg();
+  else
+    atomic_store_explicit(&s->next, NULL, memory_order_relaxed); /* ours until linked */
+  return s;
+}
+
+bool ws__inject_push_entry(ws__inject *q, ws_task_fn fn, void *arg)
+{
+  const uint64_t lap = WS__SEG_SLOTS + 1;
+  ws__seg *spare = NULL; /* the next segment, when we may claim a last slot */
+  ws__seg *seg;
+  uint64_t pos, off;
+  for (unsigned spins = 0;;) {
+    /* Acquire: pairs with the linker's release of enq (tail_seg below). */
+    pos = atomic_load_explicit(&q->enq, memory_order_acquire);
+    off = pos % lap;
+    if (off == WS__SEG_SLOTS) { /* a producer is linking the next segment */
+      if (++spins % 64 == 0)
+        ws__yield(); /* it may be preempted */
+      else
+        ws__cpu_relax();
+      continue;
+    }
+    if (off == WS__SEG_SLOTS - 1 && spare == NULL && (spare = new_seg_from(q)) == NULL)
+      return false; /* nothing claimed: the caller pushes a record */
+    /* Acquire: the linker's stores into the segment (its `next` cleared). */
+    seg = atomic_load_explicit(&q->tail_seg, memory_order_acquire);
+    /* Acq_rel: the claim; orders the loads above before it (see the top). */
+    if (atomic_compare_exchange_weak_explicit(&q->enq, &pos, pos + 1, memory_order_acq_rel,
+                                              memory_order_relaxed))
+      break;
+  }
+  if (off == WS__SEG_SLOTS - 1) {
+    /* The last slot: link the next segment before writing it. Release:
+       the segment's cleared state to the consumer and to producers. */
+    atomic_store_explicit(&seg->next, spare, memory_order_release);
+    atomic_store_explicit(&q->tail_seg, spare, memory_order_release);
+    atomic_store_explicit(&q->enq, pos + 2, memory_order_release); /* past the link position */
+    spare = NULL;
+  }
+  if (__builtin_expect(ws__inject_stall_test != NULL, 0))
+    ws__inject_stall_test(); /* claimed, not written: as a preemption would leave it */
+  ws__entry_slot *slot = &seg->slot[off];
+  slot->arg = arg;
+  /* Release: arg before the consumer's acquire of fn. */
+  atomic_store_explicit(&slot->fn, fn, memory_order_release);
+  if (spare != NULL) {
+    /* Allocated for a last slot another producer claimed: keep it for
+       reuse (or free it if one is kept already). */
+    spare = atomic_exchange_explicit(&q->free_seg, spare, memory_order_acq_rel);
+    ws__free(spare);
+  }
+  return true;
+}
+
+/* Consumer lock held: is entry deq written? (deq is never a link
+   position: ws__inject_take_entries steps over them at once.) */
+static bool entry_ready(ws__inject *q, uint64_t deq)
+{
+  ws__entry_slot *slot = &q->head_seg->slot[deq % (WS__SEG_SLOTS + 1)];
+  /* Acquire: pairs with the producer's release of fn. */
+  return atomic_load_explicit(&slot->fn, memory_order_acquire) != NULL;
 }
 
 void ws__inject_push(ws__inject *q, ws__task *first, ws__task *last, uint64_t n)
@@ -106,27 +230,77 @@ bool ws__inject_ready(ws__inject *q)
   if (!atomic_compare_exchange_strong_explicit(&q->lock, &unlocked, 1, memory_order_acquire,
                                                memory_order_relaxed))
     return true; /* a worker is taking: it may leave records behind */
-  bool r = poppable(q);
+  bool r = poppable(q) || entry_ready(q, atomic_load_explicit(&q->deq, memory_order_relaxed));
   atomic_store_explicit(&q->lock, 0, memory_order_release); /* pairs with the acquire above */
   return r;
 }
 
-unsigned ws__inject_take(ws__inject *q, ws__task **out, unsigned max, unsigned share)
+/* Takes the consumer lock, waiting a little for it: it is held for a few
+   pops, and falling back to stealing would be dearer. False when the holder
+   stays (it may be preempted) or the queue emptied meanwhile. Acquire: the
+   previous consumer's updates of head and of the entries' deq and head_seg. */
+static bool take_lock(ws__inject *q)
 {
-  if (!ws__inject_nonempty(q))
-    return 0;
-  /* The consumer lock is held for a few pops: wait a little for it rather
-     than fall back to stealing (a steal is dearer). Acquire: the previous
-     consumer's updates of head. */
   for (int spins = 0;; spins++) {
     uint32_t unlocked = 0;
     if (atomic_compare_exchange_weak_explicit(&q->lock, &unlocked, 1, memory_order_acquire,
                                               memory_order_relaxed))
-      break;
+      return true;
     if (spins == 64 || !ws__inject_nonempty(q))
-      return 0; /* the holder may be preempted, or it took everything */
+      return false;
     ws__cpu_relax();
   }
+}
+
+unsigned ws__inject_take_entries(ws__inject *q, ws__entry *out, unsigned max, unsigned share)
+{
+  /* Relaxed pre-check (a hint): the lock's acquire orders what follows. */
+  if (atomic_load_explicit(&q->enq, memory_order_relaxed) ==
+          atomic_load_explicit(&q->deq, memory_order_relaxed) ||
+      !take_lock(q))
+    return 0;
+  uint64_t deq = atomic_load_explicit(&q->deq, memory_order_relaxed); /* ours */
+  uint64_t enq = atomic_load_explicit(&q->enq, memory_order_relaxed); /* a hint */
+  uint64_t len = enq > deq ? enq - deq : 0;
+  uint64_t want = len / (2 * (uint64_t)(share ? share : 1)) + 1;
+  if (want > max)
+    want = max;
+  unsigned n = 0;
+  while (n < want) {
+    ws__entry_slot *slot = &q->head_seg->slot[deq % (WS__SEG_SLOTS + 1)];
+    /* Acquire: pairs with the producer's release of fn (arg before it). */
+    ws_task_fn fn = atomic_load_explicit(&slot->fn, memory_order_acquire);
+    if (fn == NULL)
+      break; /* not claimed yet, or claimed and not written yet */
+    out[n].fn = fn;
+    out[n].arg = slot->arg;
+    n++;
+    /* Relaxed: published to the segment's next user by the exchange in
+       recycling. */
+    atomic_store_explicit(&slot->fn, NULL, memory_order_relaxed);
+    if (++deq % (WS__SEG_SLOTS + 1) == WS__SEG_SLOTS) {
+      /* We took the segment's last slot, whose producer linked the next
+         segment before writing it (see above): move on, and keep this
+         one for reuse. Acquire: pairs with the linker's release. */
+      ws__seg *used = q->head_seg;
+      q->head_seg = atomic_load_explicit(&used->next, memory_order_acquire);
+      deq++; /* past the link position */
+      /* Acq_rel: our clearing of its slots to the producer that takes it. */
+      ws__free(atomic_exchange_explicit(&q->free_seg, used, memory_order_acq_rel));
+    }
+  }
+  /* Release: pairs with ws__inject_nonempty's acquire (inject.h). */
+  atomic_store_explicit(&q->deq, deq, memory_order_release);
+  atomic_store_explicit(&q->lock, 0, memory_order_release); /* pairs with take_lock */
+  return n;
+}
+
+unsigned ws__inject_take(ws__inject *q, ws__task **out, unsigned max, unsigned share)
+{
+  if (atomic_load_explicit(&q->pushed, memory_order_relaxed) ==
+          atomic_load_explicit(&q->popped, memory_order_relaxed) ||
+      !take_lock(q))
+    return 0;
   uint64_t popped = atomic_load_explicit(&q->popped, memory_order_relaxed); /* ours */
   uint64_t pushed = atomic_load_explicit(&q->pushed, memory_order_relaxed); /* a hint */
   uint64_t len = pushed > popped ? pushed - popped : 0;

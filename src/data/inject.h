@@ -13,7 +13,22 @@
  * one that finds it taken tries its other sources instead of waiting.
  * Pushing never allocates, so it cannot fail.
  *
- * Who may call what: push and nonempty, any thread; take, any worker.
+ * Entries. Beside the records, an unbounded queue of (function, argument)
+ * entries in segments of WS__SEG_SLOTS slots (a segment queue, as in
+ * crossbeam's SegQueue or LCRQ's rings of cells; our consumer lock is its
+ * only consumer): a ws_submit from outside the pool without a future claims
+ * a slot with one CAS and writes two words, no record, and the worker that
+ * takes a run of entries makes the records from its own cache. A record the
+ * producer writes and a worker then reads costs a cache miss on each side
+ * per task, plus the producer's allocation (a burst of 10^6 outran the
+ * record depot into malloc); a slot is 16 bytes, four per cache line, and a
+ * segment (4 KiB) is allocated per 255 entries and recycled. (A bounded
+ * ring of 4,096 entries was tried first: a burst filled it within
+ * microseconds and fell back to records: docs/BENCHMARKS.md, 1e.) When no
+ * segment can be allocated the producer falls back to a record.
+ *
+ * Who may call what: push, push_entry and nonempty, any thread; take and
+ * take_entries, any worker.
  */
 #ifndef WS_INJECT_H
 #define WS_INJECT_H
@@ -22,6 +37,32 @@
 #include "task.h"
 
 #include <stdalign.h>
+
+/* Entry slots per segment: the segment, with its link, fills 4 KiB. */
+#define WS__SEG_SLOTS 255u
+
+/* One entry slot. fn is NULL until the producer that claimed the slot has
+   written arg and then fn (release); the consumer reads fn (acquire), then
+   arg, and clears fn again (relaxed) for the segment's reuse. */
+typedef struct ws__entry_slot {
+  _Atomic(ws_task_fn) fn;
+  void *arg;
+} ws__entry_slot;
+
+/* A segment (inject.c has the protocol). `next` is stored once (release)
+   by the producer that claimed the segment's last slot, before it writes
+   that slot; the consumer loads it (acquire) after taking that slot. */
+typedef struct ws__seg {
+  _Atomic(struct ws__seg *) next;
+  uint64_t pad;
+  ws__entry_slot slot[WS__SEG_SLOTS];
+} ws__seg;
+
+/* An entry taken from the queue. */
+typedef struct ws__entry {
+  ws_task_fn fn;
+  void *arg;
+} ws__entry;
 
 typedef struct ws__inject {
   /* The last record: producers exchange it (acq_rel). Its own line. */
@@ -34,8 +75,22 @@ typedef struct ws__inject {
   alignas(WS__CACHELINE) _Atomic uint32_t lock;
   ws__task *head;
   _Atomic uint64_t popped;
+  /* Entry positions taken (inject.c): stored (release) under the lock;
+     read by ws__inject_nonempty (acquire). */
+  _Atomic uint64_t deq;
+  ws__seg *head_seg; /* under the lock: the segment holding position deq */
   /* The queue's dummy record; its `qnext` is written by producers. */
   alignas(WS__CACHELINE) ws__task stub;
+  /* Entry positions claimed (inject.c): producers CAS it (acq_rel). Its
+     own line, with the segment that holds position enq: stored (release)
+     by the producer that links a new one, before it moves enq into it;
+     loaded (acquire) by producers after enq. */
+  alignas(WS__CACHELINE) _Atomic uint64_t enq;
+  _Atomic(ws__seg *) tail_seg;
+  /* One consumed segment kept for reuse: the consumer exchanges it in
+     (acq_rel), a producer that needs a segment exchanges it out (acq_rel);
+     its slots' fn are NULL again (cleared as they were taken). */
+  _Atomic(ws__seg *) free_seg;
 } ws__inject;
 
 /* Test hook: when set (before the pool is created), every push calls it
@@ -46,8 +101,16 @@ extern void (*ws__inject_stall_test)(void);
 int ws__inject_init(ws__inject *q);
 void ws__inject_destroy(ws__inject *q);
 
-/* Appends the chain first..last (linked through next) of n records. */
+/* Appends the chain first..last (linked through qnext) of n records. */
 void ws__inject_push(ws__inject *q, ws__task *first, ws__task *last, uint64_t n);
+
+/* Appends the entry fn(arg) (fn not NULL). False (nothing appended) when
+   a new segment was needed and none could be allocated: the caller then
+   pushes a record. */
+bool ws__inject_push_entry(ws__inject *q, ws_task_fn fn, void *arg);
+
+/* As ws__inject_take, for entries. */
+unsigned ws__inject_take_entries(ws__inject *q, ws__entry *out, unsigned max, unsigned share);
 
 /* Removes up to min(max, len / (2 * share) + 1) records (at least one when
    there are any), oldest first, into out[]. Returns the number removed; 0 if
@@ -70,7 +133,11 @@ static inline bool ws__inject_nonempty(ws__inject *q)
      heavy barrier before this check (core/park.c, S3/S4). */
   uint64_t popped = atomic_load_explicit(&q->popped, memory_order_acquire);
   uint64_t pushed = atomic_load_explicit(&q->pushed, memory_order_relaxed); /* see above */
-  return pushed != popped;
+  /* Entries the same way: a producer's CAS of enq comes before its light
+     barrier; deq (acquire) counts the consumed ones. */
+  uint64_t deq = atomic_load_explicit(&q->deq, memory_order_acquire);
+  uint64_t enq = atomic_load_explicit(&q->enq, memory_order_relaxed); /* see above */
+  return pushed != popped || enq != deq;
 }
 
 /* True if a take could return a record now: the queue is non-empty and no
@@ -86,7 +153,9 @@ static inline uint64_t ws__inject_len(ws__inject *q)
 {
   uint64_t popped = atomic_load_explicit(&q->popped, memory_order_relaxed); /* hint */
   uint64_t pushed = atomic_load_explicit(&q->pushed, memory_order_relaxed); /* hint */
-  return pushed > popped ? pushed - popped : 0;
+  uint64_t deq = atomic_load_explicit(&q->deq, memory_order_relaxed); /* hint */
+  uint64_t enq = atomic_load_explicit(&q->enq, memory_order_relaxed); /* hint */
+  return (pushed > popped ? pushed - popped : 0) + (enq > deq ? enq - deq : 0);
 }
 
 #endif /* WS_INJECT_H */
