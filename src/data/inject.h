@@ -38,7 +38,7 @@
 
 #include <stdalign.h>
 
-/* Entry slots per segment: the segment, with its link, fills 4 KiB. */
+/* Entry slots per segment: with its link, a segment fills 4 KiB (64-bit). */
 #define WS__SEG_SLOTS 255u
 
 /* One entry slot. fn is NULL until the producer that claimed the slot has
