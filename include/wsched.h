@@ -228,9 +228,10 @@ WS_EXTERN int ws_submit(ws_pool_t *pool, ws_task_fn fn, void *arg, ws_future_t *
 /* Submits n tasks at once: fn(args[0]), ..., fn(args[n-1]), each as
    ws_submit(pool, fn, args[i], ...) would, but queued together: from
    outside the pool the n records enter the global queue in one step and the
-   outstanding count moves once, so a burst costs the consumers and the
-   submitter far less than n calls (docs/BENCHMARKS.md, "Issue #13"). The
-   args array is read before the call returns. If `futures` is not NULL it
+   outstanding count moves once. Without futures, n calls of ws_submit cost
+   less than one batch (they write no record: docs/BENCHMARKS.md, 1e); the
+   batch is for all or nothing, and for futures in bulk. The args array is
+   read before the call returns. If `futures` is not NULL it
    receives n handles, each to be released with ws_future_release().
    All or nothing: on error no task was queued (and every futures[i] is
    NULL). n == 0 queues nothing and returns 0. Returns 0, WS_EINVAL (NULL
