@@ -16,6 +16,13 @@
  *            task), WS_ENOMEM, every future NULL, nothing runs; with none
  *            refused all run once. Also its argument errors (WS_EINVAL,
  *            n = 0) and WS_ESHUTDOWN after ws_shutdown, nothing run.
+ *   entries — submissions from outside without a future are entries of the
+ *            global queue; with every record allocation refused the worker
+ *            that takes one runs it in place. One at a time, so the worker
+ *            is between spinning rounds when it finds each: every entry
+ *            runs once and the pool goes idle (a worker that ran one while
+ *            spinning used to park with it still counted: found by the
+ *            fuzzer, tests/fuzz/regress/entry_credit_park).
  * ctest runs them all at once (`nomem`: no argument).
  */
 #include "test.h"
@@ -278,9 +285,53 @@ static void batch(void)
   ASSERT_OK(ws_pool_destroy(pool));
 }
 
+/* --- entries ---------------------------------------------------------------- */
+
+#define WARM 600
+#define ENTRIES (WARM + 2000)
+
+static void entries(void)
+{
+  for (unsigned workers = 1; workers <= 2; workers++) {
+    memset((void *)ran, 0, ENTRIES);
+    ws_options_t o;
+    ws_options_init(&o);
+    o.workers = workers;
+    o.spin_rounds = 1000; /* long spinning: most entries are found by it */
+    ASSERT_OK(ws_pool_create(&pool, &o));
+    /* The first WARM entries without faults: the producer needs a second
+       segment when it reaches the end of the first, before the consumer can
+       free that one; from then on the consumed segment is recycled and one
+       entry at a time needs no allocation. Then every allocation fails: no
+       record, so every entry runs in place. */
+    for (long i = 0; i < ENTRIES; i++) {
+      if (i == WARM)
+        ws__alloc_fault(1, 1);
+      ASSERT_OK(ws_submit(pool, mark, (void *)(intptr_t)i, NULL));
+      int rc = ws_pool_wait_idle(pool, TEST_DEADLINE_NS);
+      if (rc != 0) {
+        ws__alloc_fault(0, 0);
+        char state[4096];
+        ws_pool_describe(pool, state, sizeof state);
+        fprintf(stderr, "%s\n", state);
+        TEST_FAIL("%u workers: entry %ld: ws_pool_wait_idle returned %d", workers, i, rc);
+      }
+      ASSERT_EQ(ran[i], 1);
+    }
+    ws__alloc_fault(0, 0);
+    ASSERT_OK(ws_shutdown(pool));
+    ASSERT_OK(ws_await_termination(pool, TEST_DEADLINE_NS));
+    ws_stats_t st;
+    ws_pool_stats(pool, &st, NULL, 0);
+    ASSERT_EQ(st.submitted, ENTRIES);
+    ASSERT_EQ(st.total.tasks_run, ENTRIES);
+    ASSERT_OK(ws_pool_destroy(pool));
+  }
+}
+
 static const test_part parts[] = {
     {"submit", submit_once, false}, {"create", create, false}, {"grow", part_grow, false},
-    {"storm", part_storm, false},   {"batch", batch, false},
+    {"storm", part_storm, false},   {"batch", batch, false},   {"entries", entries, false},
 };
 
 int main(int argc, char **argv)

@@ -544,6 +544,10 @@ void *ws__worker_main(void *arg)
       break;
     if (w->is_spare && ws__spare_surplus(p))
       continue; /* not needed any more: step down (loop top), do not park */
+    /* Again: spinning may have run an entry in place (run_entry_now) and
+       found nothing else; its count must not sleep with us (a fuzzer input,
+       tests/fuzz/regress/entry_credit_park, hung ws_await_termination). */
+    ws__life_credit_flush(w);
     ws__park(w);
   }
   if (w->spinning) {
