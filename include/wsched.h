@@ -442,15 +442,120 @@ WS_EXTERN int ws_group_wait(ws_group_t *g);
    NULL) the join is submitted as one root task and the caller waits for it.
 
    Inside a task, b (like a group child) is first kept private to the worker
-   while the worker's deque still holds work for every worker looking for
-   some (one per searching or waiting worker, and one if any is parked); it
-   is offered at the worker's next spawn that finds fewer, or its deque
-   empty, and before the worker waits (ws_future_wait, ws_blocking, a wait
-   outside its pool). So, as in Cilk, fa must not wait for
+   while no worker of the pool is looking for work, or while the worker's
+   deque still holds work for every worker looking for some (one per
+   searching or waiting worker, and one if any is parked); it is offered at
+   the worker's next spawn that finds fewer, or its deque empty, while some
+   worker looks, and before the worker waits (ws_future_wait, ws_blocking, a
+   wait outside its pool). So, as in Cilk, fa must not wait for
    fb (nor a group child for a later sibling) by other means (a mutex, a
    condition variable, a spin on a flag): on one worker that never ends, and
    on several it may not either. */
 WS_EXTERN int ws_join(ws_pool_t *pool, ws_task_fn fa, void *a, ws_task_fn fb, void *b);
+
+/*
+ * The inline fast path of ws_join (ABI version 1). Not API: nothing here is
+ * to be used directly. Compiled with GCC or Clang, ws_join(...) below is a
+ * macro over ws__join_inline1, which does in the caller what most joins
+ * need (take the next frame of the worker's frame stack, write b into it,
+ * run fa, find b still private and run it as a plain call) and calls the
+ * library only for the rest: a join outside a worker, while observed, when
+ * some worker looks for work, waits or sleeps (publication, ws_jf1_spawn),
+ * when b was published (ws_jf1_sync), to fold counts (ws_jf1_count). The
+ * function ws_join itself stays exported and does everything; define
+ * WS_NO_INLINE_JOIN before including this header to call it always
+ * (`(ws_join)(...)` does too).
+ *
+ * ABI: programs compiled with this header contain the layout of ws_jf1_t,
+ * the frame prefix below, the frame size and flags, and the names
+ * ws_jf1_self, ws_jf1_spawn, ws_jf1_sync and ws_jf1_count. They are fixed
+ * for the life of the SONAME. A library that needs another fast path adds
+ * a ws_jf2_* set beside them and keeps every thread's ws_jf1_self->fast at
+ * 0, so that programs built against the old header take the out-of-line
+ * path (correct, slower) until they are rebuilt. The library checks the
+ * layout at compile time (src/core/frames.c) and sets fast to 0 if its
+ * records ever stop matching.
+ *
+ * Threads: every field belongs to the worker's own thread, except `hooks`
+ * (set by the thread that starts or stops tracing or profiling, read with
+ * relaxed atomics) and the three words behind `idle` (the pool's counters
+ * of parked, searching and waiting workers, read with relaxed atomics as
+ * hints).
+ */
+typedef struct ws_jf1 {
+  uint32_t top; /* the next free frame */
+  uint32_t split; /* frames [split, top) are private (seen by no other thread) */
+  uint32_t fast; /* frames below this index may be taken inline (0: never) */
+  uint32_t hooks; /* non-zero while observed: every join goes out of line */
+  uint32_t nrun; /* private joins finished, not yet in the statistics */
+  uint32_t reserved; /* 0 */
+  void *pool; /* the worker's pool */
+  void *cur; /* the record the worker runs (a new frame's parent) */
+  char **chunks; /* frame i is at chunks[i / WS_JF1_CHUNK] + (i % WS_JF1_CHUNK) * WS_JF1_FRAME */
+  const uint32_t *idle; /* [0] parked, [1] searching, [2] waiting workers of the pool */
+} ws_jf1_t;
+
+/* The start of a frame record, as the inline path writes it. */
+typedef struct ws_jf1_frame {
+  ws_task_fn fn; /* b's function */
+  void *arg; /* b's argument */
+  void *link; /* not written inline */
+  void *parent; /* the record running the join (ws_jf1_t.cur) */
+  void *owner; /* not written inline */
+  uint32_t flags; /* WS_JF1_JOIN */
+} ws_jf1_frame_t;
+
+#define WS_JF1_CHUNK 1024u /* frames per chunk of the frame stack */
+#define WS_JF1_FRAME 64u /* bytes per frame */
+#define WS_JF1_JOIN 0xau /* flags of a join's second half */
+
+#if defined(__GNUC__)
+/* The calling thread's fast-path state: its worker's, or NULL outside any
+   pool. Initial-exec TLS, as the library's own. */
+WS_EXTERN extern __thread ws_jf1_t *ws_jf1_self __attribute__((tls_model("initial-exec")));
+#endif
+/* A frame at index mark was taken inline and someone wants work: publish
+   what the out-of-line spawn would (the library's keep-private rule). */
+WS_EXTERN void ws_jf1_spawn(uint32_t mark);
+/* fa returned and b (frame mark) is no longer private, or the frame stack
+   is not as the join left it (misuse): finish the join; returns its result. */
+WS_EXTERN int ws_jf1_sync(int ra, uint32_t mark);
+/* Folds the private joins' count into the statistics; rb: b's result. */
+WS_EXTERN void ws_jf1_count(int rb);
+
+#if defined(__GNUC__) && !defined(WS_NO_INLINE_JOIN)
+static inline int ws__join_inline1(ws_pool_t *pool, ws_task_fn fa, void *a, ws_task_fn fb, void *b)
+{
+  ws_jf1_t *j = ws_jf1_self;
+  uint32_t mark;
+  if (__builtin_expect(j == NULL || (mark = j->top) >= j->fast ||
+                           (pool != NULL && (void *)pool != j->pool) || fa == NULL || fb == NULL ||
+                           __atomic_load_n(&j->hooks, __ATOMIC_RELAXED) != 0,
+                       0))
+    return (ws_join)(pool, fa, a, fb, b);
+  ws_jf1_frame_t *t = (ws_jf1_frame_t *)(void *)(j->chunks[mark / WS_JF1_CHUNK] +
+                                                 (mark % WS_JF1_CHUNK) * WS_JF1_FRAME);
+  t->fn = fb;
+  t->arg = b;
+  t->parent = j->cur;
+  t->flags = WS_JF1_JOIN;
+  j->top = mark + 1;
+  if (__builtin_expect((__atomic_load_n(&j->idle[0], __ATOMIC_RELAXED) |
+                        __atomic_load_n(&j->idle[1], __ATOMIC_RELAXED) |
+                        __atomic_load_n(&j->idle[2], __ATOMIC_RELAXED)) != 0,
+                       0))
+    ws_jf1_spawn(mark);
+  int ra = fa(a);
+  if (__builtin_expect(mark < j->split || j->top != mark + 1, 0))
+    return ws_jf1_sync(ra, mark);
+  j->top = mark;
+  int rb = fb(b);
+  if (__builtin_expect(rb != 0 || (++j->nrun & 4095u) == 0, 0))
+    ws_jf1_count(rb);
+  return ra != 0 ? ra : rb;
+}
+#define ws_join(pool, fa, a, fb, b) ws__join_inline1((pool), (fa), (a), (fb), (b))
+#endif
 
 /* A loop body: processes [begin, end), returns 0 or an error code. */
 typedef int (*ws_range_fn)(void *ctx, int64_t begin, int64_t end);

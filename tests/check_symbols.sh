@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The shared library exports exactly the functions wsched.h declares
-# WS_EXTERN, and cmake/wsched.map (the linker version script) lists exactly
+# The shared library exports exactly the functions (and variables) wsched.h
+# declares WS_EXTERN, and cmake/wsched.map (the linker version script) lists exactly
 # those: an export added by accident, or a public function left out of the
 # map or the header, fails here. Also: the SONAME carries the ABI version
 # (wsched.h, "Versions"), and nothing ws__ (internal) is exported.
@@ -13,8 +13,13 @@ soname=$3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 nm -D --defined-only "$lib" | awk '{print $3}' | sort > "$work/exported"
-grep -oE 'WS_EXTERN [^;]*\b(ws_[a-z0-9_]+)\(' "$src/include/wsched.h" |
-  sed -E 's/.*\b(ws_[a-z0-9_]+)\($/\1/' | sort > "$work/header"
+{
+  grep -oE 'WS_EXTERN [^;]*\b(ws_[a-z0-9_]+)\(' "$src/include/wsched.h" |
+    grep -v 'WS_EXTERN extern' | sed -E 's/.*\b(ws_[a-z0-9_]+)\($/\1/'
+  # Variables: `WS_EXTERN extern TYPE name ...;` (the inline join's TLS).
+  grep -oE 'WS_EXTERN extern [^;(]*\bws_[a-z0-9_]+\b' "$src/include/wsched.h" |
+    sed -E 's/.*\b(ws_[a-z0-9_]+)$/\1/'
+} | sort -u > "$work/header"
 sed -n '/global:/,/local:/p' "$src/cmake/wsched.map" | grep -oE '^\s*ws_[a-z0-9_]+;' |
   tr -d ' ;' | sort > "$work/map"
 bad=0

@@ -15,7 +15,10 @@
  *   null-join  the twin, but both calls go through an out-of-line join that
  *              schedules nothing (nulljoin.c): the floor for any join
  *              reached through a function call;
- *   ws_join    the fib workload on a 1-worker pool.
+ *   library    the fib workload through the library's ws_join, called
+ *              as (ws_join)(...): no inline fast path;
+ *   ws_join    the fib workload on a 1-worker pool, as programs compile it
+ *              (the inline fast path of wsched.h with GCC or Clang).
  *
  * Every variant runs once per round, R rounds (--repeat), in a rotating
  * order so that none always runs first or last; the table has the medians
@@ -54,15 +57,31 @@ static int fib_null(void *p)
   return rc;
 }
 
-enum { RUNG_PLAIN, RUNG_PLAIN_GCC, RUNG_TWIN, RUNG_NULL, RUNG_WSCHED, NRUNGS };
+/* fib through the library's ws_join, never inline. */
+static int fib_library(void *p)
+{
+  wb_fibarg *a = p;
+  if (a->n < 2) {
+    a->r = (uint64_t)a->n;
+    return 0;
+  }
+  wb_fibarg x = {a->n - 1, 0}, y = {a->n - 2, 0};
+  int rc = (ws_join)(NULL, fib_library, &x, fib_library, &y);
+  a->r = x.r + y.r;
+  return rc;
+}
 
-static const char *const rung_name[NRUNGS] = {"plain", "plain-gcc", "twin", "null-join", "ws_join"};
+enum { RUNG_PLAIN, RUNG_PLAIN_GCC, RUNG_TWIN, RUNG_NULL, RUNG_LIBRARY, RUNG_WSCHED, NRUNGS };
+
+static const char *const rung_name[NRUNGS] = {"plain",     "plain-gcc", "twin",
+                                              "null-join", "library",   "ws_join"};
 static const char *const rung_about[NRUNGS] = {
     "long fib(long), both calls kept",
     "the same as gcc -O2 compiles it (2nd call a loop)",
     "struct argument, calls through a function pointer",
     "twin through an out-of-line join that schedules nothing",
-    "ws_join on a 1-worker pool",
+    "(ws_join)(...): the library's join, on a 1-worker pool",
+    "ws_join as compiled (inline fast path), 1-worker pool",
 };
 
 /* Runs one rung once; returns its time in ms, or a negative value on a
@@ -88,6 +107,12 @@ static double run_rung(int rung, long n, ws_pool_t *pool)
   case RUNG_NULL: {
     wb_fibarg a = {n, 0};
     rc = fib_null(&a);
+    got = a.r;
+    break;
+  }
+  case RUNG_LIBRARY: {
+    wb_fibarg a = {n, 0};
+    rc = wb_run_root(pool, fib_library, &a);
     got = a.r;
     break;
   }
@@ -151,16 +176,17 @@ int wb_join_cost(const char *size, int reps)
   for (int k = 0; k < NRUNGS; k++) {
     printf("%-10s %-56s %9.2f %8.2fx", rung_name[k], rung_about[k], med[k],
            med[k] / med[RUNG_PLAIN]);
-    if (k == RUNG_TWIN || k == RUNG_WSCHED)
-      printf(" %8.2fx", med[k] / med[k == RUNG_TWIN ? RUNG_PLAIN : RUNG_NULL]);
-    else if (k == RUNG_NULL)
-      printf(" %8.2fx", med[k] / med[RUNG_TWIN]);
+    if (k == RUNG_TWIN || k == RUNG_NULL || k == RUNG_LIBRARY)
+      printf(" %8.2fx", med[k] / med[k == RUNG_TWIN ? RUNG_PLAIN : k - 1]);
+    else if (k == RUNG_WSCHED)
+      printf(" %8.2fx", med[k] / med[RUNG_LIBRARY]);
     printf("\n");
   }
   /* fib(n) makes fib(n+1) - 1 joins (one per node with n >= 2). */
   double joins = (double)wb_fib_exact(n + 1) - 1;
   if (joins > 0)
-    printf("per join: ws_join %.2f ns, of which %.2f ns over the null join\n",
-           med[RUNG_WSCHED] * 1e6 / joins, (med[RUNG_WSCHED] - med[RUNG_NULL]) * 1e6 / joins);
+    printf("per join: ws_join %.2f ns (library %.2f ns), %.2f ns over the null join\n",
+           med[RUNG_WSCHED] * 1e6 / joins, med[RUNG_LIBRARY] * 1e6 / joins,
+           (med[RUNG_WSCHED] - med[RUNG_NULL]) * 1e6 / joins);
   return 0;
 }

@@ -47,7 +47,7 @@ typedef struct ws__group {
      while fewer than 2^30 children are pending. */
   _Atomic uint32_t remote;
   _Atomic int error; /* first non-zero result: CAS 0 -> rc by whoever ran it */
-  uint32_t mark; /* owner-private: frame_top at init */
+  uint32_t mark; /* owner-private: jf.top at init */
   uint32_t magic; /* WS__GROUP_INSIDE or WS__GROUP_OUTSIDE once initialised, else 0 */
 } ws__group;
 
@@ -150,8 +150,8 @@ static void wait_inside(ws__worker *w, ws__group *g, bool frames)
   for (;;) {
     if (group_done(g))
       return;
-    uint32_t top = w->frame_top;
-    if (!frames || top <= w->split || top <= g->mark)
+    uint32_t top = w->jf.top;
+    if (!frames || top <= w->jf.split || top <= g->mark)
       break; /* the rest are published (publication is oldest first) */
     /* Our newest child is still private. Release its frame before it
        runs: its own spawns reuse the slot, and a publication must not
@@ -162,7 +162,7 @@ static void wait_inside(ws__worker *w, ws__group *g, bool frames)
     if (__builtin_expect(ws__hooks(w) == 0, 1)) {
       ws_task_fn fn = f->fn;
       void *arg = f->arg;
-      w->frame_top = top - 1;
+      w->jf.top = top - 1;
       int rc = fn(arg); /* like a plain call */
       ws__fj_count_run(&w->stats, rc);
       if (rc != 0)
@@ -179,7 +179,7 @@ static void wait_inside(ws__worker *w, ws__group *g, bool frames)
     c.flags = f->flags;
     c.prof_at = f->prof_at;
     atomic_init(&c.refs, 1); /* itself alone (task.h) */
-    w->frame_top = top - 1;
+    w->jf.top = top - 1;
     ws__run(w, &c);
   }
   /* Published children (ours to pop back, or stolen), heap children: help
@@ -211,7 +211,7 @@ int ws_group_init(ws_group_t *g_, ws_pool_t *pool)
   g->done_local = 0;
   atomic_init(&g->remote, 0);
   atomic_init(&g->error, 0);
-  g->mark = w != NULL ? w->frame_top : 0;
+  g->mark = w != NULL ? w->jf.top : 0;
   g->magic = w != NULL ? WS__GROUP_INSIDE : WS__GROUP_OUTSIDE;
   return 0;
 }
@@ -270,17 +270,17 @@ int ws_group_spawn(ws_group_t *g_, ws_task_fn fn, void *arg)
      something opened after g holds the top of the frame stack (a join
      whose fa spawns into an enclosing group), the child cannot go there:
      that join's sync frees the frames above it. */
-  uint32_t mark = w->frame_top;
+  uint32_t mark = w->jf.top;
   if (__builtin_expect(mark != g->mark && !child_of(ws__frame_at(w, mark - 1), g), 0))
     return spawn_heap(w, g, fn, arg);
   if (!ws__frame_room(w))
     return run_now(g, fn, arg);
   ws__task *t = ws__frame_at(w, mark);
-  w->frame_top = mark + 1;
+  w->jf.top = mark + 1;
   t->fn = fn;
   t->arg = arg;
   t->sink = &g->sink;
-  t->parent = w->cur;
+  t->parent = w->jf.cur;
   t->flags = WS__TASK_FRAME;
   w->stats.fj_spawned++;
   bool prof = __builtin_expect(ws__hooks(w) & WS__HOOK_PROFILE, 0) && w->prof_cur != NULL;
@@ -308,7 +308,7 @@ int ws_group_wait(ws_group_t *g_)
        the top of the frame stack is not one of them, a join or group
        opened after g is still open (a wait inside a join's fa, say): g's
        frames cannot be freed under it, so the wait is refused. */
-    uint32_t top = w->frame_top;
+    uint32_t top = w->jf.top;
     bool frames = false;
     if (top != g->mark) {
       /* Usually g is innermost: its newest child is the top frame. */
@@ -321,9 +321,9 @@ int ws_group_wait(ws_group_t *g_)
       ws__prof_strand_end(w); /* a sync ends the strand; waiting is not work */
     wait_inside(w, g, frames);
     if (frames) {
-      w->frame_top = g->mark; /* every child has finished: the frames are free */
-      if (w->split > g->mark)
-        w->split = g->mark;
+      w->jf.top = g->mark; /* every child has finished: the frames are free */
+      if (w->jf.split > g->mark)
+        w->jf.split = g->mark;
     }
     if (prof) {
       ws__prof_sync(w, &g->sink);
@@ -397,7 +397,7 @@ static bool join_announce(void *arg, uint32_t *expect)
  * A join frame starts private: fn and arg go into the next frame of the
  * worker's frame stack, and nothing else happens: no deque push, no fence,
  * no look at idle workers. If it is still private at the sync (its index is
- * at or above w->split), b runs here like a plain call. The frame is
+ * at or above w->jf.split), b runs here like a plain call. The frame is
  * published (completed and pushed on the deque, the oldest private frames
  * first) when
  *   - a spawn finds a worker spinning or parked (somebody wants work), or
@@ -428,12 +428,12 @@ __attribute__((noinline)) static int join_public_sync(ws__worker *w, int ra, uin
   ws__task *x = ws__deque_pop(&w->deque);
   if (x == t) {
     /* Not stolen: nothing at or above mark is in use any more. */
-    w->frame_top = w->split = mark;
+    w->jf.top = w->jf.split = mark;
     int rb = t->fn(t->arg);
     ws__fj_count_run(&w->stats, rb);
     return ra != 0 ? ra : rb;
   }
-  w->split = mark + 1; /* == frame_top: t stays reserved, nothing is private */
+  w->jf.split = mark + 1; /* == jf.top: t stays reserved, nothing is private */
   if (x != NULL)
     ws__push_local(w, x); /* newer than t: the wait below decides what it is */
   if (!join_done(t)) {
@@ -443,7 +443,7 @@ __attribute__((noinline)) static int join_public_sync(ws__worker *w, int ra, uin
     ws__wait_inside(w, &wf, WS__NO_DEADLINE);
   }
   int rb = t->rc; /* ordered by join_done's acquire */
-  w->frame_top = w->split = mark;
+  w->jf.top = w->jf.split = mark;
   return ra != 0 ? ra : rb;
 }
 
@@ -451,7 +451,7 @@ static int join_inside(ws__worker *w, ws_task_fn fa, void *a, ws_task_fn fb, voi
 {
   if (__builtin_expect(ws__hooks(w) != 0, 0))
     return join_observed(fa, a, fb, b);
-  uint32_t mark = w->frame_top;
+  uint32_t mark = w->jf.top;
   if (!ws__frame_room(w)) {
     /* No frame: run both here, one after the other. */
     int ra = fa(a), rb = fb(b);
@@ -460,10 +460,10 @@ static int join_inside(ws__worker *w, ws_task_fn fa, void *a, ws_task_fn fb, voi
   /* Private: the rest of the record is written if it is published. Only
      mark is kept across fa: the frame is found again from it. */
   ws__task *t = ws__frame_at(w, mark);
-  w->frame_top = mark + 1;
+  w->jf.top = mark + 1;
   t->fn = fb;
   t->arg = b;
-  t->parent = w->cur;
+  t->parent = w->jf.cur;
   t->flags = WS__TASK_FRAME | WS__TASK_JOIN;
   w->stats.fj_spawned++;
   if (__builtin_expect(!ws__keep_private(w), 0))
@@ -471,12 +471,12 @@ static int join_inside(ws__worker *w, ws_task_fn fa, void *a, ws_task_fn fb, voi
 
   int ra = fa(a);
 
-  if (__builtin_expect(w->frame_top != mark + 1, 0))
+  if (__builtin_expect(w->jf.top != mark + 1, 0))
     ws__misuse("ws_join: fa returned without waiting for a group it spawned into");
-  if (__builtin_expect(mark < w->split, 0))
+  if (__builtin_expect(mark < w->jf.split, 0))
     return join_public_sync(w, ra, mark);
   /* Still private: nobody else has seen b. Run it like a plain call. */
-  w->frame_top = mark;
+  w->jf.top = mark;
   int rb = fb(b);
   ws__fj_count_run(&w->stats, rb);
   return ra != 0 ? ra : rb;
@@ -502,7 +502,48 @@ static int run_as_root(ws_pool_t *pool, ws_task_fn fn, void *arg)
   return task_rc;
 }
 
-int ws_join(ws_pool_t *pool, ws_task_fn fa, void *a, ws_task_fn fb, void *b)
+/*
+ * The inline join (wsched.h, ws__join_inline1) does join_inside's fast
+ * path in the caller: the same frame, the same private sync. It calls
+ *   - ws_join itself for everything join_inside does first (outside a
+ *     worker, observed, no frame);
+ *   - ws_jf1_spawn when one of the pool's idle words is not 0: the
+ *     keep-private rule then needs our deque and may publish;
+ *   - ws_jf1_sync when b was published (or the frame stack is not as the
+ *     join left it: misuse);
+ *   - ws_jf1_count to fold its private joins into the statistics.
+ * It counts a private join once it is finished (jf.nrun: one spawn and one
+ * run each); a published one is counted by ws_jf1_sync.
+ */
+
+void ws_jf1_spawn(uint32_t mark)
+{
+  ws__worker *w = ws__tls_worker;
+  if (!ws__keep_private(w))
+    ws__frames_spawn_publish(w, mark);
+}
+
+int ws_jf1_sync(int ra, uint32_t mark)
+{
+  ws__worker *w = ws__tls_worker;
+  if (w->jf.top != mark + 1)
+    ws__misuse("ws_join: fa returned without waiting for a group it spawned into");
+  w->stats.fj_spawned++; /* the inline spawn did not count it */
+  return join_public_sync(w, ra, mark);
+}
+
+void ws_jf1_count(int rb)
+{
+  ws__worker *w = ws__tls_worker;
+  if (rb != 0) {
+    w->jf.nrun++; /* the inline path counts only successes */
+    w->stats.fj_failed++;
+  }
+  ws__jf_drain(w);
+  ws__stats_fold_now(&w->stats);
+}
+
+int(ws_join)(ws_pool_t *pool, ws_task_fn fa, void *a, ws_task_fn fb, void *b)
 {
   if (fa == NULL || fb == NULL)
     return WS_EINVAL;

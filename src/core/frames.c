@@ -6,43 +6,59 @@
  * when thieves may need them.
  *
  * The stack is a list of chunks of WS__FRAME_CHUNK records that never move
- * (thieves hold pointers into them), used LIFO: frame_top is the next free
- * index; frames at [split, frame_top) are private, seen by no other thread.
- * A join or group remembers frame_top when it starts and restores it after
+ * (thieves hold pointers into them), used LIFO: jf.top is the next free
+ * index; frames at [jf.split, jf.top) are private, seen by no other thread.
+ * A join or group remembers jf.top when it starts and restores it after
  * its wait, when no thief can hold a pointer into the frames any more.
  */
 #include "frames.h"
 #include "hooks.h"
 #include "park.h"
 
+#include <stddef.h>
 #include <string.h>
+
+/* The layout the inline ws_join of wsched.h assumes (ABI version 1). A
+   mismatch, on a target where records are not 64 bytes, is not an error:
+   jf.fast then stays 0 and every join goes out of line. */
+#define WS__JF_SAME(f) (offsetof(ws__task, f) == offsetof(ws_jf1_frame_t, f))
+const bool ws__jf_fast_ok = sizeof(ws__task) == WS_JF1_FRAME && WS__JF_SAME(fn) &&
+                            WS__JF_SAME(arg) && WS__JF_SAME(parent) && WS__JF_SAME(owner) &&
+                            WS__JF_SAME(flags);
+_Static_assert(WS_JF1_JOIN == (WS__TASK_FRAME | WS__TASK_JOIN), "the inline join's flags");
+_Static_assert(offsetof(ws_pool_t, nspinning) == offsetof(ws_pool_t, nidle) + sizeof(uint32_t) &&
+                   offsetof(ws_pool_t, nwaiting) ==
+                       offsetof(ws_pool_t, nidle) + 2 * sizeof(uint32_t),
+               "jf.idle reads nidle, nspinning, nwaiting as three consecutive words");
 
 void ws__frames_free(ws__worker *w)
 {
   for (uint32_t i = 0; i < w->frame_nchunks; i++)
-    ws__free(w->frame_chunks[i]);
-  ws__free(w->frame_chunks);
-  w->frame_chunks = NULL;
-  w->frame_nchunks = w->frame_cap = w->frame_top = w->split = 0;
+    ws__free(w->jf.chunks[i]);
+  ws__free(w->jf.chunks);
+  w->jf.chunks = NULL;
+  w->frame_nchunks = w->frame_cap = w->jf.top = w->jf.split = w->jf.fast = 0;
 }
 
 bool ws__frame_grow(ws__worker *w)
 {
   if (w->frame_nchunks == w->frame_cap) {
     uint32_t cap = w->frame_cap ? 2 * w->frame_cap : 8;
-    ws__task **n = ws__malloc(cap * sizeof *n);
+    char **n = ws__malloc(cap * sizeof *n);
     if (n == NULL)
       return false;
     if (w->frame_nchunks)
-      memcpy(n, w->frame_chunks, w->frame_nchunks * sizeof *n);
-    ws__free(w->frame_chunks);
-    w->frame_chunks = n;
+      memcpy(n, w->jf.chunks, w->frame_nchunks * sizeof *n);
+    ws__free(w->jf.chunks);
+    w->jf.chunks = n;
     w->frame_cap = cap;
   }
   ws__task *chunk = ws__aligned_alloc(WS__CACHELINE, WS__FRAME_CHUNK * sizeof *chunk);
   if (chunk == NULL)
     return false;
-  w->frame_chunks[w->frame_nchunks++] = chunk;
+  w->jf.chunks[w->frame_nchunks++] = (char *)chunk;
+  /* The inline ws_join may take any frame that exists (frames.c, top). */
+  w->jf.fast = ws__jf_fast_ok ? w->frame_nchunks * WS__FRAME_CHUNK : 0;
   return true;
 }
 
@@ -70,8 +86,8 @@ static uint32_t publish_oldest(ws__worker *w, uint32_t n)
 {
   uint32_t done = 0;
   bool bundle = ws__hooks(w) == 0;
-  while (done < n && w->split < w->frame_top) {
-    ws__task *t = ws__frame_at(w, w->split);
+  while (done < n && w->jf.split < w->jf.top) {
+    ws__task *t = ws__frame_at(w, w->jf.split);
     uint32_t k = 1;
     /* fn, arg and flags (and a group child's group and prof_at) were written
        at the spawn. A join's waiting state only matters once another worker
@@ -81,8 +97,8 @@ static uint32_t publish_oldest(ws__worker *w, uint32_t n)
       atomic_store_explicit(&t->state, 0, memory_order_relaxed);
       atomic_store_explicit(&t->refs, UINT32_MAX, memory_order_relaxed);
     } else if (bundle) {
-      uint32_t limit = n - done, avail = w->frame_top - w->split;
-      uint32_t in_chunk = WS__FRAME_CHUNK - w->split % WS__FRAME_CHUNK;
+      uint32_t limit = n - done, avail = w->jf.top - w->jf.split;
+      uint32_t in_chunk = WS__FRAME_CHUNK - w->jf.split % WS__FRAME_CHUNK;
       limit = limit < avail ? limit : avail;
       limit = limit < in_chunk ? limit : in_chunk;
       while (k < limit && bundles_with(t, t + k))
@@ -92,7 +108,7 @@ static uint32_t publish_oldest(ws__worker *w, uint32_t n)
       atomic_store_explicit(&t->refs, k, memory_order_relaxed);
     if (ws__deque_push(&w->deque, t) != 0)
       break;
-    w->split += k;
+    w->jf.split += k;
     done += k;
   }
   return done;
@@ -100,17 +116,17 @@ static uint32_t publish_oldest(ws__worker *w, uint32_t n)
 
 bool ws__publish_private(ws__worker *w)
 {
-  if (w == NULL || w->split >= w->frame_top)
+  if (w == NULL || w->jf.split >= w->jf.top)
     return true;
-  uint32_t n = w->frame_top - w->split;
+  uint32_t n = w->jf.top - w->jf.split;
   if (publish_oldest(w, n) != 0)
     ws__notify(w->pool);
-  return w->split >= w->frame_top;
+  return w->jf.split >= w->jf.top;
 }
 
 __attribute__((noinline)) void ws__frames_spawn_publish(ws__worker *w, uint32_t mark)
 {
-  uint32_t older = mark - w->split;
+  uint32_t older = mark - w->jf.split;
   /* A loop spawning into one group (every private frame and the new one
      are its children): wait until the older ones make a bundle worth a
      steal, but not long. Handing each as soon as a thief wanted one gave
@@ -121,7 +137,7 @@ __attribute__((noinline)) void ws__frames_spawn_publish(ws__worker *w, uint32_t 
      loop is not serialised either. */
   uint64_t now = ws__ticks();
   if (older != 0 && older < WS__BUNDLE_MIN && now - w->published_at < WS__BUNDLE_WAIT &&
-      ws__hooks(w) == 0 && bundles_with(ws__frame_at(w, w->split), ws__frame_at(w, mark)))
+      ws__hooks(w) == 0 && bundles_with(ws__frame_at(w, w->jf.split), ws__frame_at(w, mark)))
     return;
   w->published_at = now;
   if (publish_oldest(w, older == 0 ? 1 : (older + 1) / 2) != 0)
@@ -130,7 +146,7 @@ __attribute__((noinline)) void ws__frames_spawn_publish(ws__worker *w, uint32_t 
 
 void ws__frames_wait_publish(ws__worker *w, uint32_t mark)
 {
-  uint32_t older = mark - w->split;
+  uint32_t older = mark - w->jf.split;
   if (older != 0 && publish_oldest(w, (older + 1) / 2) != 0)
     ws__notify(w->pool);
 }

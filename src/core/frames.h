@@ -8,49 +8,58 @@
 
 #include "internal.h"
 
-/* Records per chunk of the frame stack. */
-#define WS__FRAME_CHUNK 1024u
+/* Records per chunk of the frame stack (the inline ws_join's too). */
+#define WS__FRAME_CHUNK WS_JF1_CHUNK
 
-/* Adds a chunk so that index frame_top exists. False when memory is
+/* Does the inline ws_join of wsched.h (ABI version 1) see our frames as
+   they are? Checked at compile time in frames.c, which also says why
+   a mismatch would not be an error. */
+extern const bool ws__jf_fast_ok;
+
+/* Adds a chunk so that index jf.top exists. False when memory is
    exhausted. */
 bool ws__frame_grow(ws__worker *w);
 
-/* Owner only: is there a frame at index frame_top (growing the stack if
+/* Owner only: is there a frame at index jf.top (growing the stack if
    needed)? False when memory is exhausted. The caller then takes it with
-   frame_at and bumps frame_top. */
+   frame_at and bumps jf.top. */
 static inline bool ws__frame_room(ws__worker *w)
 {
-  return __builtin_expect(w->frame_top / WS__FRAME_CHUNK < w->frame_nchunks, 1) ||
-         ws__frame_grow(w);
+  return __builtin_expect(w->jf.top / WS__FRAME_CHUNK < w->frame_nchunks, 1) || ws__frame_grow(w);
 }
 
-/* Owner only: frame i of the frame stack (i < frame_top). */
+/* Owner only: frame i of the frame stack (i < jf.top). */
 static inline ws__task *ws__frame_at(ws__worker *w, uint32_t i)
 {
-  return &w->frame_chunks[i / WS__FRAME_CHUNK][i % WS__FRAME_CHUNK];
+  return (ws__task *)(void *)w->jf.chunks[i / WS__FRAME_CHUNK] + i % WS__FRAME_CHUNK;
 }
 
-/* Worth keeping a new frame (join half or group child) private? While our
-   deque already holds something for each worker that is looking for work
-   (spinning, or waiting for a stolen task) and for one parked worker, if
-   any (the publication's wake-up goes to one, whose search then wakes the
-   next: park.c), and at least one thing. Counting every parked worker
-   made a pool of 64 workers on 2 CPUs publish at every spawn: fib(32) 2.1x
-   slower than with 2 workers (docs/BENCHMARKS.md, 1e). Publishing at every spawn while a thief spins (the rule before)
-   handed a task spawning 500,000 children to its thief one child per
-   steal. Relaxed loads: a stale answer only moves a publication to a later
-   spawn; wake-ups for published work follow the usual protocol
-   (ws__notify). */
+/* Worth keeping a new frame (join half or group child) private? While no
+   worker of the pool is searching, waiting for a stolen task or parked
+   (nobody would take it: the inline ws_join of wsched.h reads these three
+   words and calls the library only when one is not 0), or while our deque
+   already holds something for each worker that is looking for work and
+   for one parked worker, if any (the publication's wake-up goes to one,
+   whose search then wakes the next: park.c), and at least one thing.
+   Counting every parked worker made a pool of 64 workers on 2 CPUs
+   publish at every spawn: fib(32) 2.1x slower than with 2 workers
+   (docs/BENCHMARKS.md, 1e). Publishing at every spawn while a thief spins
+   (the rule before) handed a task spawning 500,000 children to its thief
+   one child per steal. Relaxed loads: a stale answer only moves a
+   publication to a later spawn; wake-ups for published work follow the
+   usual protocol (ws__notify). A worker between its last failed steal and
+   counting itself as searching is not seen: a spawn in that window keeps
+   its frame, and the next spawn (or wait) offers it. */
 static inline bool ws__keep_private(ws__worker *w)
 {
   ws_pool_t *p = w->pool;
-  int64_t have = ws__deque_owner_size(&w->deque);
-  if (have == 0)
-    return false;
+  uint32_t idle = atomic_load_explicit(&p->nidle, memory_order_relaxed);
   uint32_t want = atomic_load_explicit(&p->nspinning, memory_order_relaxed) +
-                  atomic_load_explicit(&p->nwaiting, memory_order_relaxed) +
-                  (atomic_load_explicit(&p->nidle, memory_order_relaxed) != 0);
-  return have >= (int64_t)want;
+                  atomic_load_explicit(&p->nwaiting, memory_order_relaxed) + (idle != 0);
+  if (want == 0)
+    return true;
+  int64_t have = ws__deque_owner_size(&w->deque);
+  return have != 0 && have >= (int64_t)want;
 }
 
 /* A spawning loop publishes consecutive children of one group in bundles

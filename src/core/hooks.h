@@ -11,7 +11,7 @@
 
 #include "internal.h"
 
-/* Bits of ws__worker.hooks. */
+/* Bits of ws__worker.jf.hooks. */
 #define WS__HOOK_TRACE 1u
 #define WS__HOOK_PROFILE 2u
 
@@ -22,10 +22,24 @@ enum { WS__EV_BEGIN, WS__EV_END, WS__EV_STEAL, WS__EV_PARK, WS__EV_WAKE };
 #define WS_OBSERVE 1
 #endif
 
+/* jf.hooks is a plain uint32_t of the public ws_jf1_t (the inline ws_join
+   reads it too), so it is accessed with the __atomic builtins: relaxed
+   loads by the owner, relaxed RMWs by the controller; a hint, as before
+   (the controller's own synchronisation orders what the hooks record). */
+static inline void ws__hooks_set(ws__worker *w, uint32_t bits)
+{
+  __atomic_fetch_or(&w->jf.hooks, bits, __ATOMIC_RELAXED);
+}
+
+static inline void ws__hooks_clear(ws__worker *w, uint32_t bits)
+{
+  __atomic_fetch_and(&w->jf.hooks, ~bits, __ATOMIC_RELAXED);
+}
+
 static inline uint32_t ws__hooks(ws__worker *w)
 {
 #if WS_OBSERVE
-  return atomic_load_explicit(&w->hooks, memory_order_relaxed); /* set by the controller */
+  return __atomic_load_n(&w->jf.hooks, __ATOMIC_RELAXED); /* set by the controller */
 #else
   (void)w; /* hooks compiled out (-DWSCHED_OBSERVE=OFF): measuring their cost */
   return 0;

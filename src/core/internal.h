@@ -52,24 +52,31 @@ typedef struct ws__worker {
   bool thread_joinable; /* a thread was started in this slot and not joined */
   bool spare_alive; /* a spare thread runs in this slot */
 
-  /* Observation hooks (trace.c, profile.c): WS__HOOK_* bits and the trace
-     buffer, set by the thread that starts or stops tracing/profiling (the
-     controller), read (relaxed) by the owner at every recording site. */
-  _Atomic uint32_t hooks;
+  /* Observation (trace.c, profile.c): the trace buffer, set by the thread
+     that starts or stops tracing/profiling (the controller), read (relaxed)
+     by the owner at every recording site. The WS__HOOK_* bits are jf.hooks,
+     below. */
   _Atomic(struct ws__tbuf *) tbuf;
   _Atomic uint32_t trace_writing; /* 1 while the owner appends (trace.c) */
 
-  /* Owner-private below: no other thread reads or writes these (is_spare
-     is written before the slot's thread starts). */
-  alignas(WS__CACHELINE) ws_pool_t *pool;
+  /* The fork/join state that the inline ws_join of wsched.h uses too
+     (ws_jf1_t; api/group.c, "The inline join"): the frame stack's top and split, the chunk
+     table, the running record `cur` (new frames record it as their parent),
+     the private joins not yet counted. Owner-private, except jf.hooks: the
+     WS__HOOK_* bits, set by the controller with relaxed RMWs (__atomic
+     builtins: the field is public, plain uint32_t), read (relaxed) by the
+     owner at every recording site. Frames at [jf.split, jf.top) are
+     private: not on the deque, seen by no other thread, run by this worker
+     at its sync (group.c). The chunks hold WS__FRAME_CHUNK frames each and
+     never move (thieves hold pointers into them); groups record jf.top at
+     init and restore it after waiting. */
+  alignas(WS__CACHELINE) ws_jf1_t jf;
+  ws_pool_t *pool;
   unsigned index;
   bool is_spare; /* a spare slot (index >= nworkers), see blocking.c */
   uint64_t rng; /* xorshift64* state for victim selection */
   uint32_t tick; /* scheduling ticks, for the every-61st global check */
   bool spinning; /* counted in pool->nspinning */
-  /* The record this worker runs through ws__run right now (innermost), or
-     NULL in the scheduling loop: new frames record it as their parent. */
-  struct ws_future *cur;
   /* Finished tasks still counted in pool->life (see ws__life_credit_*). */
   uint64_t life_credit;
   struct ws__prof *prof_cur; /* profile.c: the strand state of the running task */
@@ -78,17 +85,19 @@ typedef struct ws__worker {
   _Atomic uint64_t prof_strands;
   char *stack_limit; /* waits stop nesting tasks when the stack pointer gets below this */
   ws__task_cache records; /* free task records (task.c) */
-  /* The frame stack for group children: chunks of WS__FRAME_CHUNK frames that
-     never move (thieves hold pointers into them), used LIFO. frame_top is the
-     next free index; groups record it at init and restore it after waiting. */
-  ws__task **frame_chunks;
-  uint32_t frame_nchunks, frame_cap, frame_top;
-  /* Join frames at indices [split, frame_top) are private: not on the deque,
-     seen by no other thread, run by this worker at its sync (group.c). */
-  uint32_t split;
+  uint32_t frame_nchunks, frame_cap; /* chunks in jf.chunks, and its capacity */
   uint64_t published_at; /* owner only: ws__ticks() at the last publication (frames.c) */
   pthread_t thread; /* written by the creator before the pool is used */
 } ws__worker;
+
+/* Moves the inline ws_join's count of private joins (jf.nrun: one spawn
+   and one run each) into the fork/join counters, before they are folded. */
+static inline void ws__jf_drain(ws__worker *w)
+{
+  w->stats.fj_spawned += w->jf.nrun;
+  w->stats.fj_run += w->jf.nrun;
+  w->jf.nrun = 0;
+}
 
 /* --------------------------------------------------------------------- */
 /* The pool                                                               */

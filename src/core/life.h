@@ -84,6 +84,7 @@ void ws__try_terminate(ws_pool_t *pool);
 
 static inline void ws__life_credit_flush(ws__worker *w)
 {
+  ws__jf_drain(w);
   ws__stats_fold_now(&w->stats);
   if (w->life_credit != 0) {
     uint64_t n = w->life_credit;

@@ -61,6 +61,9 @@ int ws__slot_init(ws_pool_t *p, ws__worker *w, unsigned index, uint64_t seed)
     atomic_init(&w->stats.c[k], 0);
   atomic_init(&w->park_word, WS__PARK_WOKEN);
   w->pool = p;
+  w->jf.pool = p;
+  /* nidle, nspinning, nwaiting: consecutive (core/frames.c checks). */
+  w->jf.idle = (const uint32_t *)(const void *)&p->nidle;
   w->index = index;
   w->is_spare = index >= p->nworkers;
   /* splitmix64 of (seed, index): distinct, non-zero xorshift states. */

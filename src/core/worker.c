@@ -89,6 +89,9 @@
 #include <string.h>
 
 _Thread_local ws__worker *ws__tls_worker __attribute__((tls_model("initial-exec")));
+/* The inline ws_join's view of the same worker (wsched.h): &w->jf while the
+   thread runs worker w, else NULL. Owner thread only. */
+__thread ws_jf1_t *ws_jf1_self __attribute__((tls_model("initial-exec")));
 
 /* Stack a waiting worker keeps free for a task it runs nested: nesting
    stops below it. Each nesting level costs about 300 bytes of our frames plus
@@ -344,17 +347,17 @@ static ws__task *spin(ws__worker *w)
   return NULL;
 }
 
-/* Runs t's function on w with w->cur = t, through the observation hooks
+/* Runs t's function on w with w->jf.cur = t, through the observation hooks
    when they are on. A task must leave the frame stack as it found it: a
    group it spawned into lives on its stack and must be waited for. */
 static inline int run_body(ws__worker *w, ws__task *t)
 {
-  ws__task *prev = w->cur;
-  uint32_t top = w->frame_top;
-  w->cur = t;
+  ws__task *prev = w->jf.cur;
+  uint32_t top = w->jf.top;
+  w->jf.cur = t;
   int rc = __builtin_expect(ws__hooks(w) != 0, 0) ? ws__run_observed(w, t) : t->fn(t->arg);
-  w->cur = prev;
-  if (__builtin_expect(w->frame_top != top, 0))
+  w->jf.cur = prev;
+  if (__builtin_expect(w->jf.top != top, 0))
     ws__misuse("a task returned without waiting for a group it spawned into "
                "(ws_group_wait must come before the task returns)");
   return rc;
@@ -367,6 +370,7 @@ static void count_run(ws__worker *w, int rc)
   ws__stat_add(&w->stats, WS__S_tasks_run, 1);
   if (rc != 0)
     ws__stat_add(&w->stats, WS__S_tasks_failed, 1);
+  ws__jf_drain(w);
   ws__stats_fold(&w->stats); /* the fork/join work this task did */
   ws__stats_end(&w->stats);
 }
@@ -492,6 +496,7 @@ void *ws__worker_main(void *arg)
   ws__worker *w = arg;
   ws_pool_t *p = w->pool;
   ws__tls_worker = w;
+  ws_jf1_self = &w->jf;
 
   if (p->pin && !w->is_spare && p->home_cpu[w->index] >= 0)
     ws__pin_self(p->home_cpu[w->index]); /* best effort: a refusal leaves it unpinned */
@@ -555,6 +560,7 @@ void *ws__worker_main(void *arg)
     atomic_fetch_sub_explicit(&p->nspinning, 1, memory_order_seq_cst); /* see ws__stop_spinning */
   }
   ws__tls_worker = NULL;
+  ws_jf1_self = NULL;
   return NULL;
 }
 

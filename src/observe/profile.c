@@ -164,9 +164,9 @@ static void set_hooks(ws_pool_t *p, bool on)
     /* Relaxed: the region's tasks are published after this (ws_submit's
        release), so every worker that runs one sees the bit. */
     if (on)
-      atomic_fetch_or_explicit(&p->workers[i].hooks, WS__HOOK_PROFILE, memory_order_relaxed);
+      ws__hooks_set(&p->workers[i], WS__HOOK_PROFILE);
     else
-      atomic_fetch_and_explicit(&p->workers[i].hooks, ~WS__HOOK_PROFILE, memory_order_relaxed);
+      ws__hooks_clear(&p->workers[i], WS__HOOK_PROFILE);
   }
   pthread_mutex_unlock(&p->comp_lock);
 }

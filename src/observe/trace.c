@@ -168,7 +168,7 @@ int ws_trace_start(ws_pool_t *p, size_t max_events)
   for (unsigned i = 0; i < nslots; i++) {
     ws__worker *w = &p->workers[i];
     atomic_store_explicit(&w->tbuf, bufs[i], memory_order_seq_cst);
-    atomic_fetch_or_explicit(&w->hooks, WS__HOOK_TRACE, memory_order_relaxed); /* a hint */
+    ws__hooks_set(w, WS__HOOK_TRACE); /* a hint */
   }
   for (unsigned i = nslots; i < ws__nslots(p); i++)
     ws__observe_slot_init(p, &p->workers[i]);
@@ -182,14 +182,14 @@ int ws_trace_start(ws_pool_t *p, size_t max_events)
 void ws__observe_slot_init(ws_pool_t *p, ws__worker *w)
 {
   if (p->prof_spares) /* relaxed: the region's tasks are published later */
-    atomic_fetch_or_explicit(&w->hooks, WS__HOOK_PROFILE, memory_order_relaxed);
+    ws__hooks_set(w, WS__HOOK_PROFILE);
   if (p->trace_spare_events != 0) {
     ws__tbuf *b = zalloc(sizeof *b);
     if (b == NULL)
       return; /* this spare is not traced: its lane stays empty */
     b->max = p->trace_spare_events;
     atomic_store_explicit(&w->tbuf, b, memory_order_seq_cst); /* see the top */
-    atomic_fetch_or_explicit(&w->hooks, WS__HOOK_TRACE, memory_order_relaxed); /* a hint */
+    ws__hooks_set(w, WS__HOOK_TRACE); /* a hint */
   }
 }
 
@@ -394,7 +394,7 @@ int ws_trace_stop(ws_pool_t *p, const char *path)
   unsigned nlanes = bufs != NULL ? nslots : 0;
   for (unsigned i = 0; i < nslots; i++) {
     ws__worker *w = &p->workers[i];
-    atomic_fetch_and_explicit(&w->hooks, ~WS__HOOK_TRACE, memory_order_relaxed); /* a hint */
+    ws__hooks_clear(w, WS__HOOK_TRACE); /* a hint */
     /* seq_cst swap, then seq_cst load of trace_writing: see the top. */
     ws__tbuf *b = atomic_exchange_explicit(&w->tbuf, NULL, memory_order_seq_cst);
     while (atomic_load_explicit(&w->trace_writing, memory_order_seq_cst) != 0)
