@@ -442,12 +442,13 @@ WS_EXTERN int ws_group_wait(ws_group_t *g);
    NULL) the join is submitted as one root task and the caller waits for it.
 
    Inside a task, b (like a group child) is first kept private to the worker
-   while no worker of the pool is looking for work, or while the worker's
-   deque still holds work for every worker looking for some (one per
-   searching or waiting worker, and one if any is parked); it is offered at
-   the worker's next spawn that finds fewer, or its deque empty, while some
-   worker looks, and before the worker waits (ws_future_wait, ws_blocking, a
-   wait outside its pool). So, as in Cilk, fa must not wait for
+   while the worker's deque still holds work for every worker looking for
+   some (one per searching or waiting worker, and one if any is parked); it
+   is offered at the worker's next spawn that finds fewer, or its deque
+   empty, and before the worker waits (ws_future_wait, ws_blocking, a wait
+   outside its pool). A join compiled inline (below) also keeps b private
+   while no worker of the pool is looking for work at all, empty deque or
+   not. So, as in Cilk, fa must not wait for
    fb (nor a group child for a later sibling) by other means (a mutex, a
    condition variable, a spin on a flag): on one worker that never ends, and
    on several it may not either. */

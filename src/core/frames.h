@@ -34,30 +34,27 @@ static inline ws__task *ws__frame_at(ws__worker *w, uint32_t i)
   return (ws__task *)(void *)w->jf.chunks[i / WS__FRAME_CHUNK] + i % WS__FRAME_CHUNK;
 }
 
-/* Worth keeping a new frame (join half or group child) private? While no
-   worker of the pool is searching, waiting for a stolen task or parked
-   (nobody would take it: the inline ws_join of wsched.h reads these three
-   words and calls the library only when one is not 0), or while our deque
-   already holds something for each worker that is looking for work and
-   for one parked worker, if any (the publication's wake-up goes to one,
-   whose search then wakes the next: park.c), and at least one thing.
-   Counting every parked worker made a pool of 64 workers on 2 CPUs
-   publish at every spawn: fib(32) 2.1x slower than with 2 workers
-   (docs/BENCHMARKS.md, 1e). Publishing at every spawn while a thief spins
-   (the rule before) handed a task spawning 500,000 children to its thief
-   one child per steal. Relaxed loads: a stale answer only moves a
-   publication to a later spawn; wake-ups for published work follow the
-   usual protocol (ws__notify). A worker between its last failed steal and
-   counting itself as searching is not seen: a spawn in that window keeps
-   its frame, and the next spawn (or wait) offers it. */
+/* Worth keeping a new frame (join half or group child) private? While our
+   deque already holds something for each worker that is looking for work
+   (spinning, or waiting for a stolen task) and for one parked worker, if
+   any (the publication's wake-up goes to one, whose search then wakes the
+   next: park.c), and at least one thing. Counting every parked worker
+   made a pool of 64 workers on 2 CPUs publish at every spawn: fib(32) 2.1x
+   slower than with 2 workers (docs/BENCHMARKS.md, 1e). Publishing at every
+   spawn while a thief spins (the rule before) handed a task spawning
+   500,000 children to its thief one child per steal. Relaxed loads: a
+   stale answer only moves a publication to a later spawn; wake-ups for
+   published work follow the usual protocol (ws__notify). The inline
+   ws_join of wsched.h calls this only when one of the three idle words is
+   not 0, so a join compiled inline keeps its frame private, even into an
+   empty deque, while nobody looks; applying that here too (groups,
+   parallel_for) cost tri 4-6% on 2 workers (BENCHMARKS 1b). */
 static inline bool ws__keep_private(ws__worker *w)
 {
   ws_pool_t *p = w->pool;
   uint32_t idle = atomic_load_explicit(&p->nidle, memory_order_relaxed);
   uint32_t want = atomic_load_explicit(&p->nspinning, memory_order_relaxed) +
                   atomic_load_explicit(&p->nwaiting, memory_order_relaxed) + (idle != 0);
-  if (want == 0)
-    return true;
   int64_t have = ws__deque_owner_size(&w->deque);
   return have != 0 && have >= (int64_t)want;
 }
