@@ -252,6 +252,15 @@ static bool take_lock(ws__inject *q)
   }
 }
 
+/* How many of the len = in - out queued items one take removes: a 1/(2 *
+   share) part, at least one, at most max (inject.h). */
+static unsigned take_share(uint64_t in, uint64_t out, unsigned max, unsigned share)
+{
+  uint64_t len = in > out ? in - out : 0;
+  uint64_t want = len / (2 * (uint64_t)(share ? share : 1)) + 1;
+  return want < max ? (unsigned)want : max;
+}
+
 unsigned ws__inject_take_entries(ws__inject *q, ws__entry *out, unsigned max, unsigned share)
 {
   /* Relaxed pre-check (a hint): the lock's acquire orders what follows. */
@@ -261,11 +270,7 @@ unsigned ws__inject_take_entries(ws__inject *q, ws__entry *out, unsigned max, un
     return 0;
   uint64_t deq = atomic_load_explicit(&q->deq, memory_order_relaxed); /* ours */
   uint64_t enq = atomic_load_explicit(&q->enq, memory_order_relaxed); /* a hint */
-  uint64_t len = enq > deq ? enq - deq : 0;
-  uint64_t want = len / (2 * (uint64_t)(share ? share : 1)) + 1;
-  if (want > max)
-    want = max;
-  unsigned n = 0;
+  unsigned want = take_share(enq, deq, max, share), n = 0;
   while (n < want) {
     ws__entry_slot *slot = &q->head_seg->slot[deq % (WS__SEG_SLOTS + 1)];
     /* Acquire: pairs with the producer's release of fn (arg before it). */
@@ -303,11 +308,7 @@ unsigned ws__inject_take(ws__inject *q, ws__task **out, unsigned max, unsigned s
     return 0;
   uint64_t popped = atomic_load_explicit(&q->popped, memory_order_relaxed); /* ours */
   uint64_t pushed = atomic_load_explicit(&q->pushed, memory_order_relaxed); /* a hint */
-  uint64_t len = pushed > popped ? pushed - popped : 0;
-  uint64_t want = len / (2 * (uint64_t)(share ? share : 1)) + 1;
-  if (want > max)
-    want = max;
-  unsigned n = 0;
+  unsigned want = take_share(pushed, popped, max, share), n = 0;
   while (n < want) {
     ws__task *t = pop(q);
     if (t == NULL)
