@@ -336,7 +336,9 @@ int main(int argc, char **argv)
     } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       usage(stdout);
       return 0;
-    } else if (a[0] == '-') {
+    } else if (a[0] == '-' && (only == NULL || size_arg != NULL)) {
+      /* After the workload, one argument is its size even when it starts
+         with '-' (uts flags: wsbench uts "-t 1 -d 6 -r 3"). */
       usage(stderr);
       return 2;
     } else if (only == NULL)
