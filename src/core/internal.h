@@ -222,6 +222,10 @@ typedef struct ws__sink {
   /* Worker that last stole a child (UINT32_MAX: none): written (relaxed)
      by thieves, read by the waiter as a hint. */
   _Atomic uint32_t last_thief;
+  /* Private to the sink's owner, whatever it needs (it fills the hole
+     after last_thief). A group: the frame index after its newest frame
+     child (api/group.c). */
+  uint32_t owner_word;
   /* Profiling (profile.c): children's work summed and the longest "span at
      spawn + child span", updated (relaxed RMW) by whoever finished a child;
      read by the waiter after the group's completion check (acquire). */
