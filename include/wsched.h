@@ -363,6 +363,56 @@ WS_EXTERN int ws_future_cancel(ws_future_t *f);
    Releasing does not cancel the task. NULL is ignored. Any thread. */
 WS_EXTERN void ws_future_release(ws_future_t *f);
 
+/*
+ * Continuations and combinators. They never block: what waits for a future
+ * is a record on the future's list, queued as a task of the future's pool
+ * when the future becomes final (done, failed or cancelled), never run on
+ * the stack of whoever finished it, so a chain of any length uses no stack.
+ *
+ *     ws_future_t *f, *g;
+ *     ws_submit(pool, load, &req, &f);
+ *     ws_future_then(f, parse, &req, &g);    // parse runs after load, whatever its outcome
+ *     ws_future_wait(g, WS_FOREVER);
+ *
+ * A continuation counts as an outstanding task of the pool from the call on
+ * (ws_await_termination and ws_pool_wait_idle wait for it); called from a
+ * task of the pool it is accepted while the pool drains, like ws_submit from
+ * a task; from any other thread it is refused with WS_ESHUTDOWN once the
+ * pool was shut down. Several continuations of one future run in no
+ * particular order, possibly at once. Using a released handle aborts with a
+ * message, as in every ws_future_* call.
+ */
+
+/* Runs fn(arg) as a task of f's pool once f is final; fn can read f's
+   outcome (ws_future_status, ws_future_result) through a handle to f that
+   the caller keeps until then. If f is already final, fn is queued at once.
+   With `next` non-NULL, *next receives fn's own future (release it as any
+   other); it can be cancelled until fn starts, and continued in turn.
+   Releasing f after this call is allowed: fn still runs. Returns 0,
+   WS_EINVAL (NULL f or fn), WS_ENOMEM or WS_ESHUTDOWN (see above); on error
+   nothing was attached and *next is NULL. Any thread. */
+WS_EXTERN int ws_future_then(ws_future_t *f, ws_task_fn fn, void *arg, ws_future_t **next);
+
+/* *all receives a future that becomes final once each of the n futures is:
+   DONE if every one of them is DONE, else FAILED with, as its result, the
+   result of the first one in index order that failed (WS_ECANCELED for one
+   that was cancelled). The futures must be of one pool; each may be
+   released after the call. The combined future cannot be cancelled
+   (ws_future_cancel returns WS_EBUSY: it is claimed from the start) and is
+   waited for, continued and released like any other. Returns 0, WS_EINVAL
+   (NULL arguments, n == 0, futures of different pools), WS_ENOMEM or
+   WS_ESHUTDOWN (see above); on error *all is NULL and nothing was attached.
+   Any thread. */
+WS_EXTERN int ws_when_all(ws_future_t *const *futures, size_t n, ws_future_t **all);
+
+/* Like ws_when_all, but *any becomes final as soon as one of the futures is
+   (the first to become final; the others are not cancelled): its status is
+   DONE if that one is DONE, else FAILED, and its result is that one's
+   result (WS_ECANCELED if it was cancelled). With `index` non-NULL,
+   *index receives that future's position in `futures` before *any is
+   final; it must stay valid until then. */
+WS_EXTERN int ws_when_any(ws_future_t *const *futures, size_t n, ws_future_t **any, size_t *index);
+
 /* ------------------------------------------------------------------------ */
 /* Blocking calls                                                            */
 

@@ -23,6 +23,11 @@
  *            runs once and the pool goes idle (a worker that ran one while
  *            spinning used to park with it still counted: found by the
  *            fuzzer, tests/fuzz/regress/entry_credit_park).
+ *   combine — ws_future_then, ws_when_all and ws_when_any with the k-th
+ *            allocation of the call refused, for every k until the call
+ *            succeeds: WS_ENOMEM, a NULL future, nothing attached (a
+ *            refused continuation never runs once its future finishes;
+ *            ASan sees a half-attached combinator as a use after free).
  * ctest runs them all at once (`nomem`: no argument).
  */
 #include "test.h"
@@ -329,9 +334,77 @@ static void entries(void)
   }
 }
 
+/* Holds the only worker of a pool (not through ws_blocking: no spare may
+   start, and allocate, while a fault is armed) until the gate opens. */
+typedef struct hold {
+  test_latch started, gate;
+} hold;
+
+static int hold_task(void *arg)
+{
+  hold *h = arg;
+  latch_count_down(&h->started);
+  latch_wait_or_fail(&h->gate, "the test's gate never opened");
+  return 0;
+}
+
+static void combine(void)
+{
+  memset((void *)ran, 0, 1000);
+  pool = make_pool(1, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+  long slot = 0, refused = 0;
+  for (int which = 0; which < 3; which++) {
+    for (long k = 1;; k++) {
+      hold h;
+      latch_init(&h.started, 1);
+      latch_init(&h.gate, 1);
+      ws_future_t *held, *in[3], *out = (ws_future_t *)&out;
+      ASSERT_OK(ws_submit(pool, hold_task, &h, &held));
+      latch_wait(&h.started); /* the worker is held: only we allocate now */
+      for (int i = 0; i < 3; i++)
+        ASSERT_OK(ws_submit(pool, mark, (void *)(intptr_t)(500 + slot * 3 + i), &in[i]));
+      size_t idx;
+      ws__alloc_fault(k, 0);
+      int rc = which == 0   ? ws_future_then(in[1], mark, (void *)(intptr_t)slot, &out)
+               : which == 1 ? ws_when_all(in, 3, &out)
+                            : ws_when_any(in, 3, &out, &idx);
+      ws__alloc_fault(0, 0);
+      latch_count_down(&h.gate);
+      for (int i = 0; i < 3; i++) {
+        ASSERT_OK(ws_future_wait(in[i], WS_FOREVER));
+        ws_future_release(in[i]);
+      }
+      ASSERT_OK(ws_future_wait(held, WS_FOREVER));
+      ws_future_release(held);
+      ASSERT_OK(ws_pool_wait_idle(pool, WS_FOREVER));
+      latch_destroy(&h.started);
+      latch_destroy(&h.gate);
+      if (rc == WS_ENOMEM) {
+        ASSERT(out == NULL);
+        if (which == 0)
+          ASSERT_EQ(ran[slot], 0); /* never attached */
+        refused++;
+        slot++;
+        continue;
+      }
+      ASSERT_OK(rc);
+      ASSERT_OK(ws_future_wait(out, WS_FOREVER));
+      ASSERT_EQ(ws_future_status(out), WS_FUTURE_DONE);
+      if (which == 0)
+        ASSERT_EQ(ran[slot], 1);
+      ws_future_release(out);
+      slot++;
+      break;
+    }
+  }
+  ASSERT_GE(refused, 3); /* every call allocates at least once */
+  ASSERT_OK(ws_pool_destroy(pool));
+}
+
 static const test_part parts[] = {
     {"submit", submit_once, false}, {"create", create, false}, {"grow", part_grow, false},
     {"storm", part_storm, false},   {"batch", batch, false},   {"entries", entries, false},
+    {"combine", combine, false},
 };
 
 int main(int argc, char **argv)

@@ -6,6 +6,7 @@
  * CAS on one word.
  */
 #include "internal.h"
+#include "life.h"
 #include "observe.h"
 
 #include <limits.h>
@@ -118,6 +119,7 @@ int ws_future_cancel(ws_future_t *f)
      handle keeps alive: nothing of the pool is touched. */
   if (!ws__task_leave_pending(t, WS_FUTURE_CANCELLED, NULL))
     return WS_EBUSY; /* claimed (running or finished) or already cancelled */
+  ws__future_settle(t); /* its continuations run now: it is final */
   return 0;
 }
 
@@ -131,4 +133,194 @@ void ws_future_release(ws_future_t *f)
   atomic_fetch_add_explicit(&t->gen, 1, memory_order_relaxed);
   ws__worker *w = ws__self_in(t->pool);
   ws__task_unref(w != NULL ? &w->records : NULL, w != NULL ? &w->pool->depot : NULL, t);
+}
+
+/* --- continuations and combinators ---------------------------------------- */
+
+/* The records of calls that may use a worker's cache. */
+static ws__task_cache *cache_of(ws__worker *w)
+{
+  return w != NULL ? &w->records : NULL;
+}
+
+static ws__task_depot *depot_of(ws__worker *w, ws_pool_t *p)
+{
+  return w != NULL ? &p->depot : NULL;
+}
+
+int ws_future_then(ws_future_t *f, ws_task_fn fn, void *arg, ws_future_t **next)
+{
+  if (next != NULL)
+    *next = NULL;
+  if (f == NULL || fn == NULL)
+    return WS_EINVAL;
+  ws__task *t = ws__handle_task(f);
+  ws_pool_t *p = t->pool;
+  ws__worker *w = ws__self_in(p);
+  ws__task *c =
+      ws__task_new(w, p, fn, arg, next != NULL ? WS__TASK_FUTURE : 0, next != NULL ? 2 : 1, NULL);
+  if (c == NULL)
+    return WS_ENOMEM;
+  int rc = ws__life_reserve(p, w, 1);
+  if (rc != 0) {
+    ws__task_free(cache_of(w), depot_of(w, p), c);
+    return rc;
+  }
+  if (next != NULL) {
+    /* Relaxed: c is not shared yet. No waiter may run it before f is final. */
+    atomic_store_explicit(&c->state, WS_FUTURE_PENDING | WS__ST_HELD, memory_order_relaxed);
+    *next = ws__handle(c); /* before the attach: c may run and finish at once */
+  }
+  ws__future_attach(t, c);
+  return 0;
+}
+
+/* A combinator (ws_when_all, ws_when_any): one arrival task per input,
+   queued when that input is final; the combined future `out` is a record
+   that never runs (RUNNING from the start, so that no waiter claims it),
+   made final by the last arrival (all) or the first (any). */
+struct comb;
+struct comb_in {
+  struct comb *c;
+  ws__task *in; /* the input's record: the arrival holds a reference */
+  size_t i;
+  int rc; /* written by this input's arrival, read by the last one */
+};
+struct comb {
+  ws__task *out; /* the combined future: the combinator holds a reference */
+  size_t *index; /* ws_when_any: where the winner's index goes, or NULL */
+  bool any;
+  /* Arrivals not yet done: the last one (acq_rel fetch_sub, so that it sees
+     every other arrival's rc) finishes an all, drops out and frees this. */
+  _Atomic size_t left;
+  /* ws_when_any: 0 until the first arrival CASes it to 1 (relaxed: an
+     election; the winner's results are published by out's finish). */
+  _Atomic uint32_t won;
+  size_t n;
+  struct comb_in in[];
+};
+
+/* The combined future's function: it is claimed from the start (RUNNING),
+   so nobody calls it. */
+static int never_runs(void *arg)
+{
+  (void)arg;
+  return WS_EINVAL;
+}
+
+/* An input's outcome as a result: its rc, or WS_ECANCELED. */
+static int outcome(ws__task *in)
+{
+  /* Acquire: pairs with the release of the final status; rc is the runner's. */
+  uint32_t s = atomic_load_explicit(&in->state, memory_order_acquire);
+  return ws__task_status(s) == WS_FUTURE_CANCELLED ? WS_ECANCELED : in->rc;
+}
+
+static int comb_arrive(void *arg)
+{
+  struct comb_in *s = arg;
+  struct comb *c = s->c;
+  ws_pool_t *p = c->out->pool;
+  ws__worker *w = ws__self_in(p); /* arrivals run as tasks of p */
+  s->rc = outcome(s->in);
+  ws__task_unref(cache_of(w), depot_of(w, p), s->in);
+  if (c->any) {
+    uint32_t zero = 0;
+    if (atomic_compare_exchange_strong_explicit(&c->won, &zero, 1, memory_order_relaxed,
+                                                memory_order_relaxed)) {
+      if (c->index != NULL)
+        *c->index = s->i; /* published by the finish's release */
+      ws__future_finish(c->out, s->rc);
+    }
+  }
+  if (atomic_fetch_sub_explicit(&c->left, 1, memory_order_acq_rel) != 1)
+    return 0;
+  if (!c->any) {
+    int rc = 0;
+    for (size_t i = 0; i < c->n && rc == 0; i++)
+      rc = c->in[i].rc; /* the first failure in index order */
+    ws__future_finish(c->out, rc);
+  }
+  ws__task_unref(cache_of(w), depot_of(w, p), c->out);
+  ws__free(c);
+  return 0;
+}
+
+static int combine(ws_future_t *const *futures, size_t n, ws_future_t **out, size_t *index,
+                   bool any)
+{
+  if (out != NULL)
+    *out = NULL;
+  if (futures == NULL || n == 0 || out == NULL || n > SIZE_MAX / sizeof(struct comb_in) - 1)
+    return WS_EINVAL;
+  for (size_t i = 0; i < n; i++)
+    if (futures[i] == NULL)
+      return WS_EINVAL;
+  ws_pool_t *p = ws__handle_task(futures[0])->pool;
+  for (size_t i = 1; i < n; i++)
+    if (ws__handle_task(futures[i])->pool != p)
+      return WS_EINVAL;
+  ws__worker *w = ws__self_in(p);
+  /* Everything that can fail first: once the first arrival is attached
+     nothing can be taken back. */
+  struct comb *c = ws__malloc(sizeof *c + n * sizeof c->in[0]);
+  if (c == NULL)
+    return WS_ENOMEM;
+  ws__task *o = ws__task_new(w, p, never_runs, NULL, WS__TASK_FUTURE, 2, NULL);
+  ws__task *arrivals = NULL; /* chained through next until attached */
+  size_t made = 0;
+  while (o != NULL && made < n) {
+    ws__task *a = ws__task_new(w, p, comb_arrive, &c->in[made], 0, 1, NULL);
+    if (a == NULL)
+      break;
+    a->next = arrivals;
+    arrivals = a;
+    made++;
+  }
+  int rc = made == n ? ws__life_reserve(p, w, n) : WS_ENOMEM;
+  if (rc != 0) {
+    while (arrivals != NULL) {
+      ws__task *a = arrivals;
+      arrivals = a->next;
+      ws__task_free(cache_of(w), depot_of(w, p), a);
+    }
+    if (o != NULL)
+      ws__task_free(cache_of(w), depot_of(w, p), o);
+    ws__free(c);
+    return rc;
+  }
+  /* Claimed by the combinator: a waiter never runs it, a cancel is refused. */
+  atomic_store_explicit(&o->state, WS_FUTURE_RUNNING, memory_order_relaxed); /* not shared yet */
+  c->out = o;
+  c->index = index;
+  c->any = any;
+  c->n = n;
+  atomic_init(&c->left, n);
+  atomic_init(&c->won, 0);
+  for (size_t i = 0; i < n; i++) {
+    c->in[i].c = c;
+    c->in[i].in = ws__handle_task(futures[i]);
+    c->in[i].i = i;
+    c->in[i].rc = 0;
+    /* Relaxed: the caller's handle keeps the count above zero. */
+    atomic_fetch_add_explicit(&c->in[i].in->refs, 1, memory_order_relaxed);
+  }
+  *out = ws__handle(o);
+  /* The arrivals were chained newest first: arrival i's arg is &c->in[i]. */
+  while (arrivals != NULL) {
+    ws__task *a = arrivals;
+    arrivals = a->next;
+    ws__future_attach(((struct comb_in *)a->arg)->in, a);
+  }
+  return 0;
+}
+
+int ws_when_all(ws_future_t *const *futures, size_t n, ws_future_t **all)
+{
+  return combine(futures, n, all, NULL, false);
+}
+
+int ws_when_any(ws_future_t *const *futures, size_t n, ws_future_t **any, size_t *index)
+{
+  return combine(futures, n, any, index, true);
 }

@@ -122,3 +122,76 @@ int ws__submit_entry(ws_pool_t *p, ws_task_fn fn, void *arg)
   ws__notify(p);
   return 0;
 }
+
+int ws__life_reserve(ws_pool_t *p, ws__worker *w, uint64_t n)
+{
+  if (w != NULL) {
+    /* Like ws__submit_child: the running task keeps the count above zero.
+       Relaxed: its own later decrement is ordered after this by coherence. */
+    atomic_fetch_add_explicit(&p->life, n * WS__LIFE_ONE, memory_order_relaxed);
+    ws__stat1(&w->stats, WS__S_spawned, n);
+    return 0;
+  }
+  /* Count first, then look at the state (see the top of this file). */
+  uint64_t old = atomic_fetch_add_explicit(&p->life, n * WS__LIFE_ONE, memory_order_seq_cst);
+  if (ws__life_state(old) != WS_POOL_ACCEPTING) {
+    atomic_fetch_add_explicit(&p->rejected, n, memory_order_relaxed); /* a statistic */
+    ws__life_done(p, n);
+    return WS_ESHUTDOWN;
+  }
+  atomic_fetch_add_explicit(&p->submitted, n, memory_order_relaxed); /* a statistic */
+  return 0;
+}
+
+/* Queues counted record c of pool p (ws__life_reserve counted it). */
+static void queue_counted(ws__task *c)
+{
+  ws_pool_t *p = c->pool;
+  /* Release: a waiter that sees HELD gone and claims c in place sees what
+     we saw of the future c waited for (pairs with ws__try_run_future). */
+  if (c->flags & WS__TASK_FUTURE)
+    atomic_fetch_and_explicit(&c->state, ~WS__ST_HELD, memory_order_release);
+  ws__worker *w = ws__self_in(p);
+  if (w != NULL)
+    ws__push_local(w, c);
+  else
+    ws__inject_push(&p->inject, c, c, 1);
+  ws__notify(p);
+}
+
+void ws__future_attach(ws__task *t, ws__task *c)
+{
+  /* Acquire (load and failed CAS): seeing WS__CONTS_CLOSED, we see what the
+     settler saw, the future's final status and its task's effects, and so
+     does c through the queue. */
+  ws__task *head = atomic_load_explicit(&t->conts, memory_order_acquire);
+  do {
+    if (head == WS__CONTS_CLOSED) {
+      queue_counted(c);
+      return;
+    }
+    c->next = head;
+    /* Release: c's fields and link before it can be taken by the settler
+       (pairs with its exchange). */
+  } while (!atomic_compare_exchange_weak_explicit(&t->conts, &head, c, memory_order_release,
+                                                  memory_order_acquire));
+}
+
+void ws__future_settle(ws__task *t)
+{
+  /* Acquire: pairs with the attachers' release CAS (the records and their
+     links). Release: an attacher that finds CLOSED sees the final status
+     and the task's effects (pairs with its acquire). */
+  ws__task *c = atomic_exchange_explicit(&t->conts, WS__CONTS_CLOSED, memory_order_acq_rel);
+  while (c != NULL) {
+    ws__task *next = c->next; /* before the queue: c may run and be freed at once */
+    queue_counted(c);
+    c = next;
+  }
+}
+
+void ws__future_finish(ws__task *t, int rc)
+{
+  ws__task_finish(t, rc);
+  ws__future_settle(t);
+}

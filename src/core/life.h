@@ -49,7 +49,10 @@ static inline ws__task *ws__task_new(ws__worker *w, ws_pool_t *p, ws_task_fn fn,
   t->arg = arg;
   t->next = NULL;
   t->pool = p;
-  t->sink = sink;
+  if (flags & WS__TASK_FUTURE)
+    atomic_init(&t->conts, NULL); /* no continuation yet (task.h) */
+  else
+    t->sink = sink;
   t->rc = 0;
   t->flags = flags;
   atomic_init(&t->state, WS_FUTURE_PENDING);
@@ -60,6 +63,26 @@ static inline ws__task *ws__task_new(ws__worker *w, ws_pool_t *p, ws_task_fn fn,
 /* life.c: inside a task on w, a filled heap record becomes a child: counted
    before its parent finishes, pushed on w's deque, announced. */
 void ws__submit_child(ws__worker *w, ws__task *t);
+
+/* Counts n records that will be queued later, when a future they wait for
+   is final (continuations). From w, a worker of p running a task: accepted
+   in every state, like a child. From any other thread (w NULL): like a root
+   submission, refused with WS_ESHUTDOWN (and nothing counted) once p no
+   longer accepts. Returns 0 or WS_ESHUTDOWN. */
+int ws__life_reserve(ws_pool_t *p, ws__worker *w, uint64_t n);
+
+/* Continuation record c, counted by ws__life_reserve, waits for future t:
+   pushed on t's list, or queued at once if t is already final. */
+void ws__future_attach(ws__task *t, ws__task *c);
+
+/* Future t has just become final (finished, or cancelled): its
+   continuations are queued, on the calling worker's deque if it is a
+   worker of their pool, else on the global queue. Never run here, so
+   that a chain of continuations does not grow any stack. */
+void ws__future_settle(ws__task *t);
+
+/* ws__task_finish and then ws__future_settle: the runner of t is done. */
+void ws__future_finish(ws__task *t, int rc);
 
 /* n accepted tasks have finished (or were discarded). */
 void ws__life_done(ws_pool_t *pool, uint64_t n);

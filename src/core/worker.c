@@ -398,15 +398,16 @@ static inline bool stack_low(ws__worker *w)
 
 bool ws__try_run_future(ws__worker *w, ws__task *t)
 {
-  if (stack_low(w))
-    return false;
+  /* Acquire: pairs with the release that clears HELD (life.c). */
+  if (stack_low(w) || (atomic_load_explicit(&t->state, memory_order_acquire) & WS__ST_HELD))
+    return false; /* a continuation not queued yet: its future is not final */
   /* The run/cancel decision, as in ws__run: we run it here if nobody
      claimed or cancelled it (task.h). */
   if (!ws__task_leave_pending(t, WS_FUTURE_RUNNING, NULL))
     return false;
   int rc = run_body(w, t);
   count_run(w, rc);
-  ws__task_finish(t, rc);
+  ws__future_finish(t, rc);
   return true;
 }
 
@@ -481,7 +482,7 @@ void ws__run(ws__worker *w, ws__task *t)
   int rc = run_body(w, t);
   count_run(w, rc);
   if (flags & WS__TASK_FUTURE) {
-    ws__task_finish(t, rc);
+    ws__future_finish(t, rc);
     ws__task_unref(&w->records, &w->pool->depot, t);
   } else {
     if (flags & WS__TASK_GROUP)

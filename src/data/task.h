@@ -23,6 +23,11 @@ struct ws__worker;
 #define WS__ST_STATUS 0x7u
 /* A thread sleeps in ws__futex_wait on `state`: wake it on any final status. */
 #define WS__ST_WAIT_FUTEX 0x8u
+/* A continuation whose future is not final yet (core/life.c): it is not
+   queued, and a waiter must not claim and run it (ws__try_run_future).
+   Set before the record is shared; cleared (release) just before it is
+   queued. A cancel keeps it. */
+#define WS__ST_HELD 0x10u
 
 /* flags */
 #define WS__TASK_FUTURE 0x1u /* a handle exists: claim with a CAS on state; refcounted */
@@ -79,10 +84,16 @@ struct ws_future {
   };
   /* Read-only after publication. FRAME/GROUP: where the child reports (its
      group's sink, core/internal.h); JOIN:
-     the worker whose ws_join waits for this frame. */
+     the worker whose ws_join waits for this frame. FUTURE: `conts`, the
+     records of the continuations waiting for it (ws_future_then, the
+     combinators), a stack linked through `next`, then WS__CONTS_CLOSED once
+     the future is final: pushed with a release CAS by the attacher, taken
+     with an acq_rel exchange by whoever makes the future final
+     (core/life.c, ws__future_settle). */
   union {
     struct ws__sink *sink;
     struct ws__worker *owner;
+    _Atomic(struct ws_future *) conts;
   };
   uint32_t flags; /* set before publication, read-only after */
   /* Status and waiter bits. The runner CASes PENDING -> RUNNING (the claim of
@@ -116,6 +127,9 @@ _Static_assert(sizeof(struct ws_future) == WS__CACHELINE, "a task record is one 
 _Static_assert(WS__CACHELINE >= 64, "the handle's generation tag needs 6 free low bits");
 
 typedef struct ws_future ws__task;
+
+/* `conts` of a future that is final: attaching queues at once. */
+#define WS__CONTS_CLOSED ((ws__task *)(uintptr_t)1)
 
 #define WS__HANDLE_TAG ((uintptr_t)63)
 

@@ -1,0 +1,765 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * API test. Continuations and combinators (ws_future_then, ws_when_all,
+ * ws_when_any), each part on 1, 2, 4 and 64 workers where it says so:
+ *   then     — a continuation runs exactly once after its future is final,
+ *              whatever the outcome (done, failed, cancelled), attached
+ *              before or after; it sees the final status; its own future
+ *              carries its result, can be cancelled and continued; the
+ *              future may be released after attaching; attaching from
+ *              inside a task; NULL arguments.
+ *   chain    — a chain of 10^6 continuations (10^5 under the sanitizers),
+ *              each attached to the previous one's future, runs in order
+ *              without growing a stack (a run on the finisher's stack would
+ *              overflow it); 10^5 continuations of one future.
+ *   all      — ws_when_all: DONE when all are, else the first failure in
+ *              index order (WS_ECANCELED for a cancelled input), whatever
+ *              order they finish in; repeated inputs; inputs released at
+ *              once; the combined future refuses cancel and can be continued
+ *              and awaited inside a task; errors.
+ *   any      — ws_when_any: the first input to be final decides (made
+ *              deterministic: the other inputs cannot finish before the
+ *              combined future is final), its index and result; a cancelled
+ *              winner; errors.
+ *   races    — attaching, cancelling, finishing and combining at once from
+ *              several threads and tasks, many seeds, 8 and 64 workers:
+ *              every continuation runs exactly once, and every combined
+ *              result agrees with its inputs' outcomes.
+ *   shutdown — continuations count as outstanding (termination waits for
+ *              them); from outside they are refused once the pool is shut
+ *              down, from a task they are accepted while it drains.
+ */
+#include "test.h"
+
+static const unsigned worker_counts[] = {1, 2, 4, 64};
+
+static int ret_arg(void *arg)
+{
+  return (int)(intptr_t)arg;
+}
+
+/* --- gates: futures that stay unfinished until the test opens them ---------- */
+
+static int wait_latch(void *arg)
+{
+  latch_wait_or_fail(arg, "a gate of the test was never opened");
+  return 0;
+}
+
+/* A task that blocks (compensated) until its latch opens. */
+static int gate_task(void *arg)
+{
+  return ws_blocking(NULL, wait_latch, arg);
+}
+
+static ws_future_t *gate(ws_pool_t *p, test_latch *l)
+{
+  ws_future_t *g;
+  latch_init(l, 1);
+  ASSERT_OK(ws_submit(p, gate_task, l, &g));
+  return g;
+}
+
+/* A pending future that no worker can claim before `behind` is final: a
+   continuation of it. Cancelling it always succeeds while `behind` is
+   unfinished. */
+static ws_future_t *pending_behind(ws_future_t *behind, ws_task_fn fn, void *arg)
+{
+  ws_future_t *f;
+  ASSERT_OK(ws_future_then(behind, fn, arg, &f));
+  ASSERT_EQ(ws_future_status(f), WS_FUTURE_PENDING);
+  return f;
+}
+
+/* --- then ------------------------------------------------------------------ */
+
+/* What a continuation saw of the future it followed. */
+typedef struct seen {
+  ws_future_t *f; /* the future followed (kept by the test until the end) */
+  _Atomic int ran;
+  int status, rc, rrc;
+} seen;
+
+static int look(void *arg)
+{
+  seen *s = arg;
+  s->status = ws_future_status(s->f);
+  s->rrc = ws_future_result(s->f, &s->rc);
+  atomic_fetch_add_explicit(&s->ran, 1, memory_order_release); /* read after wait_idle */
+  return 0;
+}
+
+static _Atomic long counted;
+
+static int count(void *arg)
+{
+  atomic_fetch_add_explicit(&counted, 1, memory_order_relaxed);
+  return (int)(intptr_t)arg;
+}
+
+/* Inside a task: a child with a future, a continuation of it, and a wait for
+   the continuation. */
+static int then_inside(void *arg)
+{
+  (void)arg;
+  ws_future_t *c, *n;
+  int rc = -100;
+  ASSERT_OK(ws_submit(ws_current_pool(), ret_arg, (void *)11, &c));
+  ASSERT_OK(ws_future_then(c, ret_arg, (void *)12, &n));
+  ASSERT_OK(ws_future_wait(n, WS_FOREVER));
+  ASSERT_OK(ws_future_result(n, &rc));
+  ASSERT_EQ(rc, 12);
+  ASSERT_EQ(ws_future_status(c), WS_FUTURE_FAILED); /* n ran after c (rc 11) */
+  ws_future_release(c);
+  ws_future_release(n);
+  return 0;
+}
+
+static void then_on(unsigned workers)
+{
+  ws_pool_t *p = make_pool(workers, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+  int rc = -100;
+
+  /* Attached before: K continuations of an unfinished future, half with
+     a future of their own. */
+  enum { K = 8 };
+  test_latch l;
+  ws_future_t *g = gate(p, &l);
+  seen s[K];
+  ws_future_t *next[K];
+  for (int i = 0; i < K; i++) {
+    s[i] = (seen){.f = g, .status = -1};
+    ASSERT_OK(ws_future_then(g, look, &s[i], i % 2 ? &next[i] : NULL));
+    if (i % 2 == 0)
+      next[i] = NULL;
+  }
+  for (int i = 0; i < K; i++)
+    ASSERT_EQ(atomic_load(&s[i].ran), 0); /* g is not final */
+  latch_count_down(&l);
+  ASSERT_OK(ws_pool_wait_idle(p, WS_FOREVER)); /* the ones without a future too */
+  for (int i = 0; i < K; i++) {
+    ASSERT_EQ(atomic_load_explicit(&s[i].ran, memory_order_acquire), 1);
+    ASSERT_EQ(s[i].status, WS_FUTURE_DONE);
+    ASSERT_EQ(s[i].rrc, 0);
+    ASSERT_EQ(s[i].rc, 0);
+    if (next[i] != NULL) {
+      ASSERT_EQ(ws_future_status(next[i]), WS_FUTURE_DONE);
+      ws_future_release(next[i]);
+    }
+  }
+  ws_future_release(g);
+  latch_destroy(&l);
+
+  /* Attached after: a failed future, already final. */
+  ws_future_t *f, *n;
+  ASSERT_OK(ws_submit(p, ret_arg, (void *)7, &f));
+  ASSERT_OK(ws_future_wait(f, WS_FOREVER));
+  seen a = {.f = f, .status = -1};
+  ASSERT_OK(ws_future_then(f, look, &a, &n));
+  ASSERT_OK(ws_future_wait(n, WS_FOREVER));
+  ASSERT_EQ(atomic_load(&a.ran), 1);
+  ASSERT_EQ(a.status, WS_FUTURE_FAILED);
+  ASSERT_EQ(a.rc, 7);
+  ws_future_release(n);
+  ws_future_release(f);
+
+  /* A cancelled future: its continuation runs and sees CANCELLED; the
+     cancelled task itself never runs. */
+  ws_future_t *g2 = gate(p, &l);
+  atomic_store(&counted, 0);
+  ws_future_t *x = pending_behind(g2, count, NULL);
+  seen c = {.f = x, .status = -1};
+  ASSERT_OK(ws_future_then(x, look, &c, &n));
+  ASSERT_OK(ws_future_cancel(x));
+  ASSERT_OK(ws_future_wait(n, WS_FOREVER)); /* before g2 opens */
+  ASSERT_EQ(c.status, WS_FUTURE_CANCELLED);
+  ASSERT_EQ(c.rrc, WS_ECANCELED);
+  ws_future_release(n);
+  /* Attached after the cancel: queued at once. */
+  seen c2 = {.f = x, .status = -1};
+  ASSERT_OK(ws_future_then(x, look, &c2, &n));
+  ASSERT_OK(ws_future_wait(n, WS_FOREVER));
+  ASSERT_EQ(c2.status, WS_FUTURE_CANCELLED);
+  ws_future_release(n);
+  latch_count_down(&l);
+  ASSERT_OK(ws_future_wait(g2, WS_FOREVER));
+  ASSERT_OK(ws_pool_wait_idle(p, WS_FOREVER));
+  ASSERT_EQ(atomic_load(&counted), 0);
+  ws_future_release(x);
+  ws_future_release(g2);
+  latch_destroy(&l);
+
+  /* Released right after attaching: the continuation still runs; its own
+     result, cancel and continuation. */
+  g2 = gate(p, &l);
+  atomic_store(&counted, 0);
+  ws_future_t *n1, *n2, *n3;
+  ASSERT_OK(ws_future_then(g2, count, (void *)5, &n1));
+  ws_future_release(g2);
+  ASSERT_OK(ws_future_then(n1, count, (void *)0, &n2));
+  ASSERT_OK(ws_future_then(n2, count, (void *)6, &n3));
+  ASSERT_EQ(ws_future_cancel(n1), 0); /* pending behind the gate */
+  ASSERT_EQ(ws_future_cancel(n1), WS_EBUSY);
+  latch_count_down(&l);
+  ASSERT_OK(ws_future_wait(n3, WS_FOREVER));
+  ASSERT_EQ(ws_future_status(n1), WS_FUTURE_CANCELLED);
+  ASSERT_EQ(ws_future_status(n2), WS_FUTURE_DONE);
+  ASSERT_OK(ws_future_result(n3, &rc));
+  ASSERT_EQ(rc, 6);
+  ASSERT_EQ(ws_future_status(n3), WS_FUTURE_FAILED);
+  ASSERT_OK(ws_pool_wait_idle(p, WS_FOREVER));
+  ASSERT_EQ(atomic_load(&counted), 2); /* n2 and n3; n1 was cancelled */
+  ws_future_release(n1);
+  ws_future_release(n2);
+  ws_future_release(n3);
+  latch_destroy(&l);
+
+  /* Inside a task, on several tasks at once. */
+  ws_future_t *in[16];
+  for (int i = 0; i < 16; i++)
+    ASSERT_OK(ws_submit(p, then_inside, NULL, &in[i]));
+  for (int i = 0; i < 16; i++) {
+    ASSERT_OK(ws_future_wait(in[i], WS_FOREVER));
+    ASSERT_EQ(ws_future_status(in[i]), WS_FUTURE_DONE);
+    ws_future_release(in[i]);
+  }
+
+  /* NULL arguments: nothing attached, *next NULL. */
+  ASSERT_OK(ws_submit(p, ret_arg, NULL, &f));
+  n = (ws_future_t *)(uintptr_t)1;
+  ASSERT_EQ(ws_future_then(NULL, ret_arg, NULL, &n), WS_EINVAL);
+  ASSERT(n == NULL);
+  n = (ws_future_t *)(uintptr_t)1;
+  ASSERT_EQ(ws_future_then(f, NULL, NULL, &n), WS_EINVAL);
+  ASSERT(n == NULL);
+  ASSERT_OK(ws_future_wait(f, WS_FOREVER));
+  ws_future_release(f);
+  ASSERT_OK(ws_pool_destroy(p));
+}
+
+static void part_then(void)
+{
+  for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++)
+    then_on(worker_counts[w]);
+}
+
+/* --- chain ----------------------------------------------------------------- */
+
+static _Atomic long chain_pos;
+
+static int chain_link(void *arg)
+{
+  long k = (long)(intptr_t)arg;
+  long was = atomic_fetch_add_explicit(&chain_pos, 1, memory_order_relaxed);
+  if (was != k)
+    TEST_FAIL("link %ld ran at position %ld", k, was);
+  return 0;
+}
+
+static void chain_on(unsigned workers, long n, bool gated)
+{
+  ws_pool_t *p = make_pool(workers, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+  test_latch l;
+  ws_future_t *first;
+  if (gated) {
+    first = gate(p, &l); /* the whole chain is attached before anything runs */
+  } else {
+    ASSERT_OK(ws_submit(p, ret_arg, NULL, &first)); /* attached while it runs */
+  }
+  atomic_store(&chain_pos, 0);
+  ws_future_t *f = first;
+  for (long k = 0; k < n; k++) {
+    ws_future_t *next;
+    ASSERT_OK(ws_future_then(f, chain_link, (void *)(intptr_t)k, &next));
+    if (f != first)
+      ws_future_release(f);
+    f = next;
+  }
+  if (gated) {
+    ASSERT_EQ(atomic_load(&chain_pos), 0);
+    latch_count_down(&l);
+  }
+  ASSERT_OK(ws_future_wait(f, WS_FOREVER));
+  ASSERT_EQ(atomic_load(&chain_pos), n);
+  ASSERT_EQ(ws_future_status(f), WS_FUTURE_DONE);
+  ws_future_release(f);
+  ws_future_release(first);
+  if (gated)
+    latch_destroy(&l);
+
+  /* A fan: n / 10 continuations of one future. */
+  long fan = n / 10;
+  first = gate(p, &l);
+  atomic_store(&counted, 0);
+  for (long k = 0; k < fan; k++)
+    ASSERT_OK(ws_future_then(first, count, NULL, NULL));
+  latch_count_down(&l);
+  ASSERT_OK(ws_pool_wait_idle(p, WS_FOREVER));
+  ASSERT_EQ(atomic_load(&counted), fan);
+  ws_future_release(first);
+  latch_destroy(&l);
+  ASSERT_OK(ws_pool_destroy(p));
+}
+
+static void part_chain(void)
+{
+  long n = 1000000 / TEST_SCALE_DIV;
+  chain_on(1, n, true);
+  chain_on(4, n, true);
+  chain_on(2, n / 10, false);
+  chain_on(64, n / 10, true);
+}
+
+/* --- all ------------------------------------------------------------------- */
+
+/* A task that returns `rc` once latch `l` opens (blocking compensated). */
+typedef struct late {
+  test_latch l;
+  int rc;
+} late;
+
+static int late_task(void *arg)
+{
+  late *t = arg;
+  ws_blocking(NULL, wait_latch, &t->l);
+  return t->rc;
+}
+
+static int open_latch(void *arg)
+{
+  latch_count_down(arg);
+  return 0;
+}
+
+/* Inside a task: children, their when_all, and a wait for it. */
+static int all_inside(void *arg)
+{
+  (void)arg;
+  enum { C = 10 };
+  ws_future_t *fs[C], *all;
+  int rc = -100;
+  for (int i = 0; i < C; i++)
+    ASSERT_OK(ws_submit(ws_current_pool(), ret_arg, (void *)(intptr_t)(i == 7 ? 70 : 0), &fs[i]));
+  ASSERT_OK(ws_when_all(fs, C, &all));
+  for (int i = 0; i < C; i++)
+    ws_future_release(fs[i]);
+  ASSERT_OK(ws_future_wait(all, WS_FOREVER));
+  ASSERT_OK(ws_future_result(all, &rc));
+  ASSERT_EQ(rc, 70);
+  ws_future_release(all);
+  return 0;
+}
+
+static void expect_result(ws_future_t *f, int status, int rc)
+{
+  int got = -100;
+  ASSERT_OK(ws_future_wait(f, WS_FOREVER));
+  ASSERT_EQ(ws_future_status(f), status);
+  ASSERT_OK(ws_future_result(f, &got));
+  ASSERT_EQ(got, rc);
+}
+
+static void combinator_errors(ws_pool_t *p, bool any)
+{
+  ws_pool_t *q = make_pool(1, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+  ws_future_t *fs[2], *out;
+  size_t idx;
+  ASSERT_OK(ws_submit(p, ret_arg, NULL, &fs[0]));
+  ASSERT_OK(ws_submit(q, ret_arg, NULL, &fs[1]));
+#define TRY(call)                                                                                  \
+  do {                                                                                             \
+    out = (ws_future_t *)(uintptr_t)1;                                                             \
+    ASSERT_EQ(call, WS_EINVAL);                                                                    \
+    ASSERT(out == NULL);                                                                           \
+  } while (0)
+  if (any) {
+    TRY(ws_when_any(fs, 2, &out, &idx)); /* two pools */
+    TRY(ws_when_any(NULL, 1, &out, &idx));
+    TRY(ws_when_any(fs, 0, &out, &idx));
+    ASSERT_EQ(ws_when_any(fs, 1, NULL, &idx), WS_EINVAL);
+  } else {
+    TRY(ws_when_all(fs, 2, &out));
+    TRY(ws_when_all(NULL, 1, &out));
+    TRY(ws_when_all(fs, 0, &out));
+    ASSERT_EQ(ws_when_all(fs, 1, NULL), WS_EINVAL);
+  }
+  ws_future_t *withnull[2] = {fs[0], NULL};
+  if (any)
+    TRY(ws_when_any(withnull, 2, &out, NULL));
+  else
+    TRY(ws_when_all(withnull, 2, &out));
+#undef TRY
+  for (int i = 0; i < 2; i++) {
+    ASSERT_OK(ws_future_wait(fs[i], WS_FOREVER));
+    ws_future_release(fs[i]);
+  }
+  ASSERT_OK(ws_pool_destroy(q));
+}
+
+static void all_on(unsigned workers)
+{
+  ws_pool_t *p = make_pool(workers, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+  enum { N = 5 };
+  ws_future_t *fs[N], *all;
+
+  /* Every one done. */
+  for (int i = 0; i < N; i++)
+    ASSERT_OK(ws_submit(p, ret_arg, NULL, &fs[i]));
+  ASSERT_OK(ws_when_all(fs, N, &all));
+  for (int i = 0; i < N; i++)
+    ws_future_release(fs[i]); /* allowed at once */
+  expect_result(all, WS_FUTURE_DONE, 0);
+  ASSERT_EQ(ws_future_cancel(all), WS_EBUSY);
+  ws_future_release(all);
+
+  /* The first failure in index order, though it finishes last. */
+  late lt = {.rc = 3};
+  latch_init(&lt.l, 1);
+  ASSERT_OK(ws_submit(p, ret_arg, NULL, &fs[0]));
+  ASSERT_OK(ws_submit(p, late_task, &lt, &fs[1]));
+  ASSERT_OK(ws_submit(p, ret_arg, NULL, &fs[2]));
+  ASSERT_OK(ws_submit(p, ret_arg, (void *)9, &fs[3]));
+  ASSERT_OK(ws_submit(p, ret_arg, NULL, &fs[4]));
+  ASSERT_OK(ws_future_wait(fs[3], WS_FOREVER));
+  ASSERT_OK(ws_when_all(fs, N, &all));
+  ASSERT_EQ(ws_future_cancel(all), WS_EBUSY);
+  ASSERT_EQ(ws_future_status(all), WS_FUTURE_RUNNING); /* fs[1] waits for the latch */
+  /* A continuation of the combined future, and the latch opened. */
+  seen s = {.f = all, .status = -1};
+  ws_future_t *n;
+  ASSERT_OK(ws_future_then(all, look, &s, &n));
+  latch_count_down(&lt.l);
+  expect_result(all, WS_FUTURE_FAILED, 3);
+  ASSERT_OK(ws_future_wait(n, WS_FOREVER));
+  ASSERT_EQ(s.status, WS_FUTURE_FAILED);
+  ASSERT_EQ(s.rc, 3);
+  ws_future_release(n);
+  ws_future_release(all);
+  for (int i = 0; i < N; i++)
+    ws_future_release(fs[i]);
+  latch_destroy(&lt.l);
+
+  /* A cancelled input, repeated inputs, n = 1. */
+  test_latch l;
+  ws_future_t *g = gate(p, &l);
+  ws_future_t *x = pending_behind(g, ret_arg, NULL);
+  ASSERT_OK(ws_submit(p, ret_arg, NULL, &fs[0]));
+  ASSERT_OK(ws_future_cancel(x));
+  ws_future_t *mixed[4] = {fs[0], x, fs[0], x};
+  ASSERT_OK(ws_when_all(mixed, 4, &all));
+  expect_result(all, WS_FUTURE_FAILED, WS_ECANCELED);
+  ws_future_release(all);
+  ASSERT_OK(ws_when_all(fs, 1, &all));
+  expect_result(all, WS_FUTURE_DONE, 0);
+  ws_future_release(all);
+  latch_count_down(&l);
+  ASSERT_OK(ws_future_wait(g, WS_FOREVER));
+  ws_future_release(g);
+  ws_future_release(x);
+  ws_future_release(fs[0]);
+  latch_destroy(&l);
+
+  /* Awaited inside tasks (compensated waits). */
+  ws_future_t *in[8];
+  for (int i = 0; i < 8; i++)
+    ASSERT_OK(ws_submit(p, all_inside, NULL, &in[i]));
+  for (int i = 0; i < 8; i++) {
+    expect_result(in[i], WS_FUTURE_DONE, 0);
+    ws_future_release(in[i]);
+  }
+
+  combinator_errors(p, false);
+  ASSERT_OK(ws_pool_destroy(p));
+}
+
+static void part_all(void)
+{
+  for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++)
+    all_on(worker_counts[w]);
+}
+
+/* --- any ------------------------------------------------------------------- */
+
+static void any_on(unsigned workers)
+{
+  ws_pool_t *p = make_pool(workers, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+  ws_future_t *fs[3], *any;
+  size_t idx = 99;
+
+  /* fs[0] and fs[2] cannot finish before `any` is final (a continuation of
+     it opens their latch): fs[1] decides. */
+  late lt = {.rc = 0};
+  latch_init(&lt.l, 1);
+  ASSERT_OK(ws_submit(p, late_task, &lt, &fs[0]));
+  ASSERT_OK(ws_submit(p, ret_arg, (void *)4, &fs[1]));
+  ASSERT_OK(ws_submit(p, late_task, &lt, &fs[2]));
+  ASSERT_OK(ws_when_any(fs, 3, &any, &idx));
+  ASSERT_OK(ws_future_then(any, open_latch, &lt.l, NULL));
+  expect_result(any, WS_FUTURE_FAILED, 4);
+  ASSERT_EQ(idx, 1);
+  ASSERT_EQ(ws_future_cancel(any), WS_EBUSY);
+  for (int i = 0; i < 3; i++) {
+    ASSERT_OK(ws_future_wait(fs[i], WS_FOREVER));
+    ws_future_release(fs[i]);
+  }
+  ws_future_release(any);
+  ASSERT_OK(ws_pool_wait_idle(p, WS_FOREVER)); /* the open_latch continuation */
+  latch_destroy(&lt.l);
+
+  /* A cancelled winner; index not asked for, then asked for. */
+  test_latch l;
+  ws_future_t *g = gate(p, &l);
+  ws_future_t *x = pending_behind(g, ret_arg, NULL);
+  ASSERT_OK(ws_future_cancel(x));
+  late lt2 = {.rc = 0};
+  latch_init(&lt2.l, 1);
+  ASSERT_OK(ws_submit(p, late_task, &lt2, &fs[0]));
+  ws_future_t *two[2] = {fs[0], x};
+  ASSERT_OK(ws_when_any(two, 2, &any, NULL));
+  expect_result(any, WS_FUTURE_FAILED, WS_ECANCELED);
+  ws_future_release(any);
+  idx = 99;
+  ASSERT_OK(ws_when_any(two, 2, &any, &idx));
+  expect_result(any, WS_FUTURE_FAILED, WS_ECANCELED);
+  ASSERT_EQ(idx, 1);
+  ws_future_release(any);
+  latch_count_down(&lt2.l);
+  latch_count_down(&l);
+  ASSERT_OK(ws_future_wait(fs[0], WS_FOREVER));
+  ASSERT_OK(ws_future_wait(g, WS_FOREVER));
+  ws_future_release(fs[0]);
+  ws_future_release(g);
+  ws_future_release(x);
+  latch_destroy(&l);
+  latch_destroy(&lt2.l);
+
+  combinator_errors(p, true);
+  ASSERT_OK(ws_pool_destroy(p));
+}
+
+static void part_any(void)
+{
+  for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++)
+    any_on(worker_counts[w]);
+}
+
+/* --- races ----------------------------------------------------------------- */
+
+enum { RF = 64, RC = 4 }; /* futures per round, continuations per future */
+
+typedef struct race {
+  ws_pool_t *p;
+  ws_future_t *f[RF];
+  _Atomic int ran[RF]; /* the task of f[i] ran */
+  _Atomic int conts[RF]; /* continuations of f[i] that ran */
+  _Atomic int cancelled[RF];
+  uint64_t seed;
+  test_latch *gate; /* the odd futures wait behind it; the canceller opens it midway */
+} race;
+
+typedef struct race_arg {
+  race *r;
+  int i;
+} race_arg;
+
+static race_arg race_args[RF];
+
+static int race_task(void *arg)
+{
+  race_arg *a = arg;
+  atomic_fetch_add_explicit(&a->r->ran[a->i], 1, memory_order_relaxed);
+  return a->i % 3 == 0 ? a->i + 1 : 0;
+}
+
+static int race_cont(void *arg)
+{
+  race_arg *a = arg;
+  int s = ws_future_status(a->r->f[a->i]);
+  if (s < WS_FUTURE_DONE)
+    TEST_FAIL("a continuation of future %d ran while its status was %d", a->i, s);
+  atomic_fetch_add_explicit(&a->r->conts[a->i], 1, memory_order_relaxed);
+  return 0;
+}
+
+/* Attaches RC continuations to every future, in a seeded order. */
+static void *attacher(void *arg)
+{
+  race *r = arg;
+  uint64_t s = r->seed;
+  for (int k = 0; k < RC / 2; k++) {
+    int off = (int)(test_rng(&s) % RF); /* a seeded rotation */
+    for (int j = 0; j < RF; j++) {
+      int i = (j + off) % RF;
+      ASSERT_OK(ws_future_then(r->f[i], race_cont, &race_args[i], NULL));
+    }
+  }
+  return NULL;
+}
+
+static void *canceller(void *arg)
+{
+  race *r = arg;
+  uint64_t s = r->seed ^ 0x9e3779b97f4a7c15u;
+  for (int j = 0; j < RF; j++) {
+    if (j == RF / 2)
+      latch_count_down(r->gate); /* cancels before this one succeed on odd futures */
+    int i = (int)(test_rng(&s) % RF);
+    if (ws_future_cancel(r->f[i]) == 0)
+      atomic_fetch_add_explicit(&r->cancelled[i], 1, memory_order_relaxed);
+  }
+  return NULL;
+}
+
+/* A task that attaches too, from inside the pool. */
+static int attach_task(void *arg)
+{
+  attacher(arg);
+  return 0;
+}
+
+static int outcome_of(ws_future_t *f)
+{
+  int rc;
+  int e = ws_future_result(f, &rc);
+  return e == WS_ECANCELED ? WS_ECANCELED : rc;
+}
+
+static void race_round(ws_pool_t *p, uint64_t seed)
+{
+  static race r;
+  r.p = p;
+  r.seed = seed;
+  test_latch gl;
+  ws_future_t *g = gate(p, &gl);
+  r.gate = &gl;
+  for (int i = 0; i < RF; i++) {
+    atomic_store(&r.ran[i], 0);
+    atomic_store(&r.conts[i], 0);
+    atomic_store(&r.cancelled[i], 0);
+    race_args[i] = (race_arg){&r, i};
+    if (i % 2)
+      r.f[i] = pending_behind(g, race_task, &race_args[i]);
+    else
+      ASSERT_OK(ws_submit(p, race_task, &race_args[i], &r.f[i]));
+  }
+  /* Combinators over seeded subsets, made while the inputs finish. */
+  uint64_t s = seed;
+  enum { NC = 8, NS = 6 };
+  ws_future_t *subset[NC][NS], *all[NC], *any[NC];
+  size_t idx[NC];
+  for (int c = 0; c < NC; c++) {
+    for (int k = 0; k < NS; k++)
+      subset[c][k] = r.f[test_rng(&s) % RF];
+    ASSERT_OK(ws_when_all(subset[c], NS, &all[c]));
+    ASSERT_OK(ws_when_any(subset[c], NS, &any[c], &idx[c]));
+  }
+  pthread_t a, b;
+  ASSERT_EQ(pthread_create(&a, NULL, attacher, &r), 0);
+  ASSERT_EQ(pthread_create(&b, NULL, canceller, &r), 0);
+  ws_future_t *in;
+  ASSERT_OK(ws_submit(p, attach_task, &r, &in));
+  ASSERT_EQ(pthread_join(a, NULL), 0);
+  ASSERT_EQ(pthread_join(b, NULL), 0);
+  ASSERT_OK(ws_future_wait(in, WS_FOREVER));
+  ws_future_release(in);
+  ASSERT_OK(ws_future_wait(g, WS_FOREVER));
+  ws_future_release(g);
+  latch_destroy(&gl);
+  for (int c = 0; c < NC; c++) {
+    ASSERT_OK(ws_future_wait(all[c], WS_FOREVER));
+    ASSERT_OK(ws_future_wait(any[c], WS_FOREVER));
+  }
+  ASSERT_OK(ws_pool_wait_idle(p, WS_FOREVER));
+  for (int i = 0; i < RF; i++) {
+    int st = ws_future_status(r.f[i]);
+    int ran = atomic_load(&r.ran[i]), cancelled = atomic_load(&r.cancelled[i]);
+    ASSERT_EQ(ran + cancelled, 1); /* exactly one of them */
+    ASSERT_EQ(st == WS_FUTURE_CANCELLED, cancelled == 1);
+    ASSERT_EQ(atomic_load(&r.conts[i]), RC); /* every continuation, once */
+  }
+  for (int c = 0; c < NC; c++) {
+    int want = 0;
+    for (int k = 0; k < NS && want == 0; k++)
+      want = outcome_of(subset[c][k]);
+    ASSERT_EQ(outcome_of(all[c]), want);
+    ASSERT_EQ(ws_future_status(all[c]), want == 0 ? WS_FUTURE_DONE : WS_FUTURE_FAILED);
+    ASSERT_LT(idx[c], NS);
+    ASSERT_EQ(outcome_of(any[c]), outcome_of(subset[c][idx[c]]));
+    ws_future_release(all[c]);
+    ws_future_release(any[c]);
+  }
+  for (int i = 0; i < RF; i++)
+    ws_future_release(r.f[i]);
+}
+
+static void part_races(void)
+{
+  uint64_t seed = test_seed();
+  int rounds = 1000 / TEST_SCALE_DIV;
+  const unsigned counts[] = {8, 64};
+  for (size_t w = 0; w < 2; w++) {
+    ws_pool_t *p = make_pool(counts[w], WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+    for (int i = 0; i < rounds; i++)
+      race_round(p, seed + (uint64_t)i);
+    ASSERT_OK(ws_pool_destroy(p));
+  }
+}
+
+/* --- shutdown --------------------------------------------------------------- */
+
+/* From a task while the pool drains: a child and a continuation of it. */
+typedef struct drain {
+  test_latch go;
+  ws_future_t *child;
+  int rc;
+} drain;
+
+static int drain_task(void *arg)
+{
+  drain *d = arg;
+  ws_blocking(NULL, wait_latch, &d->go); /* until the pool drains */
+  ASSERT_OK(ws_submit(ws_current_pool(), ret_arg, NULL, &d->child));
+  d->rc = ws_future_then(d->child, count, NULL, NULL);
+  return 0;
+}
+
+static void part_shutdown(void)
+{
+  for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++) {
+    ws_pool_t *p = make_pool(worker_counts[w], WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+    test_latch l;
+    ws_future_t *g = gate(p, &l), *n, *out;
+    drain d = {.rc = -100};
+    latch_init(&d.go, 1);
+    ws_future_t *df;
+    ASSERT_OK(ws_submit(p, drain_task, &d, &df));
+    atomic_store(&counted, 0);
+    ASSERT_OK(ws_future_then(g, count, NULL, NULL));
+    ASSERT_OK(ws_shutdown(p));
+    n = (ws_future_t *)(uintptr_t)1;
+    ASSERT_EQ(ws_future_then(g, count, NULL, &n), WS_ESHUTDOWN);
+    ASSERT(n == NULL);
+    ASSERT_EQ(ws_when_all(&g, 1, &out), WS_ESHUTDOWN);
+    ASSERT_EQ(ws_when_any(&g, 1, &out, NULL), WS_ESHUTDOWN);
+    ASSERT(out == NULL);
+    latch_count_down(&d.go);
+    latch_count_down(&l);
+    /* Termination waits for both continuations. */
+    ASSERT_OK(ws_await_termination(p, WS_FOREVER));
+    ASSERT_EQ(atomic_load(&counted), 2);
+    ASSERT_EQ(d.rc, 0);
+    ws_future_release(d.child);
+    ws_future_release(df);
+    ws_future_release(g);
+    latch_destroy(&l);
+    latch_destroy(&d.go);
+    ASSERT_OK(ws_pool_destroy(p));
+  }
+}
+
+static const test_part parts[] = {
+    {"then", part_then, false}, {"chain", part_chain, false}, {"all", part_all, false},
+    {"any", part_any, false},   {"races", part_races, false}, {"shutdown", part_shutdown, false},
+};
+
+TEST_MAIN(parts)
