@@ -635,8 +635,8 @@ WS_EXTERN int ws_parallel_reduce(ws_pool_t *pool, int64_t begin, int64_t end, in
 
 /* One call of ws_parallel_invoke: fn(arg). */
 typedef struct ws_invoke {
-  ws_task_fn fn;
-  void *arg;
+  ws_task_fn fn; /* the function; not NULL */
+  void *arg; /* its argument */
 } ws_invoke_t;
 
 /* Runs calls[0].fn(calls[0].arg) ... calls[n-1].fn(calls[n-1].arg), possibly
