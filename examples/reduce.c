@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * reduce: a parallel sum with today's API. wsched has no ws_parallel_reduce
- * yet (it is planned); the honest way meanwhile is ws_parallel_for over
- * fixed chunks, each writing its partial result into its own slot, then one
- * serial pass combining the partials in chunk order.
+ * reduce: a parallel sum by hand: ws_parallel_for over fixed chunks, each
+ * writing its partial result into its own slot, then one serial pass
+ * combining the partials in chunk order. ws_parallel_reduce does the same
+ * for you (a fixed tree of pieces, combined left to right); this shows the
+ * idea it rests on.
  *
  * Why fixed chunks and a fixed order: floating-point addition is not
  * associative, and which worker runs which piece changes from run to run.

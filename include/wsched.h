@@ -620,6 +620,92 @@ typedef int (*ws_range_fn)(void *ctx, int64_t begin, int64_t end);
 WS_EXTERN int ws_parallel_for(ws_pool_t *pool, int64_t begin, int64_t end, int64_t grain,
                               ws_range_fn body, void *ctx);
 
+/* A reduce's body: folds the iterations [begin, end) into *acc, which
+   starts as a copy of the identity; returns 0 or an error code. */
+typedef int (*ws_reduce_body_fn)(void *ctx, int64_t begin, int64_t end, void *acc);
+/* A reduce's combine: folds *right into *left (left holds the iterations
+   just before right's). */
+typedef void (*ws_reduce_combine_fn)(void *ctx, void *left, const void *right);
+
+/* Folds [begin, end) into *result, a value of `size` bytes, in parallel,
+   with the same combine order on every run and on any pool:
+
+     static int sum_body(void *ctx, int64_t lo, int64_t hi, void *acc)
+     {
+       const double *x = ctx;
+       double s = *(double *)acc;
+       for (int64_t i = lo; i < hi; i++)
+         s += x[i];
+       *(double *)acc = s;
+       return 0;
+     }
+     static void sum_combine(void *ctx, void *l, const void *r)
+     {
+       (void)ctx;
+       *(double *)l += *(const double *)r;
+     }
+     ...
+     double zero = 0.0, sum;
+     ws_parallel_reduce(pool, 0, n, 0, &zero, sizeof zero, sum_body, sum_combine, x, &sum);
+
+   The tree. [begin, end) is halved as ws_parallel_for halves it (the left
+   half is the shorter one by at most one) until a piece has at most
+   `grain` iterations; grain 0 means ceil(n / 2048) for n = end - begin,
+   which gives 1025 to 2048 pieces when n > 2048, else n pieces of one
+   iteration. The tree depends on (begin, end, grain) only, never on the
+   pool, its number of workers or who stole what. Each piece's body call
+   starts from its own copy of *identity; each inner node of the tree,
+   once both its halves are done, calls combine(ctx, left, right) with the
+   left half's accumulator and the right half's, so values are combined
+   left to right in that fixed tree: a floating-point sum has the same bits
+   on every run and on any pool for the same grain (not for another
+   grain). combine need not be commutative, only associative for the
+   result to equal a serial left fold (for floating point it equals the
+   fixed tree's serial evaluation instead). body and combine run on any
+   worker, in parallel with other pieces' calls.
+
+   Accumulators: size <= 128 bytes sit on the stack of the recursion;
+   larger ones in one buffer the call allocates before any piece runs (no
+   allocation per piece): WS_ENOMEM, and nothing runs, when it cannot be
+   had. *result must not overlap *identity; it is written during the call.
+
+   Returns 0, or the first non-zero body result in index order (the leftmost
+   failing piece's): every piece still runs, the combines above a failed
+   piece are skipped, and *result is then unspecified. WS_EINVAL for a NULL
+   body, combine, identity or result, size 0, begin > end, grain < 0, or
+   pool NULL outside every pool. begin == end copies *identity into *result
+   and returns 0. Where it runs follows ws_parallel_for: inside a task of
+   the pool (pool NULL or the caller's pool) on the calling worker;
+   elsewhere (another thread, a worker of another pool) as one root task
+   that the caller waits for, which can also fail with WS_ESHUTDOWN or
+   WS_ENOMEM. */
+WS_EXTERN int ws_parallel_reduce(ws_pool_t *pool, int64_t begin, int64_t end, int64_t grain,
+                                 const void *identity, size_t size, ws_reduce_body_fn body,
+                                 ws_reduce_combine_fn combine, void *ctx, void *result);
+
+/* One call of ws_parallel_invoke: fn(arg). */
+typedef struct ws_invoke {
+  ws_task_fn fn; /* the function; not NULL */
+  void *arg; /* its argument */
+} ws_invoke_t;
+
+/* Runs calls[0].fn(calls[0].arg) ... calls[n-1].fn(calls[n-1].arg), possibly
+   in parallel (recursive halving of the array with ws_join), and returns
+   once all have finished: the first non-zero result in index order, or 0.
+   Every call runs exactly once, whatever the others return. An array of
+   pairs rather than two arrays: one length, a function cannot be separated
+   from its argument, and a call site can pass a compound literal:
+
+     ws_invoke_t calls[] = {{load_mesh, &m}, {load_textures, &t}, {load_audio, &a}};
+     int rc = ws_parallel_invoke(pool, calls, 3);
+
+   Returns WS_EINVAL, with nothing run, for NULL calls with n > 0, a NULL
+   fn, or pool NULL outside every pool; then 0 when n == 0. Where it runs
+   follows ws_parallel_for (outside the pool also WS_ESHUTDOWN / WS_ENOMEM,
+   and nothing ran). As with ws_join, a call must not wait for a later one
+   by means the pool cannot see. */
+WS_EXTERN int ws_parallel_invoke(ws_pool_t *pool, const ws_invoke_t *calls, size_t n);
+
 /* ------------------------------------------------------------------------ */
 /* Statistics                                                                */
 

@@ -18,6 +18,7 @@
  * the frames. Groups and joins nest like the calls that create them, so the
  * frame stack is used LIFO.
  */
+#include "fjcall.h"
 #include "frames.h"
 #include "internal.h"
 #include "hooks.h"
@@ -532,8 +533,9 @@ static int join_task(void *arg)
   return join_inside(ws__tls_worker, j->fa, j->a, j->fb, j->b);
 }
 
-/* Outside the pool: run fn(arg) as one root task and wait for its result. */
-static int run_as_root(ws_pool_t *pool, ws_task_fn fn, void *arg)
+/* Outside the pool: run fn(arg) as one root task and wait for its result
+   (fjcall.h). */
+int ws__run_as_root(ws_pool_t *pool, ws_task_fn fn, void *arg)
 {
   ws_future_t *f;
   int rc = ws_submit(pool, fn, arg, &f);
@@ -597,7 +599,7 @@ int(ws_join)(ws_pool_t *pool, ws_task_fn fa, void *a, ws_task_fn fb, void *b)
   if (pool == NULL)
     return WS_EINVAL;
   struct join_args j = {fa, fb, a, b};
-  return run_as_root(pool, join_task, &j);
+  return ws__run_as_root(pool, join_task, &j);
 }
 
 /* --- parallel_for ------------------------------------------------------------ */
@@ -638,13 +640,13 @@ int ws_parallel_for(ws_pool_t *pool, int64_t begin, int64_t end, int64_t grain, 
 {
   if (body == NULL || begin > end || grain < 0)
     return WS_EINVAL;
-  ws__worker *w = ws__tls_worker;
-  bool inside = w != NULL && (pool == NULL || pool == w->pool);
-  if (!inside && pool == NULL)
-    return WS_EINVAL;
+  int rc;
+  ws__worker *w = ws__fj_where(pool, &rc);
+  if (rc != 0)
+    return rc;
   if (begin == end)
     return 0;
-  ws_pool_t *p = inside ? w->pool : pool;
+  ws_pool_t *p = w != NULL ? w->pool : pool;
   if (grain == 0) {
     /* WS__PFOR_PIECES_PER_WORKER (256) pieces per worker. With iterations
        of unequal cost the last piece can leave the other workers idle; its
@@ -659,7 +661,7 @@ int ws_parallel_for(ws_pool_t *pool, int64_t begin, int64_t end, int64_t grain, 
   }
   struct pfor f = {body, ctx, (uint64_t)grain};
   struct pfor_range whole = {&f, begin, end};
-  if (inside)
+  if (w != NULL)
     return pfor_run(&whole);
-  return run_as_root(pool, pfor_run, &whole);
+  return ws__run_as_root(pool, pfor_run, &whole);
 }

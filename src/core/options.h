@@ -31,6 +31,18 @@
 /* ws_parallel_for with grain 0: pieces per worker */
 #define WS__PFOR_PIECES_PER_WORKER 256u /* wsched.h: "(0: about {} pieces per" */
 
+/* ws_parallel_reduce with grain 0: at most this many pieces (wsched.h) */
+#define WS__REDUCE_PIECES 2048u /* wsched.h: "grain 0 means ceil(n / {})" */
+
+/* ws_parallel_reduce: accumulators up to this size live on the stack of
+   the recursion, larger ones in one buffer per call (api/reduce.c) */
+#define WS__REDUCE_STACK_ACC 128u /* wsched.h: "size <= {} bytes" */
+
+/* ws_parallel_reduce with a buffer: the top of the tree runs in parallel
+   down to about this many subtrees per worker, each subtree serially (not
+   documented in the header: the result does not depend on it) */
+#define WS__REDUCE_SUBTREES_PER_WORKER 16u
+
 /* ws_profile_print with max_workers 0 */
 #define WS__PROFILE_PRINT_DEFAULT 64u /* wsched.h: "max_workers (0: {})" */
 
