@@ -32,7 +32,7 @@ static const wb_workload *const workloads[] = {
 #ifdef WSBENCH_HAVE_UTS
     &wb_uts_t1, &wb_uts_t3,
 #endif
-    &wb_sort,   &wb_tri,     &wb_fanout, &wb_fanout_batch, &wb_avalanche, &wb_fib_submit,
+    &wb_sort,   &wb_psort,   &wb_tri, &wb_fanout, &wb_fanout_batch, &wb_avalanche, &wb_fib_submit,
 };
 #define NWORKLOADS (sizeof workloads / sizeof workloads[0])
 
