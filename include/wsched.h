@@ -705,6 +705,38 @@ typedef struct ws_invoke {
    and nothing ran). As with ws_join, a call must not wait for a later one
    by means the pool cannot see. */
 WS_EXTERN int ws_parallel_invoke(ws_pool_t *pool, const ws_invoke_t *calls, size_t n);
+/* Sorts the n elements of `size` bytes at base into ascending order by cmp
+   (qsort's convention: negative, zero or positive as the first argument is
+   less than, equal to or greater than the second), in parallel, by merge
+   sort. Promises:
+   - stable: elements that compare equal keep their input order;
+   - O(n log n) comparisons and moves whatever the input (no quadratic
+     case), O(n) of each on input already sorted or reversed; any element
+     size and any alignment of base (elements move by memcpy);
+   - memory: a scratch buffer of n * size bytes from the heap, freed before
+     it returns, and none for n < 2. If it cannot be had the call returns
+     WS_ENOMEM and base is untouched;
+   - cmp is called from several workers at once, on elements of base and of
+     the scratch buffer (copies): it must be thread-safe and must not modify
+     the elements or depend on their addresses; it should be a consistent
+     total order (if not, base still ends up a permutation of the input);
+   - where it runs: as ws_parallel_for. Inside a task of the pool (pool NULL
+     or the worker's own) it sorts in the calling task; from any other
+     thread, including a worker of another pool, it is submitted to `pool`
+     as one root task and the caller waits for it.
+   Returns 0 (at once for n < 2), WS_EINVAL (NULL base with n > 0, NULL
+   cmp, size 0, n * size overflowing size_t, or pool NULL outside every
+   pool: checked before the n < 2 case), WS_ENOMEM (no scratch buffer, or
+   outside the pool no task record) or, outside the pool, WS_ESHUTDOWN; on
+   every error base is untouched.
+
+     static int by_int(const void *a, const void *b)
+     { int x = *(const int *)a, y = *(const int *)b; return (x > y) - (x < y); }
+     int v[] = {3, 1, 2};
+     int rc = ws_parallel_sort(pool, v, 3, sizeof v[0], by_int);    (v: 1 2 3)
+*/
+WS_EXTERN int ws_parallel_sort(ws_pool_t *pool, void *base, size_t n, size_t size,
+                               int (*cmp)(const void *, const void *));
 
 /* ------------------------------------------------------------------------ */
 /* Statistics                                                                */

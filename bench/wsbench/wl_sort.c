@@ -7,6 +7,10 @@
  * permutation of the input (a wrapping sum of a 64-bit mix of every element,
  * plus the element count).
  *
+ * psort N — the same input through the library's ws_parallel_sort, against
+ * glibc's qsort with the same comparator as the serial twin; checked the
+ * same way.
+ *
  * avalanche N — one task spawns N children in a loop into one group (the
  * pattern Go's documentation warns floods one queue), then waits; child i
  * writes slots[i] = i + 1, and every slot is checked.
@@ -255,31 +259,41 @@ static int sort_check_size(const char *size)
   return wb_size_long(size, 0, 1L << 28) < 0 ? -1 : 0;
 }
 
-static int sort_serial(const char *size, wb_result *r)
+/* Prepares the input `size` asks for, times run(ctx, n) on it and checks
+   the answer; a non-zero result of run fails the run. */
+static int timed(const char *size, wb_result *r, int (*run)(void *ctx, long n), void *ctx)
 {
   long n = wb_size_long(size, 0, 1L << 28);
   if (n < 0 || prepare(n) != 0)
     return -1;
   double t0 = wb_now_ms();
-  sort_ser(data, tmp, n);
-  r->ms = wb_now_ms() - t0;
-  check(n, r);
-  return 0;
-}
-
-static int sort_parallel(ws_pool_t *pool, const char *size, wb_result *r)
-{
-  long n = wb_size_long(size, 0, 1L << 28);
-  if (n < 0 || prepare(n) != 0)
-    return -1;
-  struct srt s = {data, tmp, n};
-  double t0 = wb_now_ms();
-  int rc = wb_run_root(pool, sort_par, &s);
+  int rc = run(ctx, n);
   r->ms = wb_now_ms() - t0;
   check(n, r);
   if (rc != 0)
     r->ok = false;
   return 0;
+}
+
+/* The serial twin when pool is NULL, else the parallel version on pool. */
+static int run_sort(void *pool, long n)
+{
+  if (pool == NULL) {
+    sort_ser(data, tmp, n);
+    return 0;
+  }
+  struct srt s = {data, tmp, n};
+  return wb_run_root(pool, sort_par, &s);
+}
+
+static int sort_serial(const char *size, wb_result *r)
+{
+  return timed(size, r, run_sort, NULL);
+}
+
+static int sort_parallel(ws_pool_t *pool, const char *size, wb_result *r)
+{
+  return timed(size, r, run_sort, pool);
 }
 
 const wb_workload wb_sort = {
@@ -291,6 +305,45 @@ const wb_workload wb_sort = {
     .serial = sort_serial,
     .parallel = sort_parallel,
     .forkjoin = true,
+};
+
+/* --- psort: the library's ws_parallel_sort against glibc's qsort ------------------- */
+
+static int cmp_elem(const void *a, const void *b)
+{
+  elem x = *(const elem *)a, y = *(const elem *)b;
+  return (x > y) - (x < y);
+}
+
+/* glibc's qsort when pool is NULL, else ws_parallel_sort on pool. */
+static int run_psort(void *pool, long n)
+{
+  if (pool == NULL) {
+    qsort(data, (size_t)n, sizeof *data, cmp_elem);
+    return 0;
+  }
+  return ws_parallel_sort(pool, data, (size_t)n, sizeof *data, cmp_elem);
+}
+
+static int psort_serial(const char *size, wb_result *r)
+{
+  return timed(size, r, run_psort, NULL);
+}
+
+static int psort_parallel(ws_pool_t *pool, const char *size, wb_result *r)
+{
+  return timed(size, r, run_psort, pool);
+}
+
+/* Not forkjoin: ws_parallel_sort submits its own root task (no --profile). */
+const wb_workload wb_psort = {
+    .name = "psort",
+    .about = "ws_parallel_sort of n int32 (stable merge sort); serial twin: glibc qsort",
+    .default_size = "10000000",
+    .small_size = "100000",
+    .check_size = sort_check_size,
+    .serial = psort_serial,
+    .parallel = psort_parallel,
 };
 
 /* --- avalanche -------------------------------------------------------------------- */

@@ -84,6 +84,7 @@ extern const wb_workload wb_reduce;
 extern const wb_workload wb_uts_t1;
 extern const wb_workload wb_uts_t3;
 extern const wb_workload wb_sort;
+extern const wb_workload wb_psort;
 extern const wb_workload wb_avalanche;
 extern const wb_workload wb_fib_submit;
 extern const wb_workload wb_fanout;
