@@ -28,6 +28,7 @@
 #ifndef WSCHED_H
 #define WSCHED_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -476,9 +477,47 @@ WS_EXTERN int ws_group_init(ws_group_t *g, ws_pool_t *pool);
    counts as a child like any other: nothing is lost. */
 WS_EXTERN int ws_group_spawn(ws_group_t *g, ws_task_fn fn, void *arg);
 
+/*
+ * Cancellation. ws_group_cancel(g) asks g's children to stop: a child that
+ * has not started when a worker is about to start it never starts (it
+ * counts as finished), a running one may poll ws_cancelled() and return
+ * early, and ws_group_wait(g) still waits for every child that started,
+ * then returns WS_ECANCELED. It reaches everything the children run as
+ * fork/join: groups created inside a child of g (at any depth, on any
+ * worker) are cancelled with it, and ws_cancelled() is true in their
+ * children and in ws_join halves under them. Tasks submitted with
+ * ws_submit are not fork/join children and are not reached (cancel their
+ * futures). A cancellation is seen by every child whose start happens
+ * after the ws_group_cancel call (spawned after it by the same task, or
+ * started by a worker that synchronised with the canceller); one racing
+ * with a child's start may let it start.
+ *
+ *     static int search(void *arg) {          // a child of g
+ *       struct job *j = arg;
+ *       for (long i = j->lo; i < j->hi; i++) {
+ *         if ((i & 1023) == 0 && ws_cancelled())
+ *           return 0;                          // someone found it
+ *         if (matches(j, i)) { j->found = i; ws_group_cancel(j->g); return 0; }
+ *       }
+ *       return 0;
+ *     }
+ */
+
+/* Cancels g (see above); any thread, any number of times, until
+   ws_group_wait(g) returns (a call that races with the return is a misuse).
+   Returns 0, or WS_EINVAL if g is not an initialised group. */
+WS_EXTERN int ws_group_cancel(ws_group_t *g);
+
+/* True inside a child of a cancelled group, or of a group nested in one
+   (see above); false elsewhere, including outside every pool. Costs a load
+   while no group of the pool is cancelled, else a walk up the chain of
+   enclosing fork/join records (one load per level). Any thread. */
+WS_EXTERN bool ws_cancelled(void);
+
 /* Waits for every task spawned into g; returns the first non-zero return
-   value among them (in completion order), or 0. All of them run to the end
-   whatever their results. WS_EINVAL if called from another thread than the
+   value among them (in completion order), or 0; WS_ECANCELED instead if g
+   or an enclosing group was cancelled (see above). Every child that starts
+   runs to the end whatever the others' results. WS_EINVAL if called from another thread than the
    one that initialised g. WS_EBUSY, without waiting, when a join or group
    opened after g in the same task is still open and g has children in the
    worker's frame stack (ws_group_wait(&g) inside the fa of a ws_join that

@@ -25,6 +25,7 @@ HOOKS = {
     "ws__trace_event": "core records trace events (core/hooks.h)",
     "ws__run_observed": "core runs a task through trace/profile (core/hooks.h)",
     "ws__observe_slot_init": "core: a new spare slot joins a trace or profile (core/hooks.h)",
+    "ws__sink_done": "core reports finished group children to their group, the only kind of sink (core/internal.h)",
 }
 
 

@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 static const wb_workload *const workloads[] = {
-    &wb_fib,    &wb_nqueens,
+    &wb_fib,    &wb_nqueens,      &wb_nqfirst,
 #ifdef WSBENCH_HAVE_UTS
     &wb_uts_t1, &wb_uts_t3,
 #endif

@@ -79,6 +79,7 @@ int wb_join_cost(const char *size, int reps);
 
 extern const wb_workload wb_fib;
 extern const wb_workload wb_nqueens;
+extern const wb_workload wb_nqfirst;
 extern const wb_workload wb_tri;
 extern const wb_workload wb_reduce;
 extern const wb_workload wb_uts_t1;

@@ -70,6 +70,12 @@ static ws__group *G(ws_group_t *g)
    three dependent loads, was a third of the spawn's samples in uts. */
 #define G_NEXT(g) ((g)->sink.owner_word)
 
+/* The pool of an initialised group. */
+static ws_pool_t *pool_of(const ws__group *g)
+{
+  return g->magic == WS__GROUP_INSIDE ? g->owner->pool : g->pool;
+}
+
 static bool group_done(void *arg)
 {
   ws__group *g = arg;
@@ -127,9 +133,9 @@ static void remote_done(ws__group *g, int rc, uint32_t n)
     ws__futex_wake(word, INT32_MAX); /* address only: harmless if g is gone */
 }
 
-/* The sink's operation (ws__sink.done): n FRAME or GROUP children of g
-   finished on w, rc the first non-zero result among them or 0. */
-static void child_done(ws__sink *s, ws__worker *w, int rc, uint32_t n)
+/* n FRAME or GROUP children of g finished on w, rc the first non-zero
+   result among them or 0 (internal.h). */
+void ws__sink_done(ws__sink *s, ws__worker *w, int rc, uint32_t n)
 {
   ws__group *g = (ws__group *)(void *)s; /* the sink is g's first member */
   /* For an outside group the union holds its pool, whose address is never
@@ -155,6 +161,15 @@ static inline bool child_of(const ws__task *f, const ws__group *g)
    which then ends with them. */
 static void wait_inside(ws__worker *w, ws__group *g, bool frames)
 {
+  /* While a private child runs as a plain call, jf.cur is this stand-in
+     for its frame (whose slot the child's own spawns reuse): what it
+     spawns records it as parent, so that a thief, a nested group's wait or
+     ws_cancelled finds g on the chain (ws__chain_cancelled). Only flags,
+     sink and parent are ever read through jf.cur's chain. */
+  ws__task self;
+  self.flags = WS__TASK_FRAME;
+  self.sink = &g->sink;
+  self.parent = w->jf.cur;
   while (frames) {
     /* A private child of g above the split has not run: g is not complete,
        and asking (an acquire load of remote) can wait until none is left. */
@@ -167,11 +182,19 @@ static void wait_inside(ws__worker *w, ws__group *g, bool frames)
     if (__builtin_expect(!ws__keep_private(w), 0))
       ws__frames_wait_publish(w, top - 1); /* a thief may take the older ones */
     ws__task *f = ws__frame_at(w, top - 1);
+    if (__builtin_expect(ws__cancel_gate(w->pool), 0) && ws__chain_cancelled(f)) {
+      w->jf.top = top - 1; /* never started (ws_group_cancel) */
+      ws__stat1(&w->stats, WS__S_tasks_cancelled, 1);
+      g->done_local++;
+      continue;
+    }
     if (__builtin_expect(ws__hooks(w) == 0, 1)) {
       ws_task_fn fn = f->fn;
       void *arg = f->arg;
       w->jf.top = top - 1;
+      w->jf.cur = &self;
       int rc = fn(arg); /* like a plain call */
+      w->jf.cur = self.parent;
       ws__fj_count_run(&w->stats, rc);
       if (rc != 0)
         record_error(g, rc);
@@ -209,7 +232,7 @@ int ws_group_init(ws_group_t *g_, ws_pool_t *pool)
     pool = ws__tls_worker->pool;
   }
   ws__worker *w = ws__self_in(pool);
-  g->sink.done = child_done;
+  atomic_init(&g->sink.cancelled, 0);
   atomic_init(&g->sink.last_thief, UINT32_MAX);
   atomic_init(&g->sink.prof_work, 0);
   atomic_init(&g->sink.prof_lspan, 0);
@@ -391,8 +414,36 @@ int ws_group_wait(ws_group_t *g_)
   } else {
     return WS_EINVAL;
   }
+  ws_pool_t *p = pool_of(g);
   g->magic = 0;
+  /* Relaxed: a cancel happens before the wait returns (wsched.h), through
+     the children's completions or the caller's own program order. */
+  if (atomic_load_explicit(&g->sink.cancelled, memory_order_relaxed)) {
+    atomic_fetch_sub_explicit(&p->cancels, 1, memory_order_relaxed); /* a gate, see internal.h */
+    return WS_ECANCELED;
+  }
+  ws__worker *self = ws__tls_worker;
+  if (self != NULL && ws__cancel_gate(self->pool) && ws__chain_cancelled(self->jf.cur))
+    return WS_ECANCELED; /* an enclosing group was cancelled: children may have been skipped */
   return atomic_load_explicit(&g->error, memory_order_relaxed); /* ordered by group_done */
+}
+
+int ws_group_cancel(ws_group_t *g_)
+{
+  ws__group *g = G(g_);
+  if (g_ == NULL || (g->magic != WS__GROUP_INSIDE && g->magic != WS__GROUP_OUTSIDE))
+    return WS_EINVAL;
+  /* Relaxed: published by the release increment below (see
+     ws__cancel_gate); only the first cancel counts the group. */
+  if (atomic_exchange_explicit(&g->sink.cancelled, 1, memory_order_relaxed) == 0)
+    atomic_fetch_add_explicit(&pool_of(g)->cancels, 1, memory_order_release);
+  return 0;
+}
+
+bool ws_cancelled(void)
+{
+  ws__worker *w = ws__tls_worker;
+  return w != NULL && ws__cancel_gate(w->pool) && ws__chain_cancelled(w->jf.cur);
 }
 
 /* --- join ------------------------------------------------------------------ */

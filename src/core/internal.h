@@ -125,6 +125,14 @@ struct ws_pool {
   char env_notes[512]; /* environment values this pool ignored (env.h) */
   ws__worker *workers; /* nworkers + max_spares slots, cache-line aligned;
                             spare slots are initialised when first used */
+  /* Not read-only, but written only when a group is cancelled, so it
+     stays with the read-mostly fields. Groups cancelled and not yet waited for: incremented (relaxed) by the
+     first ws_group_cancel of a group, decremented by its wait. While it is
+     0, nothing needs to look for a cancelled ancestor before starting a
+     group child (ws__chain_cancelled), which is most of the time. A stale
+     0 can only delay a cancellation's effect to a later child: the
+     cancel flag itself is read with acquire. */
+  _Atomic uint32_t cancels;
 
   /* Lifecycle: (outstanding << 2) | state. Every submission adds
      WS__LIFE_ONE (root: seq_cst, and checks the state it returned); every
@@ -206,31 +214,50 @@ struct ws_pool {
 /*
  * Where a fork/join child reports: the `sink` of a FRAME record that is not
  * a join half, and of a GROUP heap record. The API layer embeds one in each
- * group (api/group.c) and says what `done` does; the core calls it for
- * every such record it runs (ws__run), stores the thief of a stolen child
- * in last_thief (the waiter steals back from there), and the profiler adds
- * the children's work and span here. Join halves need no sink: their
- * completion goes into the frame itself (ws__join_frame_done).
+ * group (api/group.c, the only kind of sink) and implements ws__sink_done,
+ * which the core calls for every such record it runs (ws__run); the core
+ * stores the thief of a stolen child in last_thief (the waiter steals back
+ * from there), and the profiler adds the children's work and span here.
+ * Join halves need no sink: their completion goes into the frame itself
+ * (ws__join_frame_done).
  */
 typedef struct ws__sink {
-  /* Set before any child reports; read-only after. */
-  /* n >= 1 children finished on w; rc is the first non-zero result among
-     them, or 0. A bundle's runner reports its children together
-     (worker.c, run_bundle): one report per child cost the spawner a cache
-     miss per spawn on the group's line. */
-  void (*done)(struct ws__sink *s, ws__worker *w, int rc, uint32_t n);
+  /* 1 once ws_group_cancel was called on the group: set (release RMW) by any
+     thread, read (acquire) by whoever is about to start one of its children
+     or its descendants' (ws__chain_cancelled) and by ws_cancelled(). */
+  _Atomic uint32_t cancelled;
   /* Worker that last stole a child (UINT32_MAX: none): written (relaxed)
      by thieves, read by the waiter as a hint. */
   _Atomic uint32_t last_thief;
-  /* Private to the sink's owner, whatever it needs (it fills the hole
-     after last_thief). A group: the frame index after its newest frame
-     child (api/group.c). */
+  /* Private to the sink's owner, whatever it needs. A group: the frame
+     index after its newest frame child (api/group.c). */
   uint32_t owner_word;
   /* Profiling (profile.c): children's work summed and the longest "span at
      spawn + child span", updated (relaxed RMW) by whoever finished a child;
      read by the waiter after the group's completion check (acquire). */
   _Atomic uint64_t prof_work, prof_lspan;
 } ws__sink;
+
+/* api/group.c: n >= 1 children of the group whose sink is s finished on w;
+   rc is the first non-zero result among them, or 0. A bundle's runner
+   reports its children together (worker.c, run_bundle): one report per
+   child cost the spawner a cache miss per spawn on the group's line. An
+   upward call from the core (tests/check_layers.py, HOOKS). */
+void ws__sink_done(ws__sink *s, ws__worker *w, int rc, uint32_t n);
+
+/* Is any group cancelled (ws_group_cancel) and not yet waited for in pool
+   p? Acquire: pairs with the release increment of ws_group_cancel, so that
+   the cancelled flags set before it are seen by ws__chain_cancelled. */
+static inline bool ws__cancel_gate(ws_pool_t *p)
+{
+  return atomic_load_explicit(&p->cancels, memory_order_acquire) != 0;
+}
+
+/* Walks record n and its parents (the records that were running where each
+   was spawned, task.h): true if one of them is a child of a cancelled
+   group. Call only after ws__cancel_gate said yes. The chain is alive while
+   n is unfinished. */
+bool ws__chain_cancelled(const ws__task *n);
 
 /* The worker the calling thread is, or NULL. Initial-exec: a plain %fs
    load, also from the shared library (no __tls_get_addr on the spawn path). */

@@ -421,6 +421,31 @@ bool ws__try_run_future(ws__worker *w, ws__task *t)
    (one report per child made the spawner miss on the group's line at every
    spawn). Frames are read only before the last report: until then the
    group is not complete and the frame stack holding them is alive. */
+bool ws__chain_cancelled(const ws__task *n)
+{
+  for (; n != NULL; n = n->parent) {
+    uint32_t f = n->flags;
+    /* A group child (not a join half, whose sink field is its owner).
+       Relaxed: ordered after the acquire of pool->cancels (internal.h). */
+    if (((f & (WS__TASK_FRAME | WS__TASK_JOIN)) == WS__TASK_FRAME || (f & WS__TASK_GROUP)) &&
+        atomic_load_explicit(&n->sink->cancelled, memory_order_relaxed) != 0)
+      return true;
+    if (!(f & WS__TASK_FRAME))
+      return false; /* a heap record ends the chain (its parent field is its pool) */
+  }
+  return false;
+}
+
+/* Group child t is about to start on w: true if it must not (its group or
+   an enclosing one was cancelled); it then counts as cancelled. */
+static inline bool skip_cancelled(ws__worker *w, const ws__task *t)
+{
+  if (__builtin_expect(!ws__cancel_gate(w->pool), 1) || !ws__chain_cancelled(t))
+    return false;
+  ws__stat1(&w->stats, WS__S_tasks_cancelled, 1);
+  return true;
+}
+
 static void run_bundle(ws__worker *w, ws__task *t)
 {
   /* Relaxed: written before the push that published the bundle, which our
@@ -437,11 +462,14 @@ static void run_bundle(ws__worker *w, ws__task *t)
       ws__notify(w->pool);
       n -= h;
     }
-    int rc = run_body(w, t);
-    ws__fj_count_run(&w->stats, rc);
+    int rc = 0;
+    if (!skip_cancelled(w, t)) {
+      rc = run_body(w, t);
+      ws__fj_count_run(&w->stats, rc);
+    }
     unreported++;
     if (--n == 0 || rc != 0) {
-      sink->done(sink, w, rc, unreported);
+      ws__sink_done(sink, w, rc, unreported);
       unreported = 0;
       if (n == 0)
         return;
@@ -479,6 +507,12 @@ void ws__run(ws__worker *w, ws__task *t)
     return;
   }
 
+  if ((flags & WS__TASK_GROUP) && skip_cancelled(w, t)) {
+    ws__sink_done(t->sink, w, 0, 1); /* never started: it counts as finished */
+    ws__task_free(&w->records, &w->pool->depot, t);
+    ws__life_credit_add(w);
+    return;
+  }
   int rc = run_body(w, t);
   count_run(w, rc);
   if (flags & WS__TASK_FUTURE) {
@@ -486,7 +520,7 @@ void ws__run(ws__worker *w, ws__task *t)
     ws__task_unref(&w->records, &w->pool->depot, t);
   } else {
     if (flags & WS__TASK_GROUP)
-      t->sink->done(t->sink, w, rc, 1); /* a heap child of a group */
+      ws__sink_done(t->sink, w, rc, 1); /* a heap child of a group */
     ws__task_free(&w->records, &w->pool->depot, t); /* no other reference exists */
   }
   ws__life_credit_add(w);
