@@ -657,6 +657,8 @@ public:
   // Waits for every child, then rethrows the first exception, if any.
   void wait()
   {
+    if (!pending_)
+      return; // nothing spawned since the last wait (and g_ may need init)
     int rc = ws_group_wait(&g_);
     pending_ = false;
     needs_init_ = true; // a waited group is initialised again before reuse
