@@ -275,7 +275,9 @@ public:
   {
     return h_ != nullptr;
   }
-  // The C handle (still owned by this future).
+  // The C handle (still owned by this future). Wait on it or read its
+  // status freely; cancel only through cancel() (a ws_future_cancel on the
+  // handle would leave the task's reference to the shared state undropped).
   ws_future_t *native() const noexcept
   {
     return h_;
