@@ -87,8 +87,10 @@ WS_EXTERN int ws_version(void);
 /* Returns a static, human-readable description of `code` (never NULL). */
 WS_EXTERN const char *ws_strerror(int code);
 
-/* Timeouts are in nanoseconds, relative to the call. 0 polls once. */
-#define WS_FOREVER ((int64_t)-1)
+/* Timeouts are in nanoseconds, relative to the call. 0 polls once.
+   WS_FOREVER is an int64_t -1 (written without a cast, so that C++ code
+   built with -Wold-style-cast can use it). */
+#define WS_FOREVER (-INT64_C(1))
 
 /* ------------------------------------------------------------------------ */
 /* Options                                                                   */
@@ -614,17 +616,25 @@ WS_EXTERN int ws_jf1_sync(int ra, uint32_t mark);
 WS_EXTERN void ws_jf1_count(int rb);
 
 #if defined(__GNUC__) && !defined(WS_NO_INLINE_JOIN)
+/* The casts of the inline path: C casts in C, static_cast in C++ (which
+   warns about C casts under -Wold-style-cast). Used only here. */
+#ifdef __cplusplus
+#define WS__CAST(type, expr) static_cast<type>(expr)
+#else
+#define WS__CAST(type, expr) ((type)(expr))
+#endif
 static inline int ws__join_inline1(ws_pool_t *pool, ws_task_fn fa, void *a, ws_task_fn fb, void *b)
 {
   ws_jf1_t *j = ws_jf1_self;
   uint32_t mark;
   if (__builtin_expect(j == NULL || (mark = j->top) >= j->fast ||
-                           (pool != NULL && (void *)pool != j->pool) || fa == NULL || fb == NULL ||
-                           __atomic_load_n(&j->hooks, __ATOMIC_RELAXED) != 0,
+                           (pool != NULL && WS__CAST(void *, pool) != j->pool) || fa == NULL ||
+                           fb == NULL || __atomic_load_n(&j->hooks, __ATOMIC_RELAXED) != 0,
                        0))
     return (ws_join)(pool, fa, a, fb, b);
-  ws_jf1_frame_t *t = (ws_jf1_frame_t *)(void *)(j->chunks[mark / WS_JF1_CHUNK] +
-                                                 (mark % WS_JF1_CHUNK) * WS_JF1_FRAME);
+  ws_jf1_frame_t *t =
+      WS__CAST(ws_jf1_frame_t *, WS__CAST(void *, j->chunks[mark / WS_JF1_CHUNK] +
+                                                      (mark % WS_JF1_CHUNK) * WS_JF1_FRAME));
   t->fn = fb;
   t->arg = b;
   t->parent = j->cur;

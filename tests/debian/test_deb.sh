@@ -71,6 +71,7 @@ root=$work/root
 dpkg -x "$runtime" "$root"
 dpkg -x "$dev" "$root"
 test -f "$root/usr/include/wsched.h"
+test -f "$root/usr/include/wsched.hpp"
 libdir=$(dirname "$(find "$root/usr/lib" -name 'libwsched.so' | head -n1)")
 test -L "$libdir/libwsched.so"
 test -f "$libdir/libwsched.a"

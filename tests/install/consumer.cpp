@@ -1,35 +1,36 @@
 // SPDX-License-Identifier: MIT
-// consumer.c in C++: wsched.h compiles as C++ (extern "C", the inline
-// ws_options_init), and a C++ program links and runs against it.
+// The C++ consumer of an installed wsched: wsched.hpp (installed next to
+// wsched.h) compiles against the installed copy and links the library:
+// fib with ws::join, a parallel_for, and submit + get rethrowing a task's
+// exception.
 #include <atomic>
 #include <cstdio>
-#include <wsched.h>
+#include <stdexcept>
+#include <wsched.hpp>
 
-static std::atomic<long> sum{0};
-
-static int add(void *arg)
+static long fib(int n)
 {
-  sum += static_cast<long>(reinterpret_cast<intptr_t>(arg));
-  return 0;
+  if (n < 2)
+    return n;
+  auto [a, b] = ws::join([n] { return fib(n - 1); }, [n] { return fib(n - 2); });
+  return a + b;
 }
 
 int main()
 {
   if (ws_version() != WS_VERSION)
     return 1;
-  ws_options_t opt;
-  ws_options_init(&opt);
-  opt.workers = 2;
-  ws_pool_t *pool = nullptr;
-  int rc = ws_pool_create(&pool, &opt);
-  if (rc != 0) {
-    std::fprintf(stderr, "ws_pool_create: %s\n", ws_strerror(rc));
-    return 1;
+  ws::pool pool(ws::pool::options{2});
+  long f = pool.submit([] { return fib(20); }).get();
+  std::atomic<long> sum{0};
+  ws::parallel_for(pool, 1, 1001, [&](int64_t i) { sum.fetch_add(i, std::memory_order_relaxed); });
+  bool caught = false;
+  try {
+    pool.submit([]() -> int { throw std::runtime_error("from a task"); }).get();
+  } catch (const std::runtime_error &) {
+    caught = true;
   }
-  for (long i = 1; i <= 1000; i++)
-    if (ws_submit(pool, add, reinterpret_cast<void *>(static_cast<intptr_t>(i)), nullptr) != 0)
-      return 1;
-  ws_pool_destroy(pool);
-  std::printf("sum=%ld (C++)\n", sum.load());
-  return sum.load() == 500500 ? 0 : 1;
+  std::printf("fib(20)=%ld sum=%ld exception %s (C++)\n", f, sum.load(),
+              caught ? "rethrown" : "lost");
+  return f == 6765 && sum.load() == 500500 && caught ? 0 : 1;
 }

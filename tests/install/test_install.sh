@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Installs the build tree into a scratch prefix (not a system directory, as
 # a user's ~/.local or /opt would be), then builds and runs consumers of it:
-#   CMake package: shared, static, C++ (consumer.cpp); again with no
+#   CMake package: shared, static, C++ (consumer.cpp, over wsched.hpp); again with no
 #     pkg-config binary on PATH; find_package of another minor version fails;
 #   pkg-config: shared (with LD_LIBRARY_PATH, and with an rpath to the .pc
 #     file's libdir, README "Using it from your project"), static, C++.
@@ -23,8 +23,8 @@ test -f "$libdir/libwsched.a"
 test -f "$libdir/pkgconfig/wsched.pc"
 test -f "$libdir/cmake/wsched/wschedConfig.cmake"
 test -f "$libdir/cmake/wsched/wschedConfigVersion.cmake"
-# Nothing internal is installed: the header and its generated version part.
-if [ "$(ls "$prefix/include" | tr '\n' ' ')" != "wsched.h wsched_version.h " ]; then
+# Nothing internal is installed: the headers (C, C++) and the generated version part.
+if [ "$(ls "$prefix/include" | tr '\n' ' ')" != "wsched.h wsched.hpp wsched_version.h " ]; then
   echo "unexpected headers installed: $(ls "$prefix/include")"; exit 1
 fi
 # The .pc file names no system library directory (pkg-config adds none, and
@@ -97,7 +97,7 @@ $cc -std=c11 -o "$work/pc_rpath" "$src/tests/install/consumer.c" $(pkg-config --
   -Wl,-rpath,"$(pkg-config --variable=libdir wsched)"
 "$work/pc_rpath"
 # shellcheck disable=SC2046
-$cxx -o "$work/pc_cxx" "$src/tests/install/consumer.cpp" $(pkg-config --cflags --libs wsched) \
+$cxx -std=c++17 -o "$work/pc_cxx" "$src/tests/install/consumer.cpp" $(pkg-config --cflags --libs wsched) \
   -Wl,-rpath,"$(pkg-config --variable=libdir wsched)"
 "$work/pc_cxx"
 # shellcheck disable=SC2046

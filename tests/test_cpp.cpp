@@ -1,0 +1,638 @@
+// SPDX-License-Identifier: MIT
+// API test. wsched.hpp, the C++ API (issue #14): futures (values, void,
+// exceptions, cancel, then chains, when_all, futures dropped before their
+// task ran), join (results, exceptions, deep fib, no heap allocation),
+// task groups and the algorithms, each part on pools of 1, 2 and 8 workers.
+// test.h is C (stdatomic, _Noreturn), so this program has its own runner,
+// with test.h's conventions: `test_cpp` runs every part, `test_cpp PART`
+// one, `test_cpp --list` names them, an unknown part fails.
+#include "wsched.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#define FAIL(...)                                                                                  \
+  do {                                                                                             \
+    std::fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                           \
+    std::fprintf(stderr, __VA_ARGS__);                                                             \
+    std::fprintf(stderr, "\n");                                                                    \
+    std::abort();                                                                                  \
+  } while (0)
+#define CHECK(c)                                                                                   \
+  do {                                                                                             \
+    if (!(c))                                                                                      \
+      FAIL("check failed: %s", #c);                                                                \
+  } while (0)
+#define CHECK_EQ(a, b)                                                                             \
+  do {                                                                                             \
+    long long a_ = static_cast<long long>(a), b_ = static_cast<long long>(b);                      \
+    if (a_ != b_)                                                                                  \
+      FAIL("%s == %s: %lld vs %lld", #a, #b, a_, b_);                                              \
+  } while (0)
+// The statement must throw E (and not something else).
+#define CHECK_THROWS(E, stmt)                                                                      \
+  do {                                                                                             \
+    bool thrown_ = false;                                                                          \
+    try {                                                                                          \
+      stmt;                                                                                        \
+    } catch (const E &) {                                                                          \
+      thrown_ = true;                                                                              \
+    }                                                                                              \
+    if (!thrown_)                                                                                  \
+      FAIL("%s did not throw %s", #stmt, #E);                                                      \
+  } while (0)
+
+#ifdef WS_TEST_SANITIZED
+static const int scale = 10;
+#else
+static const int scale = 1;
+#endif
+
+// Every operator new of the process is counted: the join path must make
+// none. Each form of new and delete is replaced (malloc and free), so that
+// none pairs with a library (or sanitizer) version of the other.
+static std::atomic<unsigned long> allocations{0};
+static void *counted_alloc(std::size_t n) noexcept
+{
+  // Relaxed: a counter read by the thread that made the calls it compares.
+  allocations.fetch_add(1, std::memory_order_relaxed);
+  return std::malloc(n != 0 ? n : 1);
+}
+void *operator new(std::size_t n)
+{
+  if (void *p = counted_alloc(n))
+    return p;
+  throw std::bad_alloc();
+}
+void *operator new[](std::size_t n)
+{
+  if (void *p = counted_alloc(n))
+    return p;
+  throw std::bad_alloc();
+}
+void *operator new(std::size_t n, const std::nothrow_t &) noexcept
+{
+  return counted_alloc(n);
+}
+void *operator new[](std::size_t n, const std::nothrow_t &) noexcept
+{
+  return counted_alloc(n);
+}
+// GCC 12 takes the free() below for a mismatch with its own operator new:
+// both ends are the malloc/free pair defined here.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+void operator delete(void *p) noexcept
+{
+  std::free(p);
+}
+void operator delete[](void *p) noexcept
+{
+  std::free(p);
+}
+void operator delete(void *p, std::size_t) noexcept
+{
+  std::free(p);
+}
+void operator delete[](void *p, std::size_t) noexcept
+{
+  std::free(p);
+}
+void operator delete(void *p, const std::nothrow_t &) noexcept
+{
+  std::free(p);
+}
+void operator delete[](void *p, const std::nothrow_t &) noexcept
+{
+  std::free(p);
+}
+
+// Objects alive: a callable that owns one is destroyed exactly once.
+static std::atomic<long> live{0};
+struct tracked {
+  tracked()
+  {
+    live.fetch_add(1, std::memory_order_relaxed); // relaxed: read after wait_idle/joins
+  }
+  tracked(const tracked &)
+  {
+    live.fetch_add(1, std::memory_order_relaxed);
+  }
+  ~tracked()
+  {
+    live.fetch_sub(1, std::memory_order_relaxed);
+  }
+};
+
+// Holds every worker of a pool in a task the pool cannot see into, so that
+// what is submitted next stays unclaimed (deterministically) until open().
+struct gate {
+  std::mutex m;
+  std::condition_variable cv;
+  int started = 0;
+  bool is_open = false;
+
+  void block_all(ws::pool &p, unsigned w)
+  {
+    for (unsigned i = 0; i < w; i++)
+      p.submit([this] {
+        std::unique_lock<std::mutex> l(m);
+        started++;
+        cv.notify_all();
+        if (!cv.wait_for(l, std::chrono::seconds(60), [this] { return is_open; }))
+          FAIL("gate never opened");
+        started--; // the gate outlives every blocker: open() waits for this
+        cv.notify_all();
+      });
+    std::unique_lock<std::mutex> l(m);
+    if (!cv.wait_for(l, std::chrono::seconds(60), [&] { return started == static_cast<int>(w); }))
+      FAIL("the workers never all entered the gate");
+  }
+  void open()
+  {
+    std::lock_guard<std::mutex> l(m);
+    if (is_open)
+      return;
+    is_open = true;
+    cv.notify_all();
+  }
+  ~gate()
+  {
+    std::unique_lock<std::mutex> l(m);
+    if (!cv.wait_for(l, std::chrono::seconds(60), [this] { return started == 0; }))
+      FAIL("a blocker never left the gate");
+  }
+};
+
+static const unsigned worker_counts[] = {1, 2, 8};
+
+static ws::pool make_pool(unsigned w)
+{
+  ws::pool::options o;
+  o.workers = w;
+  return ws::pool(o);
+}
+
+// --- futures -------------------------------------------------------------------
+
+static void futures_on(unsigned w)
+{
+  ws::pool p = make_pool(w);
+  CHECK_EQ(p.workers(), w);
+  CHECK_EQ(p.submit([] { return 42; }).get(), 42);
+  CHECK(p.submit([] { return std::string(100, 'x'); }).get() == std::string(100, 'x'));
+  std::atomic<int> ran{0};
+  p.submit([&] { ran.store(1, std::memory_order_relaxed); }).get(); // relaxed: get() orders
+  CHECK_EQ(ran.load(std::memory_order_relaxed), 1);
+
+  // What a task throws, get() rethrows, as itself.
+  auto bad = p.submit([]() -> int { throw std::runtime_error("boom"); });
+  try {
+    bad.get();
+    FAIL("no exception");
+  } catch (const std::runtime_error &e) {
+    CHECK(std::strcmp(e.what(), "boom") == 0);
+  }
+  CHECK(!bad.valid());
+  CHECK_THROWS(ws::error, bad.get()); // no longer valid: WS_EINVAL
+
+  // wait / wait_for / ready on a finished future.
+  auto done = p.submit([] { return 1; });
+  done.wait();
+  CHECK(done.wait_for(std::chrono::milliseconds(0)));
+  CHECK(done.ready());
+
+  {
+    // Cancel: every worker is held, so the task is unclaimed.
+    gate g;
+    g.block_all(p, w);
+    auto f = p.submit([t = tracked()] { return 7; });
+    auto dropped = p.submit([t = tracked()] { return 8; }); // dropped before it runs
+    CHECK(!f.wait_for(std::chrono::milliseconds(0)));
+    CHECK(!f.ready());
+    CHECK(f.cancel());
+    try {
+      f.get();
+      FAIL("a cancelled task's get() returned");
+    } catch (const ws::error &e) {
+      CHECK_EQ(e.ws_code(), WS_ECANCELED);
+      CHECK(e.code().category() == ws::category());
+    }
+    // A continuation cancelled before its antecedent ran.
+    auto ante = p.submit([t = tracked()] { return 1; });
+    auto cont = std::move(ante).then([t = tracked()](ws::future<int> &a) { return a.get() + 1; });
+    CHECK(!ante.valid());
+    CHECK(cont.cancel());
+    CHECK_THROWS(ws::error, cont.get());
+    {
+      auto gone = std::move(dropped);
+    } // its task still runs, its state goes with the task
+    g.open();
+  }
+  p.wait_idle();
+  CHECK_EQ(live.load(std::memory_order_relaxed), 0); // each callable destroyed exactly once
+
+  // A task that already ran cannot be cancelled.
+  auto ran_f = p.submit([] { return 3; });
+  ran_f.wait();
+  CHECK(!ran_f.cancel());
+  CHECK_EQ(ran_f.get(), 3);
+
+  // then chains: values, exceptions through the chain, a cancelled antecedent.
+  ws::future<int> chain = p.submit([] { return 0; });
+  for (int i = 0; i < 100; i++)
+    chain = std::move(chain).then([](ws::future<int> &f) { return f.get() + 1; });
+  CHECK_EQ(chain.get(), 100);
+  auto thrown = p.submit([]() -> int { throw std::logic_error("first"); })
+                    .then([](ws::future<int> &f) { return f.get() * 2; })
+                    .then([](ws::future<int> &f) { return std::to_string(f.get()); });
+  CHECK_THROWS(std::logic_error, thrown.get());
+  auto recovered =
+      p.submit([]() -> int { throw std::logic_error("x"); }).then([](ws::future<int> &f) {
+        try {
+          return f.get();
+        } catch (const std::logic_error &) {
+          return -1;
+        }
+      });
+  CHECK_EQ(recovered.get(), -1);
+  {
+    gate g;
+    g.block_all(p, w);
+    auto victim = p.submit([] { return 5; });
+    CHECK(victim.cancel());
+    auto after = std::move(victim).then([](ws::future<int> &f) {
+      try {
+        f.get();
+        return 0;
+      } catch (const ws::error &e) {
+        return e.ws_code();
+      }
+    });
+    // A continuation whose future is dropped at once still runs, and frees.
+    p.submit([] { return 1; }).then([t = tracked()](ws::future<int> &f) { return f.get(); });
+    g.open();
+    CHECK_EQ(after.get(), WS_ECANCELED);
+  }
+  p.wait_idle();
+  CHECK_EQ(live.load(std::memory_order_relaxed), 0);
+
+  // when_all over a vector: every future back, final, each with its own outcome.
+  std::vector<ws::future<long>> v;
+  for (long i = 0; i < 50; i++)
+    v.push_back(p.submit([i]() -> long {
+      if (i == 17)
+        throw std::out_of_range("17");
+      return i * i;
+    }));
+  std::vector<ws::future<long>> back = ws::when_all(std::move(v)).get();
+  CHECK_EQ(back.size(), 50);
+  for (long i = 0; i < 50; i++) {
+    CHECK(back[static_cast<size_t>(i)].ready());
+    if (i == 17)
+      CHECK_THROWS(std::out_of_range, back[17].get());
+    else
+      CHECK_EQ(back[static_cast<size_t>(i)].get(), i * i);
+  }
+  // when_all of different types, then continued.
+  auto both = ws::when_all(p.submit([] { return 2; }), p.submit([] {}), p.submit([] {
+                return std::string("s");
+              })).then([](auto &f) {
+    auto t = f.get();
+    std::get<1>(t).get();
+    return std::get<0>(t).get() + static_cast<int>(std::get<2>(t).get().size());
+  });
+  CHECK_EQ(both.get(), 3);
+  CHECK_THROWS(ws::error, ws::when_all(std::vector<ws::future<int>>{}));
+
+  // Refused once shut down: ws::error(WS_ESHUTDOWN), and nothing leaks.
+  p.shutdown();
+  try {
+    p.submit([t = tracked()] { return 0; });
+    FAIL("a submission after shutdown was accepted");
+  } catch (const ws::error &e) {
+    CHECK_EQ(e.ws_code(), WS_ESHUTDOWN);
+  }
+  CHECK_EQ(live.load(std::memory_order_relaxed), 0);
+}
+
+// --- join ----------------------------------------------------------------------
+
+static long fib(int n)
+{
+  if (n < 2)
+    return n;
+  auto [a, b] = ws::join([n] { return fib(n - 1); }, [n] { return fib(n - 2); });
+  return a + b;
+}
+
+static void join_on(unsigned w)
+{
+  ws::pool p = make_pool(w);
+  const int n = scale == 1 ? 27 : 20;
+  const long want = n == 27 ? 196418 : 6765;
+  CHECK_EQ(p.submit([n] { return fib(n); }).get(), want);
+  // From outside the pool: one root task, waited for.
+  auto [x, y] = ws::join(
+      p, [] { return fib(10); }, [] { return std::string("y"); });
+  CHECK_EQ(x, 55);
+  CHECK(y == "y");
+  p.submit([&] {
+     // void halves give ws::unit.
+     std::pair<ws::unit, int> r = ws::join([] {}, [] { return 4; });
+     CHECK_EQ(r.second, 4);
+     // No heap allocation on the join path (fib's halves, results included).
+     unsigned long before = allocations.load(std::memory_order_relaxed);
+     long f = fib(18);
+     unsigned long after = allocations.load(std::memory_order_relaxed);
+     CHECK_EQ(f, 2584);
+     CHECK_EQ(after - before, 0);
+     // An exception from either side: the other side still completes.
+     for (int side = 0; side < 3; side++) {
+       std::atomic<int> other{0};
+       try {
+         ws::join(
+             [&] {
+               if (side != 1)
+                 throw std::runtime_error("f");
+               other.store(1, std::memory_order_relaxed); // relaxed: the join orders
+             },
+             [&] {
+               if (side != 0)
+                 throw std::invalid_argument("g");
+               other.store(2, std::memory_order_relaxed);
+             });
+         FAIL("no exception");
+       } catch (const std::runtime_error &e) { // f's, also when both threw
+         CHECK(side != 1);
+         CHECK(std::strcmp(e.what(), "f") == 0);
+         if (side == 0)
+           CHECK_EQ(other.load(std::memory_order_relaxed), 2);
+       } catch (const std::invalid_argument &) {
+         CHECK_EQ(side, 1);
+         CHECK_EQ(other.load(std::memory_order_relaxed), 1);
+       }
+     }
+   }).get();
+  // Outside every pool with no pool named: WS_EINVAL.
+  CHECK_THROWS(ws::error, ws::join([] {}, [] {}));
+}
+
+// --- task groups -----------------------------------------------------------------
+
+static void group_on(unsigned w)
+{
+  ws::pool p = make_pool(w);
+  p.submit([] {
+     std::atomic<int> count{0}; // relaxed increments: wait() orders them before the read
+     ws::task_group g;
+     for (int i = 0; i < 1000; i++)
+       g.run([&count] { count.fetch_add(1, std::memory_order_relaxed); });
+     g.wait();
+     CHECK_EQ(count.load(std::memory_order_relaxed), 1000);
+     // Reused after wait; exceptions: every child runs, wait rethrows one.
+     count.store(0, std::memory_order_relaxed);
+     for (int i = 0; i < 300; i++)
+       g.run([&count, i] {
+         count.fetch_add(1, std::memory_order_relaxed);
+         if (i % 100 == 7)
+           throw std::runtime_error("child");
+       });
+     CHECK_THROWS(std::runtime_error, g.wait());
+     CHECK_EQ(count.load(std::memory_order_relaxed), 300);
+     g.wait(); // nothing left, nothing rethrown twice
+     // The destructor waits for children not waited for.
+     count.store(0, std::memory_order_relaxed);
+     {
+       ws::task_group h;
+       for (int i = 0; i < 100; i++)
+         h.run([&count, t = tracked()] { count.fetch_add(1, std::memory_order_relaxed); });
+     }
+     CHECK_EQ(count.load(std::memory_order_relaxed), 100);
+     // Nested groups.
+     std::atomic<long> sum{0};
+     ws::task_group outer;
+     for (int i = 0; i < 10; i++)
+       outer.run([&sum] {
+         ws::task_group inner;
+         for (int j = 0; j < 10; j++)
+           inner.run([&sum, j] { sum.fetch_add(j, std::memory_order_relaxed); });
+         inner.wait();
+       });
+     outer.wait();
+     CHECK_EQ(sum.load(std::memory_order_relaxed), 450);
+   }).get();
+  // A group from outside the pool: root tasks.
+  std::atomic<int> count{0};
+  ws::task_group g(p);
+  for (int i = 0; i < 100; i++)
+    g.run([&count] { count.fetch_add(1, std::memory_order_relaxed); });
+  g.wait();
+  CHECK_EQ(count.load(std::memory_order_relaxed), 100);
+  p.wait_idle();
+  CHECK_EQ(live.load(std::memory_order_relaxed), 0);
+  CHECK_THROWS(ws::error, ws::task_group()); // outside every pool, no pool named
+}
+
+// --- algorithms -------------------------------------------------------------------
+
+struct keyed { // sorted by key only: the sequence number shows stability
+  int key;
+  int seq;
+};
+struct boxed { // neither trivially copyable nor copyable
+  std::unique_ptr<int> key;
+  std::string seq;
+};
+
+static void sort_case(ws::pool &p, std::vector<int> keys)
+{
+  std::vector<keyed> v;
+  std::vector<boxed> b;
+  for (size_t i = 0; i < keys.size(); i++) {
+    v.push_back({keys[i], static_cast<int>(i)});
+    b.push_back({std::make_unique<int>(keys[i]), std::to_string(i)});
+  }
+  auto by_key = [](const keyed &x, const keyed &y) { return x.key < y.key; };
+  std::vector<keyed> want = v;
+  std::stable_sort(want.begin(), want.end(), by_key);
+  ws::parallel_sort(p, v.begin(), v.end(), by_key);
+  for (size_t i = 0; i < v.size(); i++) {
+    CHECK_EQ(v[i].key, want[i].key);
+    CHECK_EQ(v[i].seq, want[i].seq);
+  }
+  // Inside a task, on the worker's pool, with a move-only element type.
+  p.submit([&b] {
+     ws::parallel_sort(b.begin(), b.end(),
+                       [](const boxed &x, const boxed &y) { return *x.key < *y.key; });
+   }).get();
+  for (size_t i = 0; i < b.size(); i++) {
+    CHECK_EQ(*b[i].key, want[i].key);
+    CHECK(b[i].seq == std::to_string(want[i].seq));
+  }
+}
+
+static void algorithms_on(unsigned w)
+{
+  ws::pool p = make_pool(w);
+  const int64_t n = 100000 / scale;
+  // parallel_for, index form: every index exactly once (outside and inside).
+  std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+  ws::parallel_for(p, 0, n, [&](int64_t i) {
+    hits[static_cast<size_t>(i)].fetch_add(1, std::memory_order_relaxed); // the call orders
+  });
+  p.submit([&] {
+     ws::parallel_for(nullptr, 0, n, [&](int64_t lo, int64_t hi) {
+       CHECK(lo < hi);
+       for (int64_t i = lo; i < hi; i++)
+         hits[static_cast<size_t>(i)].fetch_add(1, std::memory_order_relaxed);
+     });
+   }).get();
+  for (auto &h : hits)
+    CHECK_EQ(h.load(std::memory_order_relaxed), 2);
+  CHECK_THROWS(std::range_error, ws::parallel_for(p, 0, n, [](int64_t i) {
+                 if (i == 500)
+                   throw std::range_error("500");
+               }));
+
+  // parallel_reduce against the serial sum, and a struct accumulator.
+  long long serial = 0;
+  for (int64_t i = 0; i < n; i++)
+    serial += i * i;
+  long long sum = ws::parallel_reduce(
+      p, 0, n, 0LL,
+      [](int64_t lo, int64_t hi, long long acc) {
+        for (int64_t i = lo; i < hi; i++)
+          acc += i * i;
+        return acc;
+      },
+      std::plus<>());
+  CHECK_EQ(sum, serial);
+  struct minmax {
+    int64_t lo, hi;
+  };
+  minmax mm = p.submit([n] {
+                 return ws::parallel_reduce(
+                     3, n, minmax{INT64_MAX, INT64_MIN},
+                     [](int64_t lo, int64_t hi, minmax a) {
+                       return minmax{std::min(a.lo, lo), std::max(a.hi, hi - 1)};
+                     },
+                     [](const minmax &a, const minmax &b) {
+                       return minmax{std::min(a.lo, b.lo), std::max(a.hi, b.hi)};
+                     });
+               }).get();
+  CHECK_EQ(mm.lo, 3);
+  CHECK_EQ(mm.hi, n - 1);
+  CHECK_THROWS(std::domain_error, ws::parallel_reduce(
+                                      p, 0, n, 0,
+                                      [](int64_t lo, int64_t, int acc) -> int {
+                                        if (lo == 0)
+                                          throw std::domain_error("0");
+                                        return acc;
+                                      },
+                                      std::plus<>()));
+
+  // parallel_invoke: each exactly once; the first exception in argument order.
+  std::atomic<int> a{0}, b{0}, c{0};
+  ws::parallel_invoke(
+      p, [&] { a.fetch_add(1, std::memory_order_relaxed); },
+      [&] { b.fetch_add(1, std::memory_order_relaxed); },
+      [&] { c.fetch_add(1, std::memory_order_relaxed); });
+  CHECK(a.load(std::memory_order_relaxed) == 1 && b.load(std::memory_order_relaxed) == 1 &&
+        c.load(std::memory_order_relaxed) == 1);
+  p.submit([&] {
+     try {
+       ws::parallel_invoke([] { throw std::runtime_error("1st"); },
+                           [&] { a.fetch_add(1, std::memory_order_relaxed); },
+                           [] { throw std::logic_error("3rd"); });
+       FAIL("no exception");
+     } catch (const std::runtime_error &) {
+     }
+     CHECK_EQ(a.load(std::memory_order_relaxed), 2);
+   }).get();
+
+  // parallel_sort vs std::stable_sort: random, sorted, reversed, equal, tiny.
+  uint64_t s = 0x9e3779b97f4a7c15ULL;
+  std::vector<int> rnd;
+  for (int64_t i = 0; i < n; i++) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    rnd.push_back(static_cast<int>(s % 1000)); // many equal keys
+  }
+  std::vector<int> sorted(static_cast<size_t>(n)), reversed(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; i++) {
+    sorted[static_cast<size_t>(i)] = static_cast<int>(i / 3);
+    reversed[static_cast<size_t>(i)] = static_cast<int>((n - i) / 3);
+  }
+  sort_case(p, rnd);
+  sort_case(p, sorted);
+  sort_case(p, reversed);
+  sort_case(p, std::vector<int>(static_cast<size_t>(n), 7));
+  sort_case(p, {});
+  sort_case(p, {1});
+  sort_case(p, {2, 1});
+  std::vector<std::string> words{"pear", "fig", "apple", "kiwi"};
+  ws::parallel_sort(p, words.begin(), words.end(), std::greater<>());
+  CHECK(words == (std::vector<std::string>{"pear", "kiwi", "fig", "apple"}));
+
+  // blocking: the value through, the exception through.
+  CHECK_EQ(p.submit([] { return ws::blocking(nullptr, [] { return 9; }); }).get(), 9);
+  CHECK_THROWS(std::runtime_error, p.submit([] {
+                                      ws::blocking(nullptr, [] { throw std::runtime_error("b"); });
+                                    }).get());
+}
+
+// --- the runner -------------------------------------------------------------------
+
+struct part {
+  const char *name;
+  void (*run)(unsigned workers);
+};
+static const part parts[] = {
+    {"futures", futures_on}, {"join", join_on}, {"group", group_on}, {"algorithms", algorithms_on}};
+
+static void run_part(const part &pt)
+{
+  for (unsigned w : worker_counts) {
+    std::fprintf(stderr, "%s: %u workers\n", pt.name, w);
+    pt.run(w);
+  }
+  std::printf("test_cpp %s: ok\n", pt.name);
+}
+
+int main(int argc, char **argv)
+{
+  if (argc > 1 && std::strcmp(argv[1], "--list") == 0) {
+    for (const part &pt : parts)
+      std::printf("%s\n", pt.name);
+    return 0;
+  }
+  if (argc == 1) {
+    for (const part &pt : parts)
+      run_part(pt);
+    return 0;
+  }
+  for (const part &pt : parts)
+    if (std::strcmp(argv[1], pt.name) == 0) {
+      run_part(pt);
+      return 0;
+    }
+  std::fprintf(stderr, "test_cpp: no part '%s'; parts:", argv[1]);
+  for (const part &pt : parts)
+    std::fprintf(stderr, " %s", pt.name);
+  std::fprintf(stderr, "\n");
+  return 2;
+}
