@@ -623,12 +623,18 @@ template <class F, class G> auto join(F &&f, G &&g)
 // (task) that made the group may run() and wait(), and groups made one
 // after the other in a task nest like blocks (RAII does that).
 //
-// Cost: run(f) allocates one heap node holding a copy (or move) of f, freed
-// by the child after it ran. Why not keep f by reference: a caller's
-// temporary lambda (the common `g.run([&]{...})`) would die at the end of
-// the full expression while the child still runs; a per-group arena would
-// need a bound or its own growth. For allocation-free fork/join use
-// ws::join or ws::parallel_invoke, whose callables live on the stack.
+// cancel() is ws_group_cancel: children not started yet never start,
+// running ones may poll ws::cancelled(), groups nested in the children
+// are cancelled with it; wait() then returns false (true: every child
+// ran). Any thread may cancel until wait() returns.
+//
+// Cost: run(f) allocates one heap node holding a copy (or move) of f,
+// freed by wait() (a cancelled child never runs, so it cannot free its own).
+// Why not keep f by reference: a caller's temporary lambda (the common
+// `g.run([&]{...})`) would die at the end of the full expression while the
+// child still runs; a per-group arena would need a bound or its own growth.
+// For allocation-free fork/join use ws::join or ws::parallel_invoke, whose
+// callables live on the stack.
 class task_group
 {
 public:
@@ -644,6 +650,7 @@ public:
   {
     if (pending_)
       ws_group_wait(&g_);
+    free_nodes();
   }
 
   template <class F> void run(F &&f)
@@ -655,25 +662,44 @@ public:
       delete n; // not spawned (outside the pool: WS_ESHUTDOWN, WS_ENOMEM)
       throw error(rc);
     }
+    n->next = nodes_; // only the owner runs run() and wait()
+    nodes_ = n;
   }
-  // Waits for every child, then rethrows the first exception, if any.
-  void wait()
+  // Waits for every child that started, then rethrows the first exception,
+  // if any. Returns true, or false when the group (or one it is nested in)
+  // was cancelled.
+  bool wait()
   {
     if (!pending_)
-      return; // nothing spawned since the last wait (and g_ may need init)
+      return true; // nothing spawned since the last wait (and g_ may need init)
     int rc = ws_group_wait(&g_);
     pending_ = false;
     needs_init_ = true; // a waited group is initialised again before reuse
+    free_nodes();
     std::exception_ptr e = std::exchange(first_.exc, nullptr);
     // Relaxed: no child runs any more (ws_group_wait returned).
     first_.taken.store(false, std::memory_order_relaxed);
     if (e)
       std::rethrow_exception(e);
+    if (rc == WS_ECANCELED)
+      return false;
     detail::check(rc);
+    return true;
+  }
+  // Cancels the children (see above). Does nothing on a group with no
+  // child since its last wait.
+  void cancel() noexcept
+  {
+    if (pending_ || !needs_init_)
+      ws_group_cancel(&g_);
   }
 
 private:
-  template <class F> struct node {
+  struct node_base {
+    node_base *next = nullptr;
+    virtual ~node_base() = default;
+  };
+  template <class F> struct node final : node_base {
     task_group *g;
     F fn;
     template <class G> node(task_group *grp, G &&f) : g(grp), fn(std::forward<G>(f))
@@ -682,16 +708,13 @@ private:
     static int trampoline(void *arg) noexcept
     {
       auto *n = static_cast<node *>(arg);
-      task_group *g = n->g;
-      int rc = 0;
       try {
         std::invoke(n->fn);
       } catch (...) {
-        g->first_.store(std::current_exception());
-        rc = detail::threw;
+        n->g->first_.store(std::current_exception());
+        return detail::threw;
       }
-      delete n;
-      return rc;
+      return 0;
     }
   };
   int spawn(ws_task_fn fn, void *arg)
@@ -705,13 +728,26 @@ private:
       pending_ = true;
     return rc;
   }
+  void free_nodes() noexcept
+  {
+    while (nodes_ != nullptr)
+      delete std::exchange(nodes_, nodes_->next);
+  }
 
   ws_group_t g_;
   ws_pool_t *pool_;
+  node_base *nodes_ = nullptr; // every node since the last wait, newest first
   bool pending_ = false;
   bool needs_init_ = false;
   detail::first_exception first_;
 };
+
+// True inside a child of a cancelled group, or of a group nested in one
+// (ws_cancelled).
+inline bool cancelled() noexcept
+{
+  return ws_cancelled();
+}
 
 // ---------------------------------------------------------------------------
 // Algorithms. p is where they run, as for join: nullptr means the calling

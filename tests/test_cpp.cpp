@@ -433,6 +433,34 @@ static void group_on(unsigned w)
        });
      outer.wait();
      CHECK_EQ(sum.load(std::memory_order_relaxed), 450);
+     // Cancelled: children spawned after the cancel never run (their
+     // nodes, holding tracked copies, are still freed: live goes back to
+     // 0), wait() says false; a child that cancels its own group stops
+     // its siblings' nested groups too.
+     count.store(0, std::memory_order_relaxed);
+     ws::task_group c;
+     c.cancel(); // no child yet: nothing
+     for (int i = 0; i < 10; i++)
+       c.run([&count, t = tracked()] { count.fetch_add(1, std::memory_order_relaxed); });
+     c.cancel();
+     for (int i = 0; i < 100; i++)
+       c.run([&count, t = tracked()] { count.fetch_add(1000, std::memory_order_relaxed); });
+     CHECK(!c.wait());
+     CHECK(count.load(std::memory_order_relaxed) <= 10); // none of the later 100
+     CHECK(!ws::cancelled());
+     CHECK(c.wait()); // nothing since: a plain true
+     std::atomic<int> saw{0};
+     ws::task_group d;
+     d.run([&d, &saw] {
+       d.cancel();
+       CHECK(ws::cancelled());
+       ws::task_group nested;
+       for (int j = 0; j < 10; j++)
+         nested.run([&saw] { saw.fetch_add(1, std::memory_order_relaxed); });
+       CHECK(!nested.wait()); // inherited: its children never started
+     });
+     CHECK(!d.wait());
+     CHECK_EQ(saw.load(std::memory_order_relaxed), 0);
    }).get();
   // A group from outside the pool: root tasks.
   std::atomic<int> count{0};
