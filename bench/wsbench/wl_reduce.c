@@ -13,8 +13,16 @@
  */
 #include "wsbench.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+
+/* The largest size: 10^10 terms, or what a long holds (32-bit builds). */
+#if LONG_MAX > 10000000000
+#define RED_MAX_N 10000000000L
+#else
+#define RED_MAX_N LONG_MAX
+#endif
 
 struct red_args {
   int64_t n;
@@ -82,7 +90,7 @@ static void red_answer(wb_result *r, double v)
 
 static int red_serial(const char *size, wb_result *r)
 {
-  long n = wb_size_long(size, 1, 10000000000L);
+  long n = wb_size_long(size, 1, RED_MAX_N);
   if (n < 0)
     return -1;
   double h = 1.0 / (double)n;
@@ -100,7 +108,7 @@ static int red_serial(const char *size, wb_result *r)
 
 static int red_parallel(ws_pool_t *pool, const char *size, wb_result *r)
 {
-  long n = wb_size_long(size, 1, 10000000000L);
+  long n = wb_size_long(size, 1, RED_MAX_N);
   if (n < 0)
     return -1;
   if (red_expected_n != n) {
@@ -118,7 +126,7 @@ static int red_parallel(ws_pool_t *pool, const char *size, wb_result *r)
 
 static int red_check(const char *size)
 {
-  return wb_size_long(size, 1, 10000000000L) < 0 ? -1 : 0;
+  return wb_size_long(size, 1, RED_MAX_N) < 0 ? -1 : 0;
 }
 
 const wb_workload wb_reduce = {
