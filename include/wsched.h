@@ -195,7 +195,13 @@ typedef struct ws_pool ws_pool_t;
    ws_future_release drops it. */
 typedef struct ws_future ws_future_t;
 
-/* A task: returns 0 for success, any other value as its error code. */
+/* A task: returns 0 for success, any other value as its error code. It
+   must return: a C++ exception (or a longjmp) must not leave a function
+   the library calls (tasks, loop bodies, comparators, reduce bodies). The
+   library is C and has no cleanup for its frames: one that crosses them
+   leaves its state half-updated (undefined behaviour), and with no handler
+   above (a worker thread) the process terminates. wsched.hpp catches what its callables throw
+   and rethrows it where the result is collected. */
 typedef int (*ws_task_fn)(void *arg);
 
 /* A pool's lifecycle, in this order (ws_pool_state). */
