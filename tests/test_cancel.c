@@ -165,10 +165,12 @@ static int poll_root(void *arg)
   poll_arg *a = arg;
   ws_group_t g;
   ASSERT_OK(ws_group_init(&g, NULL));
+  /* Before the spawns: children count the latch down too, and may open it
+     (two of them) before we do; every count-down happens after this. */
+  a->g = &g;
   for (int i = 0; i < 16; i++)
     ASSERT_OK(ws_group_spawn(&g, spin_join_child, NULL));
-  a->g = &g;
-  latch_count_down(&one_started); /* g is published (the latch orders it) */
+  latch_count_down(&one_started);
   a->rc = ws_group_wait(&g);
   return 0;
 }
