@@ -336,11 +336,14 @@ typedef enum ws_future_status {
  * the bound. Without spares (WS_SPARES_NONE), or once max_spares are active
  * (counted in ws_stats_t.uncompensated), a wait that must block does so
  * uncompensated:
- * graphs of futures still finish (a waiter runs an unclaimed awaited task
- * itself, and a claimed one is running), but a queued task that no waiter
- * can claim -- a fork/join child offered to thieves, a task nobody waits
- * for -- runs only once some worker is free, and if every worker blocks on
- * such a task the pool deadlocks.
+ * graphs of ws_submit futures still finish (a waiter runs an unclaimed
+ * awaited task itself, and a claimed one is running), but a queued task that
+ * no waiter can claim -- a fork/join child offered to thieves, a task nobody
+ * waits for, the inputs of a ws_future_then or ws_when_all/ws_when_any
+ * future (a wait on one of those runs none of them) -- runs only once some
+ * worker is free, and if every worker blocks on such a task the pool
+ * deadlocks. Not guaranteed without spares, then: that waits on
+ * continuations' and combined futures finish (with spares they do).
  * Running an awaited task in place nests it on the waiter's stack; below a
  * stack reserve (a quarter of the worker's stack, at most 256 KiB) the
  * waiter blocks instead.

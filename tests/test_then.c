@@ -21,6 +21,8 @@
  *              deterministic: the other inputs cannot finish before the
  *              combined future is final), its index and result; a cancelled
  *              winner; errors.
+ *   wide     — 10^5 inputs to one when_any / when_all (one future repeated);
+ *              n too large for memory is WS_EINVAL.
  *   races    — attaching, cancelling, finishing and combining at once from
  *              several threads and tasks, many seeds, 8 and 64 workers:
  *              every continuation runs exactly once, and every combined
@@ -537,6 +539,50 @@ static void any_on(unsigned workers)
   ASSERT_OK(ws_pool_destroy(p));
 }
 
+/* Extreme n: 10^5 inputs (10^4 under the sanitizers), one future repeated
+   in all but one slot; sizes whose array would not fit in memory. */
+static void wide_on(unsigned workers)
+{
+  ws_pool_t *p = make_pool(workers, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+  const size_t n = 100000 / TEST_SCALE_DIV;
+  ws_future_t **fs = calloc(n, sizeof *fs);
+  ASSERT(fs != NULL);
+  test_latch l;
+  ws_future_t *g = gate(p, &l), *one, *c;
+  ASSERT_OK(ws_submit(p, ret_arg, (void *)5, &one));
+  for (size_t i = 0; i < n; i++)
+    fs[i] = g;
+  fs[n - 2] = one; /* the only input that can finish while the gate is shut */
+  size_t idx = 0;
+  ASSERT_OK(ws_when_any(fs, n, &c, &idx));
+  expect_result(c, WS_FUTURE_FAILED, 5);
+  ASSERT_EQ(idx, n - 2);
+  ws_future_release(c);
+  ws_future_t *all;
+  ASSERT_OK(ws_when_all(fs, n, &all));
+  ASSERT_EQ(ws_future_status(all), WS_FUTURE_RUNNING); /* the gate is shut */
+  latch_count_down(&l);
+  expect_result(all, WS_FUTURE_FAILED, 5); /* the gate's task returns 0 */
+  ws_future_release(all);
+  ws_future_t *out = (ws_future_t *)(uintptr_t)1;
+  ASSERT_EQ(ws_when_all(fs, SIZE_MAX, &out), WS_EINVAL);
+  ASSERT(out == NULL);
+  ASSERT_EQ(ws_when_any(fs, SIZE_MAX / 2, &out, &idx), WS_EINVAL);
+  ASSERT(out == NULL);
+  ws_future_release(g);
+  ws_future_release(one);
+  latch_destroy(&l);
+  free(fs);
+  ASSERT_OK(ws_pool_wait_idle(p, WS_FOREVER));
+  ASSERT_OK(ws_pool_destroy(p));
+}
+
+static void part_wide(void)
+{
+  for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++)
+    wide_on(worker_counts[w]);
+}
+
 static void part_any(void)
 {
   for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++)
@@ -758,8 +804,9 @@ static void part_shutdown(void)
 }
 
 static const test_part parts[] = {
-    {"then", part_then, false}, {"chain", part_chain, false}, {"all", part_all, false},
-    {"any", part_any, false},   {"races", part_races, false}, {"shutdown", part_shutdown, false},
+    {"then", part_then, false},         {"chain", part_chain, false}, {"all", part_all, false},
+    {"any", part_any, false},           {"wide", part_wide, false},   {"races", part_races, false},
+    {"shutdown", part_shutdown, false},
 };
 
 TEST_MAIN(parts)
