@@ -14,8 +14,13 @@ header, default 1) are dropped, but never the last one; the remaining
 repetitions of all rounds are pooled, and every statistic is taken over that
 pool.
 
-Exit status: 0, or 1 when any run failed (wrong answer, crash, time-out, or a
-RESULT line that does not match what was asked).
+Answers: every peer computes the same answer for the same workload and size
+(WORKLOADS.md), so two good runs that print different answers are a failure
+too: one of them computed something else (for sort, sorted other input).
+
+Exit status: 0, or 1 when any run failed (wrong answer, crash, time-out, a
+RESULT line that does not match what was asked, or peers that disagree on an
+answer).
 """
 
 import math
@@ -185,6 +190,31 @@ def main():
         except (KeyError, ValueError):
             pass
 
+    # Cross-check: every good run of one workload and size must print the
+    # same answer, whichever peer and worker count. When they disagree,
+    # every run whose answer differs from the most common one fails (all of
+    # them when no answer is the most common).
+    answers = defaultdict(lambda: defaultdict(list))  # (w, s) -> answer -> [run]
+    bad_runs = {id(r) for r, _ in failures}
+    for run in runs:
+        if run.h.get("status") == "ok" and id(run) not in bad_runs:
+            for r in run.results:
+                answers[run.case][r.get("answer")].append(run)
+    for (w, s), by_answer in sorted(answers.items()):
+        if len(by_answer) < 2:
+            continue
+        counts = sorted((len(rs) for rs in by_answer.values()), reverse=True)
+        common = max(by_answer, key=lambda a: len(by_answer[a])) if counts[0] > counts[1] else None
+        seen = ", ".join("%s from %s" % (a, "/".join(sorted({x.h["peer"] for x in by_answer[a]})))
+                         for a in by_answer)
+        for a, rs in by_answer.items():
+            if a == common:
+                continue
+            for run in dict.fromkeys(rs):  # each run once, in order
+                failures.append((run, "answer %s differs from the other peers' (%s)" % (a, seen)))
+                key = (run.h["workload"], run.h["size"], int(run.h["workers"]), run.h["peer"])
+                samples.setdefault(key, [])
+
     failed_keys = {(r.h["workload"], r.h["size"], int(r.h["workers"]), r.h["peer"])
                    for r, _ in failures}
     cases = sorted({(w, s) for (w, s, _, _) in samples},
@@ -239,9 +269,9 @@ def main():
     if failures:
         md.append("## FAILURES")
         md.append("")
-        md.append("These runs printed a wrong answer, crashed, timed out or printed a "
-                  "RESULT line that does not match the request. Their cells say **FAIL** "
-                  "and no time of theirs is used.")
+        md.append("These runs printed a wrong answer, crashed, timed out, printed a "
+                  "RESULT line that does not match the request, or printed an answer other "
+                  "peers disagree with. Their cells say **FAIL** and no time of theirs is used.")
         md.append("")
         for run, why in failures:
             md.append("- **%s**: %s" % (run.where, why))
