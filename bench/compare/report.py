@@ -14,8 +14,13 @@ header, default 1) are dropped, but never the last one; the remaining
 repetitions of all rounds are pooled, and every statistic is taken over that
 pool.
 
-Exit status: 0, or 1 when any run failed (wrong answer, crash, time-out, or a
-RESULT line that does not match what was asked).
+Answers: every peer computes the same answer for the same workload and size
+(WORKLOADS.md), so two good runs that print different answers are a failure
+too: one of them computed something else (for sort, sorted other input).
+
+Exit status: 0, or 1 when any run failed (wrong answer, crash, time-out, a
+RESULT line that does not match what was asked, or peers that disagree on an
+answer).
 """
 
 import math
@@ -29,9 +34,12 @@ from collections import defaultdict
 
 # Column order of the tables: wsched first, then the C/C++ peers, then the
 # managed runtimes.
-PEER_ORDER = ["wsched", "serial", "omp-gcc", "omp-clang", "tbb", "pthreadpool",
+PEER_ORDER = ["wsched", "serial", "std-sort", "omp-gcc", "omp-clang", "tbb", "pthreadpool",
               "go", "java-fj", "rayon"]
-WORKLOAD_ORDER = ["fib", "nqueens", "uts", "fanout", "tri"]
+WORKLOAD_ORDER = ["fib", "nqueens", "uts", "fanout", "tri", "sort"]
+# Peers that run on one thread whatever --workers says (run.sh runs them at
+# 1 worker only): no speedup column for them.
+SERIAL_PEERS = ["serial", "std-sort"]
 
 KV = re.compile(r"(\w+)=(\S*)")
 
@@ -102,8 +110,11 @@ def check(run):
         return "%s: exit %s, %d RESULT line(s), %d with ok=0%s" % (
             why, h.get("rc"), len(run.results), bad, (" | " + err) if err else "")
     impl = "wsched" if h["peer"] == "wsched" else h["peer"]
+    # The program's own name for the workload, when run.sh mapped it
+    # (wsched runs bench/compare's sort as wsbench's psort).
+    prog_workload = h.get("prog_workload", h["workload"])
     for r in run.results:
-        for key, want in (("impl", impl), ("workload", h["workload"]),
+        for key, want in (("impl", impl), ("workload", prog_workload),
                           ("size", h["size"]), ("workers", h["workers"])):
             if r.get(key) != want:
                 return "RESULT line says %s=%s, expected %s" % (key, r.get(key), want)
@@ -179,6 +190,31 @@ def main():
         except (KeyError, ValueError):
             pass
 
+    # Cross-check: every good run of one workload and size must print the
+    # same answer, whichever peer and worker count. When they disagree,
+    # every run whose answer differs from the most common one fails (all of
+    # them when no answer is the most common).
+    answers = defaultdict(lambda: defaultdict(list))  # (w, s) -> answer -> [run]
+    bad_runs = {id(r) for r, _ in failures}
+    for run in runs:
+        if run.h.get("status") == "ok" and id(run) not in bad_runs:
+            for r in run.results:
+                answers[run.case][r.get("answer")].append(run)
+    for (w, s), by_answer in sorted(answers.items()):
+        if len(by_answer) < 2:
+            continue
+        counts = sorted((len(rs) for rs in by_answer.values()), reverse=True)
+        common = max(by_answer, key=lambda a: len(by_answer[a])) if counts[0] > counts[1] else None
+        seen = ", ".join("%s from %s" % (a, "/".join(sorted({x.h["peer"] for x in by_answer[a]})))
+                         for a in by_answer)
+        for a, rs in by_answer.items():
+            if a == common:
+                continue
+            for run in dict.fromkeys(rs):  # each run once, in order
+                failures.append((run, "answer %s differs from the other peers' (%s)" % (a, seen)))
+                key = (run.h["workload"], run.h["size"], int(run.h["workers"]), run.h["peer"])
+                samples.setdefault(key, [])
+
     failed_keys = {(r.h["workload"], r.h["size"], int(r.h["workers"]), r.h["peer"])
                    for r, _ in failures}
     cases = sorted({(w, s) for (w, s, _, _) in samples},
@@ -233,9 +269,9 @@ def main():
     if failures:
         md.append("## FAILURES")
         md.append("")
-        md.append("These runs printed a wrong answer, crashed, timed out or printed a "
-                  "RESULT line that does not match the request. Their cells say **FAIL** "
-                  "and no time of theirs is used.")
+        md.append("These runs printed a wrong answer, crashed, timed out, printed a "
+                  "RESULT line that does not match the request, or printed an answer other "
+                  "peers disagree with. Their cells say **FAIL** and no time of theirs is used.")
         md.append("")
         for run, why in failures:
             md.append("- **%s**: %s" % (run.where, why))
@@ -305,7 +341,7 @@ def main():
                 md.append("Median at %d worker(s) divided by median at %d: %.2f is perfect scaling." %
                           (base, p, p / base))
                 md.append("")
-                par = [peer for peer in peers if peer != "serial"]
+                par = [peer for peer in peers if peer not in SERIAL_PEERS]
                 md.append("| workload | " + " | ".join(par) + " |")
                 md.append("|---|" + "---:|" * len(par))
                 for w, s in cases:
@@ -321,7 +357,8 @@ def main():
             md.append("## Speedup over serial")
             md.append("")
             md.append("The serial C program's median (run at 1 worker) divided by the "
-                      "peer's median: what the parallel version buys over plain recursion.")
+                      "peer's median: what the parallel version buys over plain recursion "
+                      "(for sort: over the C library's qsort).")
             md.append("")
             md.append("| workload | workers | " + " | ".join(par) + " |")
             md.append("|---|---:|" + "---:|" * len(par))

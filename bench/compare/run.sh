@@ -20,12 +20,22 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ORIG_ARGS="$*"
 ROOT=$(cd "$HERE/../.." && pwd)
 
-ALL_WORKLOADS="fib nqueens uts fanout tri"
-ALL_PEERS="wsched serial omp-gcc omp-clang tbb pthreadpool go java-fj rayon"
+ALL_WORKLOADS="fib nqueens uts fanout tri sort"
+ALL_PEERS="wsched serial std-sort omp-gcc omp-clang tbb pthreadpool go java-fj rayon"
+# Peers that run on one thread whatever --workers says: run at 1 worker only.
+SERIAL_PEERS="serial std-sort"
+C_PEERS="serial std-sort omp-gcc omp-clang tbb pthreadpool"
 
 # Sizes: full run and --quick. uts takes tree names; a workload may have several.
-declare -A SIZES=([fib]="32" [nqueens]="12" [uts]="T1 T3" [fanout]="1000000" [tri]="34000")
-declare -A QUICK_SIZES=([fib]="25" [nqueens]="10" [uts]="T1" [fanout]="100000" [tri]="10000")
+declare -A SIZES=([fib]="32" [nqueens]="12" [uts]="T1 T3" [fanout]="1000000" [tri]="34000"
+                  [sort]="10000000")
+declare -A QUICK_SIZES=([fib]="25" [nqueens]="10" [uts]="T1" [fanout]="100000" [tri]="10000"
+                        [sort]="1000000")
+
+# wsbench's name for a workload where it differs: its own `sort` is a
+# hand-written cilksort, `psort` is the library's ws_parallel_sort on the
+# input WORKLOADS.md defines. The RUN header records it as prog_workload=.
+declare -A WSBENCH_NAME=([sort]="psort")
 
 # Debian packages the peers need, by what they provide. The C peers' list is
 # extended by bench/compare/c/packages.txt when that file exists.
@@ -125,6 +135,11 @@ for w in "${!SIZE_OVERRIDE[@]}"; do [[ " $ALL_WORKLOADS " == *" $w "* ]] || die 
 [[ "$TIMEOUT" =~ ^[1-9][0-9]*$ ]] || die "--timeout wants a positive integer"
 for p in $WORKERS; do [[ "$p" =~ ^[1-9][0-9]*$ ]] || die "--workers wants positive integers"; done
 
+want_peer() { [[ " $PEERS " == *" $1 "* ]]; }
+# want_any "A B C": is any of these peers wanted?
+want_any() { local p; for p in $1; do want_peer "$p" && return 0; done; return 1; }
+is_serial_peer() { [[ " $SERIAL_PEERS " == *" $1 "* ]]; }
+
 # Raw output goes next to the peers' build, outside the source tree (build/ is
 # ignored by git), so a run never leaves files to commit by mistake.
 STAMP=$(date +%Y-%m-%d-%H%M%S)
@@ -147,7 +162,7 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok
 
 install_packages() {
     local want="$PKGS_BASE" missing="" p
-    [[ " $PEERS " =~ \ (serial|omp-gcc|omp-clang|tbb|pthreadpool)\  ]] && want="$want $PKGS_C"
+    want_any "$C_PEERS" && want="$want $PKGS_C"
     if [ -f "$HERE/c/packages.txt" ]; then
         want="$want $(grep -v '^#' "$HERE/c/packages.txt" | tr '\n' ' ')"
     fi
@@ -188,7 +203,6 @@ build_step() {
     return 1
 }
 
-want_peer() { [[ " $PEERS " == *" $1 "* ]]; }
 
 build_c() {
     if [ ! -f "$HERE/c/Makefile" ]; then
@@ -198,7 +212,8 @@ build_c() {
     # Remove old binaries first, so a program that fails to build now is
     # reported missing instead of running stale. -k: one peer that fails
     # (oneTBB not installed) must not stop the others from building.
-    rm -f "$BIN/serial" "$BIN/omp-gcc" "$BIN/omp-clang" "$BIN/tbb" "$BIN/pthreadpool"
+    local c
+    for c in $C_PEERS; do rm -f "${BIN:?}/$c"; done
     build_step "C peers" make -k -C "$HERE/c" OUT="$BIN" || true
 }
 
@@ -269,7 +284,7 @@ build_wsched() {
 
 if [ "$BUILD_PEERS" = 1 ]; then
     want_peer wsched && build_wsched
-    [[ " $PEERS " =~ \ (serial|omp-gcc|omp-clang|tbb|pthreadpool)\  ]] && build_c
+    want_any "$C_PEERS" && build_c
     want_peer go && build_go
     want_peer java-fj && build_java
     want_peer rayon && build_rust
@@ -374,11 +389,14 @@ children_cpu() {
 # prints a one-line summary. Returns 0 ok, 1 failed, 2 unsupported.
 run_one() {
     local peer="$1" wl="$2" size="$3" p="$4" round="$5" cmd rc t0 t1 status summary
-    local b0 b1 c0 c1 load
+    local b0 b1 c0 c1 load prog_wl="$wl"
     cmd=$(peer_cmd "$peer")
     local -a argv=("$cmd" --workers "$p" --repeat "$REPEAT")
-    [ "$peer" = wsched ] && argv+=(--results)
-    argv+=("$wl" "$size")
+    if [ "$peer" = wsched ]; then
+        argv+=(--results)
+        prog_wl="${WSBENCH_NAME[$wl]:-$wl}"
+    fi
+    argv+=("$prog_wl" "$size")
     children_cpu; c0=$CHILD_CPU; b0=$(busy_ticks); t0=$(date +%s.%N)
     timeout --kill-after=10 "$TIMEOUT" "${argv[@]}" >"$TMP/out" 2>"$TMP/err" </dev/null
     rc=$?
@@ -403,8 +421,9 @@ run_one() {
         status=failed
     fi
     {
-        printf 'RUN peer=%s workload=%s size=%s workers=%s round=%s repeat=%s warmup=%s rc=%s status=%s %s\n' \
-            "$peer" "$wl" "$size" "$p" "$round" "$REPEAT" "$WARMUP" "$rc" "$status" "${load%|*}"
+        printf 'RUN peer=%s workload=%s size=%s workers=%s round=%s repeat=%s warmup=%s rc=%s status=%s %s%s\n' \
+            "$peer" "$wl" "$size" "$p" "$round" "$REPEAT" "$WARMUP" "$rc" "$status" "${load%|*}" \
+            "$([ "$prog_wl" != "$wl" ] && echo " prog_workload=$prog_wl")"
         grep '^RESULT ' "$TMP/out"
         grep -v '^RESULT ' "$TMP/out" | sed 's/^/OUT /'
         sed 's/^/ERR /' "$TMP/err" | head -n 20
@@ -433,8 +452,8 @@ for wl in $WORKLOADS; do
             for ((r = 1; r <= ROUNDS; r++)); do
                 echo "[$wl $size, $p worker(s), round $r/$ROUNDS]"
                 for peer in $ACTIVE; do
-                    # serial ignores --workers: run it once, at 1 worker.
-                    [ "$peer" = serial ] && [ "$p" != 1 ] && continue
+                    # serial and std-sort ignore --workers: run them once, at 1 worker.
+                    is_serial_peer "$peer" && [ "$p" != 1 ] && continue
                     [ -n "${GAVE_UP[$peer]:-}" ] && continue
                     run_one "$peer" "$wl" "$size" "$p" "$r"
                     case $? in

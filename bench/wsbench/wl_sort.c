@@ -5,11 +5,12 @@
  * parallel merge (split the larger run at its median, binary-search the
  * other, merge both halves in parallel). The answer must be sorted and a
  * permutation of the input (a wrapping sum of a 64-bit mix of every element,
- * plus the element count).
+ * plus the element count); the answer printed is that sum over the output.
  *
  * psort N — the same input through the library's ws_parallel_sort, against
  * glibc's qsort with the same comparator as the serial twin; checked the
- * same way.
+ * same way. Input, timing and answer are those of bench/compare's `sort N`
+ * (bench/compare/WORKLOADS.md), so bench/compare runs this one for wsched.
  *
  * avalanche N — one task spawns N children in a loop into one group (the
  * pattern Go's documentation warns floods one queue), then waits; child i
@@ -246,7 +247,7 @@ static void check(long n, wb_result *r)
     if (i > 0 && data[i - 1] > data[i])
       unsorted++;
   }
-  r->answer = (uint64_t)n;
+  r->answer = f; /* bench/compare's answer for sort: equal on every peer */
   r->ok = unsorted == 0 && f == fingerprint;
   snprintf(r->detail, sizeof r->detail, "%ld sorted, %s", n,
            unsorted           ? "NOT SORTED"

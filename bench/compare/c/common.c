@@ -4,7 +4,8 @@
  * peers (see common.h). Expected answers are computed here by methods that
  * share no code with the workloads where that is possible: fib by iteration,
  * nqueens from a table, tri by linear algebra over GF(2), uts from the
- * published counts, fanout by reading every slot back.
+ * published counts, fanout by reading every slot back, sort by checking the
+ * order and comparing a fingerprint of the multiset with the input's.
  */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "common.h"
@@ -17,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum workload { W_FIB, W_NQUEENS, W_UTS, W_FANOUT, W_TRI, W_COUNT };
+enum workload { W_FIB, W_NQUEENS, W_UTS, W_FANOUT, W_TRI, W_SORT, W_COUNT };
 
 static const struct {
   const char *name;
@@ -29,7 +30,11 @@ static const struct {
     [W_UTS] = {"uts", "T1", "UTS tree (T1, T3, ...), task per child node"},
     [W_FANOUT] = {"fanout", "1000000", "N tiny tasks from one outside thread"},
     [W_TRI] = {"tri", "34000", "parallel loop, iteration i costs i xorshift steps"},
+    [W_SORT] = {"sort", "10000000", "sort N pseudo-random int32 ascending, in place"},
 };
+
+/* The largest sort N every peer accepts (as wsbench psort). */
+#define SORT_MAX_N (1L << 28)
 
 /* Known N-queens solution counts, n = 0..16 (index 0 unused). */
 static const uint64_t nqueens_table[17] = {
@@ -99,6 +104,39 @@ static uint64_t tri_expected(uint64_t n)
   return sum;
 }
 
+/* sort's input: element i is the low 32 bits, as int32, of the state after
+ * i + 1 xorshift64 steps (13, 7, 17) from TRI_SEED_MUL. */
+static void sort_input(int32_t *a, size_t n)
+{
+  uint64_t s = TRI_SEED_MUL;
+
+  for (size_t i = 0; i < n; i++) {
+    s = xs_step(s);
+    a[i] = (int32_t)(uint32_t)s;
+  }
+}
+
+/* MurmurHash3's 64-bit finaliser: a bijection that spreads every input bit. */
+static uint64_t fmix64(uint64_t x)
+{
+  x ^= x >> 33;
+  x *= UINT64_C(0xff51afd7ed558ccd);
+  x ^= x >> 33;
+  x *= UINT64_C(0xc4ceb9fe1a85ec53);
+  return x ^ (x >> 33);
+}
+
+/* The sum, wrapping mod 2^64, of fmix64 of each element read as uint32:
+ * the same for every order of the same multiset. */
+static uint64_t sort_fingerprint(const int32_t *a, size_t n)
+{
+  uint64_t f = 0;
+
+  for (size_t i = 0; i < n; i++)
+    f += fmix64((uint32_t)a[i]);
+  return f;
+}
+
 static int usage(const char *prog, const char *msg)
 {
   if (msg != NULL)
@@ -141,6 +179,7 @@ int bench_main(int argc, char **argv, const bench_ops_t *ops)
   int i, w, reported, failed = 0;
   uts_params_t up;
   uint64_t want = 0, *slots = NULL;
+  int32_t *sort_in = NULL, *sort_data = NULL;
   char sizebuf[32];
 
   for (i = 1; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
@@ -167,6 +206,13 @@ int bench_main(int argc, char **argv, const bench_ops_t *ops)
       break;
   if (w == W_COUNT)
     return usage(prog, "unknown workload (see --list)");
+  if ((w == W_FIB && ops->fib == NULL) || (w == W_NQUEENS && ops->nqueens == NULL) ||
+      (w == W_UTS && ops->uts == NULL) || (w == W_FANOUT && ops->fanout == NULL) ||
+      (w == W_TRI && ops->tri == NULL) || (w == W_SORT && ops->sort == NULL)) {
+    fprintf(stderr, "%s: does not run %s: %s\n", prog, workloads[w].name,
+            ops->unsupported != NULL ? ops->unsupported : "not written for this peer");
+    return 2;
+  }
   sizestr = i + 1 < argc ? argv[i + 1] : workloads[w].dflt;
   if (i + 2 < argc)
     return usage(prog, "too many arguments");
@@ -206,6 +252,20 @@ int bench_main(int argc, char **argv, const bench_ops_t *ops)
       return usage(prog, "tri: N must be in 0..10^7");
     want = tri_expected((uint64_t)size);
     break;
+  case W_SORT:
+    if (!parse_long(sizestr, 0, SORT_MAX_N, &size))
+      return usage(prog, "sort: N must be in 0..2^28");
+    sort_in = malloc(((size_t)size + 1) * sizeof *sort_in);
+    sort_data = malloc(((size_t)size + 1) * sizeof *sort_data);
+    if (sort_in == NULL || sort_data == NULL) {
+      fprintf(stderr, "%s: out of memory\n", prog);
+      free(sort_in);
+      free(sort_data);
+      return 1;
+    }
+    sort_input(sort_in, (size_t)size);
+    want = sort_fingerprint(sort_in, (size_t)size);
+    break;
   }
   if (w != W_UTS) { /* print the number as parsed: "032" -> "32" */
     snprintf(sizebuf, sizeof sizebuf, "%ld", size);
@@ -216,6 +276,8 @@ int bench_main(int argc, char **argv, const bench_ops_t *ops)
   if (reported < 0) {
     fprintf(stderr, "%s: cannot start the runtime\n", prog);
     free(slots);
+    free(sort_in);
+    free(sort_data);
     return 1;
   }
 
@@ -227,6 +289,8 @@ int bench_main(int argc, char **argv, const bench_ops_t *ops)
 
     if (w == W_FANOUT)
       memset(slots, 0, (size_t)size * sizeof *slots);
+    if (w == W_SORT) /* also touches every page of the array before timing */
+      memcpy(sort_data, sort_in, (size_t)size * sizeof *sort_data);
     t0 = now_ms();
     switch (w) {
     case W_FIB:
@@ -244,6 +308,9 @@ int bench_main(int argc, char **argv, const bench_ops_t *ops)
     case W_TRI:
       got = ops->tri((uint64_t)size);
       break;
+    case W_SORT:
+      ops->sort(sort_data, (size_t)size);
+      break;
     }
     ms = now_ms() - t0;
 
@@ -257,6 +324,16 @@ int bench_main(int argc, char **argv, const bench_ops_t *ops)
       for (size_t k = 0; k < (size_t)size; k++)
         got += slots[k] == (uint64_t)k + 1;
       ok = got == want;
+    } else if (w == W_SORT) {
+      size_t unsorted = 0;
+
+      for (size_t k = 1; k < (size_t)size; k++)
+        unsorted += sort_data[k - 1] > sort_data[k];
+      got = sort_fingerprint(sort_data, (size_t)size);
+      ok = unsorted == 0 && got == want;
+      if (unsorted != 0)
+        fprintf(stderr, "%s: sort %s: %zu adjacent pairs out of order\n", prog, sizestr,
+                unsorted);
     } else {
       ok = got == want;
     }
@@ -273,5 +350,7 @@ int bench_main(int argc, char **argv, const bench_ops_t *ops)
   if (ops->fini != NULL)
     ops->fini();
   free(slots);
+  free(sort_in);
+  free(sort_data);
   return failed ? 1 : 0;
 }

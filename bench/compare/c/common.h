@@ -2,9 +2,10 @@
 /*
  * common.h - what every C/C++ peer of the comparison shares: the command
  * line, the timing, the RESULT line, the expected answers and the one piece
- * of workload code that must be bit-identical everywhere (tri_iter).
+ * of workload code that must be bit-identical everywhere (tri_iter); sort's
+ * input and its check live in common.c.
  *
- * A peer fills a bench_ops_t with its five workloads and calls bench_main();
+ * A peer fills a bench_ops_t with its workloads and calls bench_main();
  * see ../WORKLOADS.md for the definitions and serial.c for the simplest peer.
  * Each workload function is timed from its call to its return and must
  * return only when all of its tasks have finished.
@@ -39,6 +40,15 @@ typedef struct bench_ops {
      * zeroed and its pages are touched before the call. */
   void (*fanout)(uint64_t *slots, size_t n);
   uint64_t (*tri)(uint64_t n);
+  /* Sort a[0..n) ascending in place (a holds sort's input, see
+     * ../WORKLOADS.md). Scratch memory, if any, is allocated and freed
+     * inside the call, so it is timed. */
+  void (*sort)(int32_t *a, size_t n);
+
+  /* A workload whose function above is NULL is not run: the program says
+     * so, with this reason, and exits 2 (run.sh then skips the peer for
+     * that workload). */
+  const char *unsupported;
 } bench_ops_t;
 
 /* Parse the command line, run the chosen workload R times and print a

@@ -184,6 +184,9 @@ int main(int argc, char **argv)
       .uts = uts,
       .fanout = fanout,
       .tri = tri,
+      /* No sort: OpenMP has no sort of its own, and a merge sort written
+         here would measure this file's algorithm rather than the runtime. */
+      .unsupported = "OpenMP has no parallel sort of its own (see c/README.md)",
   };
 
   return bench_main(argc, argv, &ops);

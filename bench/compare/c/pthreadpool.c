@@ -455,6 +455,7 @@ int main(int argc, char **argv)
       .uts = uts,
       .fanout = fanout,
       .tri = tri,
+      .unsupported = "a task pool has no sort of its own (see c/README.md)",
   };
 
   return bench_main(argc, argv, &ops);

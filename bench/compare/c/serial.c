@@ -2,7 +2,8 @@
 /*
  * serial.c - the sequential baseline: every workload of ../WORKLOADS.md
  * with each "spawn" replaced by a plain call and each "join" by nothing
- * (the serial elision). --workers is accepted and ignored.
+ * (the serial elision); sort is the C library's qsort. --workers is
+ * accepted and ignored.
  */
 #include "common.h"
 
@@ -81,6 +82,19 @@ static uint64_t tri(uint64_t n)
   return sum;
 }
 
+/* qsort's usual int comparator; (x > y) - (x < y) cannot overflow. */
+static int cmp_int32(const void *pa, const void *pb)
+{
+  int32_t x = *(const int32_t *)pa, y = *(const int32_t *)pb;
+
+  return (x > y) - (x < y);
+}
+
+static void sort(int32_t *a, size_t n)
+{
+  qsort(a, n, sizeof *a, cmp_int32);
+}
+
 int main(int argc, char **argv)
 {
   static const bench_ops_t ops = {
@@ -91,6 +105,7 @@ int main(int argc, char **argv)
       .uts = uts,
       .fanout = fanout,
       .tri = tri,
+      .sort = sort,
   };
 
   return bench_main(argc, argv, &ops);

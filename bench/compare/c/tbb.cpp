@@ -6,8 +6,9 @@
  * tbb::global_control caps the whole process at P threads (the main thread
  * plus P - 1 TBB workers). The tree workloads use one tbb::task_group per
  * internal node: run() for every child, then wait(), which in TBB executes
- * or steals tasks rather than blocking. init() warms the arena with a
- * parallel_for so the workers exist before the first timed run.
+ * or steals tasks rather than blocking; sort is tbb::parallel_sort. init()
+ * warms the arena with a parallel_for so the workers exist before the first
+ * timed run.
  */
 #include "common.h"
 
@@ -15,6 +16,7 @@
 #include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/parallel_reduce.h>
+#include <oneapi/tbb/parallel_sort.h>
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
 
@@ -173,6 +175,15 @@ uint64_t tri(uint64_t n)
     return r;
 }
 
+/* --- sort ----------------------------------------------------------- */
+
+/* TBB's own parallel sort (a parallel quicksort with std::less, in place),
+ * run inside the arena so that it uses its P slots. */
+void sort(int32_t *a, size_t n)
+{
+    g_arena->execute([&] { tbb::parallel_sort(a, a + n); });
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -186,5 +197,6 @@ int main(int argc, char **argv)
     ops.uts = uts;
     ops.fanout = fanout;
     ops.tri = tri;
+    ops.sort = sort;
     return bench_main(argc, argv, &ops);
 }

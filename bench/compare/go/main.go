@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Command go is the Go peer of wsbench: the five comparison workloads written
+// Command go is the Go peer of wsbench: the six comparison workloads written
 // the way a Go programmer would write them, with goroutines and sync.WaitGroup
 // on a runtime limited to GOMAXPROCS = --workers.
 //
@@ -47,6 +47,7 @@ var workloads = []workload{
 	{"uts", "T1", "UTS tree T1 or T3, one goroutine per child node", prepareUts},
 	{"fanout", "1000000", "main goroutine starts N tiny goroutines, WaitGroup", prepareFanout},
 	{"tri", "34000", "parallel loop: P goroutines take chunks of N/(64P) from a counter", prepareTri},
+	{"sort", "10000000", "sort.Slice of N int32 on one goroutine (--workers 1 only)", prepareSort},
 }
 
 func findWorkload(name string) (workload, bool) {
@@ -62,7 +63,7 @@ func usage(msg string) {
 	if msg != "" {
 		fmt.Fprintf(os.Stderr, "go: %s\n", msg)
 	}
-	fmt.Fprintln(os.Stderr, "usage: go [--workers P] [--repeat R] fib|nqueens|uts|fanout|tri [SIZE]")
+	fmt.Fprintln(os.Stderr, "usage: go [--workers P] [--repeat R] fib|nqueens|uts|fanout|tri|sort [SIZE]")
 	fmt.Fprintln(os.Stderr, "       go --list")
 	os.Exit(2)
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-//! The rayon peer of wsbench: the five comparison workloads written the way a
+//! The rayon peer of wsbench: the six comparison workloads written the way a
 //! Rust programmer would write them with rayon, on one `ThreadPool` whose
 //! `num_threads` is `--workers`.
 //!
@@ -36,7 +36,7 @@ pub fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
 }
 
 /// name, default size, description: what --list prints.
-const LIST: [(&str, &str, &str); 5] = [
+const LIST: [(&str, &str, &str); 6] = [
     ("fib", "32", "fib(N) by rayon::join, no cutoff"),
     (
         "nqueens",
@@ -54,13 +54,18 @@ const LIST: [(&str, &str, &str); 5] = [
         "main thread spawns N tasks via ThreadPool::in_place_scope",
     ),
     ("tri", "34000", "into_par_iter().map().reduce() over 0..N"),
+    (
+        "sort",
+        "10000000",
+        "par_sort() (stable merge sort) of N i32 inside ThreadPool::install",
+    ),
 ];
 
 fn usage(msg: &str) -> ! {
     if !msg.is_empty() {
         eprintln!("rayon: {}", msg);
     }
-    eprintln!("usage: rayon [--workers P] [--repeat R] fib|nqueens|uts|fanout|tri [SIZE]");
+    eprintln!("usage: rayon [--workers P] [--repeat R] fib|nqueens|uts|fanout|tri|sort [SIZE]");
     eprintln!("       rayon --list");
     exit(2);
 }
@@ -135,6 +140,7 @@ fn main() {
         "nqueens" => workloads::nqueens(&size),
         "uts" => uts::prepare(&size),
         "fanout" => workloads::fanout(&size),
+        "sort" => workloads::sort(&size),
         _ => workloads::tri(&size),
     };
     let mut run = prepared.unwrap_or_else(|e| usage(&e));

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-//! fib, nqueens, fanout and tri; uts lives in uts.rs.
+//! fib, nqueens, fanout, tri and sort; uts lives in uts.rs.
 
 use crate::{parse_size, timed, Outcome, Run};
 use rayon::prelude::*;
@@ -190,6 +190,58 @@ pub fn tri(size: &str) -> Result<Run, String> {
             elapsed,
             answer: got.to_string(),
             ok: got == want,
+        }
+    }))
+}
+
+// ---- sort: the library's parallel sort ---------------------------------------
+
+/// MurmurHash3's 64-bit finaliser, for sort's order-independent fingerprint.
+fn fmix64(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ (x >> 33)
+}
+
+/// Wrapping sum of fmix64 of every element read as u32: the same for every
+/// order of the same multiset.
+fn fingerprint(a: &[i32]) -> u64 {
+    a.iter()
+        .fold(0u64, |f, &v| f.wrapping_add(fmix64(v as u32 as u64)))
+}
+
+/// Element i is the low 32 bits, as i32, of the state after i + 1
+/// xorshift64 steps (13, 7, 17) from 0x9E3779B97F4A7C15 (WORKLOADS.md).
+fn sort_input(n: usize) -> Vec<i32> {
+    let mut s = 0x9E37_79B9_7F4A_7C15u64;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s as u32 as i32
+        })
+        .collect()
+}
+
+pub fn sort(size: &str) -> Result<Run, String> {
+    let n = parse_size(size, 0, 1 << 28)? as usize;
+    let input = sort_input(n);
+    let want = fingerprint(&input);
+    let mut data = input.clone();
+    Ok(Box::new(move |pool: &rayon::ThreadPool| {
+        data.copy_from_slice(&input); // untimed; touches every page
+                                      // par_sort is rayon's stable parallel merge sort, as
+                                      // ws_parallel_sort is stable; it allocates its buffer inside.
+        let ((), elapsed) = timed(|| pool.install(|| data.par_sort()));
+        let sorted = data.windows(2).all(|w| w[0] <= w[1]);
+        let got = fingerprint(&data);
+        Outcome {
+            elapsed,
+            answer: got.to_string(),
+            ok: sorted && got == want,
         }
     }))
 }
