@@ -332,8 +332,7 @@ int bench_main(int argc, char **argv, const bench_ops_t *ops)
       got = sort_fingerprint(sort_data, (size_t)size);
       ok = unsorted == 0 && got == want;
       if (unsorted != 0)
-        fprintf(stderr, "%s: sort %s: %zu adjacent pairs out of order\n", prog, sizestr,
-                unsorted);
+        fprintf(stderr, "%s: sort %s: %zu adjacent pairs out of order\n", prog, sizestr, unsorted);
     } else {
       ok = got == want;
     }
