@@ -44,6 +44,15 @@
  * reports one that does not. FUZZ_STRICT_WAITS=0 bounds them by
  * INNER_FOREVER_NS instead (regress/help_nested_deadlock hung before waits
  * stopped running unrelated tasks on the waiter's stack).
+ *
+ * Decoding without running: with FUZZ_API_DECODE set in the environment the
+ * replay driver creates no pool and prints each input's program instead, one
+ * line per operation (its offset in the input and its name, indented by
+ * depth) and one per task body, every body decoded where the program would
+ * run it (a depth below MAX_DEPTH; MAX_TASKS and refusals are ignored). The
+ * operands are read by the same code as in a real run, so two versions of
+ * this file decode an input alike exactly when their traces match: diff the
+ * traces of every stored input before and after changing the encoding.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -118,6 +127,12 @@ enum {
   OP_COUNT
 };
 
+/* For the decode trace. */
+static const char *const OP_NAME[OP_COUNT] = {
+    "SUBMIT", "WAIT",     "CANCEL",   "RELEASE",   "GROUP",      "JOIN",
+    "PFOR",   "BLOCKING", "SHUTDOWN", "WAIT_IDLE", "AWAIT_TERM", "STATUS",
+    "STATS",  "TRACE",    "PROFILE",  "SPIN",      "DESTROY",    "FAULT"};
+
 static const unsigned STEAL_BATCH[8] = {0, 1, 2, 3, 8, 32, 256, 5}; /* 256: the maximum */
 static const unsigned SPIN[8] = {0, WS_SPIN_NONE, 1, 2, 4, 64, 1000, 0};
 static const unsigned SPARES[8] = {0, WS_SPARES_NONE, 1, 2, 3, 4, 8, 0};
@@ -186,6 +201,8 @@ static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
 static fslot slots[MAX_TASKS];
 static FILE *devnull;
 static bool verbose; /* FUZZ_API_VERBOSE set: one summary line per program */
+static bool dry; /* FUZZ_API_DECODE set: decode and print, run nothing (no pool) */
+static const uint8_t *input; /* the program's bytes, for offsets in the decode trace */
 static bool strict_stats; /* FUZZ_API_STRICT_STATS set: check tasks_run too */
 
 typedef struct ctx {
@@ -218,6 +235,17 @@ static ftask *new_task(reader body, int depth, int bound)
 }
 
 static void run_ops(const ctx *c, reader *r, int max_ops);
+
+/* Decode mode: what task_fn would run of `body`, as a task created by c. */
+static void dry_body(const ctx *c, reader body)
+{
+  static ftask dry_self; /* a task context: self != NULL; never run */
+  fprintf(stdout, "%*sbody @%zu len %zu rc %d\n", 2 * (c->depth + 1), "", (size_t)(body.p - input),
+          body.n, rc_of(body.n > 0 ? body.p[0] : 0));
+  (void)rd_u8(&body); /* the return value */
+  ctx k = {&dry_self, c->depth + 1, 0};
+  run_ops(&k, &body, 1 << 30);
+}
 
 static int nop_fn(void *arg)
 {
@@ -380,6 +408,8 @@ static int cmp_piece(const void *a_, const void *b_)
 static void op_pfor(const ctx *c, reader *r)
 {
   uint8_t rs = rd_u8(r), gs = rd_u8(r), rcb = rd_u8(r);
+  if (dry)
+    return;
   int64_t begin = 0, end = 0, grain = 1 + gs % 16;
   int expect_einval = 0;
   unsigned sel = rs % 8;
@@ -480,6 +510,18 @@ static void op_group(const ctx *c, reader *r)
 {
   uint8_t fl = rd_u8(r);
   int n = 1 + fl % 4;
+  reader bodies[4];
+  for (int i = 0; i < n; i++)
+    bodies[i] = rd_slice(r);
+  if (dry) {
+    for (int i = 0; i < n && c->depth < MAX_DEPTH; i++)
+      dry_body(c, bodies[i]);
+    if (fl & 0x20) {
+      reader mid = rd_slice(r);
+      run_ops(c, &mid, 1);
+    }
+    return;
+  }
   ws_group_t g;
   int rc = ws_group_init(&g, c->self != NULL && (fl & 0x10) ? NULL : pool);
   CHECK(rc == 0, "ws_group_init returned %d", rc);
@@ -487,7 +529,7 @@ static void op_group(const ctx *c, reader *r)
   ftask *kids[4];
   int nkids = 0;
   for (int i = 0; i < n; i++) {
-    reader body = rd_slice(r);
+    reader body = bodies[i];
     ftask *t = c->depth < MAX_DEPTH ? new_task(body, c->depth + 1, bound) : NULL;
     if (t == NULL)
       continue;
@@ -524,6 +566,11 @@ static void op_join(const ctx *c, reader *r)
   reader ba = rd_slice(r), bb = rd_slice(r);
   if (c->depth >= MAX_DEPTH)
     return;
+  if (dry) {
+    dry_body(c, ba);
+    dry_body(c, bb);
+    return;
+  }
   int bound = bound_for_children(c);
   ftask *a = new_task(ba, c->depth + 1, bound);
   ftask *b = a != NULL ? new_task(bb, c->depth + 1, bound) : NULL;
@@ -556,6 +603,11 @@ static void op_submit(const ctx *c, reader *r)
 {
   uint8_t fl = rd_u8(r);
   reader body = rd_slice(r);
+  if (dry) {
+    if (c->depth < MAX_DEPTH)
+      dry_body(c, body);
+    return;
+  }
   if (fl & 4) { /* bad arguments */
     ws_future_t *f = (ws_future_t *)&f;
     CHECK(ws_submit(pool, NULL, NULL, &f) == WS_EINVAL && f == NULL,
@@ -669,6 +721,8 @@ static void op_stats(const ctx *c)
 static void op_blocking(const ctx *c, reader *r)
 {
   uint8_t us = rd_u8(r), v = rd_u8(r);
+  if (dry)
+    return;
   uintptr_t arg = ((uintptr_t)(us % 64) << 8) | v;
   ws_pool_t *target = c->self != NULL && (us & 0x80) ? NULL : pool;
   int rc = ws_blocking(target, blocking_fn, (void *)arg);
@@ -678,6 +732,11 @@ static void op_blocking(const ctx *c, reader *r)
 static void op_profile(const ctx *c, reader *r)
 {
   reader body = rd_slice(r);
+  if (dry) {
+    if (c->self == NULL)
+      dry_body(c, body);
+    return;
+  }
   if (c->self != NULL) {
     ws_profile_t prof;
     int rc = ws_profile_run(pool, nop_fn, NULL, &prof, NULL);
@@ -704,7 +763,7 @@ static void op_profile(const ctx *c, reader *r)
 static void op_trace(const ctx *c, reader *r)
 {
   uint8_t fl = rd_u8(r);
-  if (c->self != NULL)
+  if (c->self != NULL || dry)
     return; /* tracing is toggled by the outside thread only, to know the state */
   if (!tracing) {
     int rc = ws_trace_start(pool, fl % 4 == 0 ? 16 : 64u << (fl % 4));
@@ -725,6 +784,9 @@ static void run_ops(const ctx *c, reader *r, int max_ops)
 {
   for (int n = 0; n < max_ops && !rd_eof(r) && !destroyed; n++) {
     int op = rd_u8(r) % OP_COUNT;
+    if (dry)
+      fprintf(stdout, "%*s@%zu %s\n", 2 * c->depth, "", (size_t)(r->p + r->i - 1 - input),
+              OP_NAME[op]);
     switch (op) {
     case OP_SUBMIT:
       op_submit(c, r);
@@ -754,6 +816,8 @@ static void run_ops(const ctx *c, reader *r, int max_ops)
       op_blocking(c, r);
       break;
     case OP_SHUTDOWN:
+      if (dry)
+        break;
       atomic_store(&shut_requested, true);
       CHECK(ws_shutdown(pool) == 0, "ws_shutdown failed");
       if (c->self == NULL)
@@ -761,6 +825,8 @@ static void run_ops(const ctx *c, reader *r, int max_ops)
       break;
     case OP_WAIT_IDLE: {
       int64_t to = timeout_of(c, rd_u8(r));
+      if (dry)
+        break;
       int rc = ws_pool_wait_idle(pool, to);
       if (c->self != NULL)
         CHECK(rc == WS_EDEADLK, "ws_pool_wait_idle inside a task returned %d", rc);
@@ -771,6 +837,8 @@ static void run_ops(const ctx *c, reader *r, int max_ops)
     }
     case OP_AWAIT_TERM: {
       int64_t to = timeout_of(c, rd_u8(r));
+      if (dry)
+        break;
       if (c->self != NULL) {
         int rc = ws_await_termination(pool, to);
         CHECK(rc == WS_EDEADLK, "ws_await_termination inside a task returned %d", rc);
@@ -789,7 +857,8 @@ static void run_ops(const ctx *c, reader *r, int max_ops)
       op_status(c, r);
       break;
     case OP_STATS:
-      op_stats(c);
+      if (!dry)
+        op_stats(c);
       break;
     case OP_TRACE:
       op_trace(c, r);
@@ -807,10 +876,16 @@ static void run_ops(const ctx *c, reader *r, int max_ops)
     }
     case OP_DESTROY:
       if (c->self != NULL) {
+        if (dry)
+          break;
         int rc = ws_pool_destroy(pool);
         CHECK(rc == WS_EDEADLK, "ws_pool_destroy inside a task returned %d", rc);
       } else {
         uint8_t fl = rd_u8(r);
+        if (dry) {
+          destroyed = true;
+          break;
+        }
         if (tracing && (fl & 1)) { /* else destroy stops the trace */
           ws_trace_stop(pool, NULL);
           tracing = false;
@@ -822,7 +897,7 @@ static void run_ops(const ctx *c, reader *r, int max_ops)
       break;
     case OP_FAULT: {
       uint8_t first = rd_u8(r), every = rd_u8(r);
-      if (c->self == NULL) {
+      if (c->self == NULL && !dry) {
         atomic_store(&fault_armed, true);
         ws__alloc_fault(1 + first % 16, every % 4 == 0 ? 0 : 1 + every % 8);
       }
@@ -918,9 +993,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       FUZZ_FAIL("cannot open /dev/null");
     verbose = getenv("FUZZ_API_VERBOSE") != NULL;
     strict_stats = getenv("FUZZ_API_STRICT_STATS") != NULL;
+    dry = getenv("FUZZ_API_DECODE") != NULL;
   }
   ws__alloc_fault(0, 0);
   reset();
+  input = data;
   reader r = {data, size, 0};
   uint8_t h0 = rd_u8(&r), h1 = rd_u8(&r), h2 = rd_u8(&r), h3 = rd_u8(&r), h4 = rd_u8(&r),
           h5 = rd_u8(&r);
@@ -936,6 +1013,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   o.seed = h5;
   bool destroy_only = h0 & 0x80;
   nworkers = o.workers;
+  if (dry) {
+    fprintf(stdout,
+            "workers %u deque %d steal %d batch %u spin %u spares %u idle_ms %u seed %u%s\n",
+            o.workers, (int)o.deque, (int)o.steal, o.steal_batch, o.spin_rounds, o.max_spares,
+            o.spare_idle_ms, (unsigned)o.seed, destroy_only ? " destroy_only" : "");
+    ctx top = {NULL, 0, 0};
+    for (int n = 0; n < MAX_OPS && !rd_eof(&r) && !destroyed; n++)
+      run_ops(&top, &r, 1);
+    return 0;
+  }
   int rc = ws_pool_create(&pool, &o);
   CHECK(rc == 0, "ws_pool_create returned %d", rc);
   CHECK(ws_pool_workers(pool) == (int)nworkers, "ws_pool_workers = %d", ws_pool_workers(pool));
