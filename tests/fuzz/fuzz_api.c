@@ -290,6 +290,9 @@ static FILE *devnull;
 static bool verbose; /* FUZZ_API_VERBOSE set: one summary line per program */
 static bool dry; /* FUZZ_API_DECODE set: decode and print, run nothing (no pool) */
 static const uint8_t *input; /* the program's bytes, for offsets in the decode trace */
+/* The outside thread runs the operation between a group's spawns and its
+   wait: a DESTROY there is skipped (the wait still needs the pool). */
+static bool group_open_outside;
 static bool strict_stats; /* FUZZ_API_STRICT_STATS set: check tasks_run too */
 
 typedef struct ctx {
@@ -741,7 +744,9 @@ static void op_group(const ctx *c, reader *r, bool cancelling)
       dry_body(c, bodies[i]);
     if (fl & 0x20) {
       reader mid = rd_slice(r);
+      group_open_outside = c->self == NULL;
       run_ops(c, &mid, 1);
+      group_open_outside = false;
     }
     return;
   }
@@ -788,7 +793,9 @@ static void op_group(const ctx *c, reader *r, bool cancelling)
   }
   if (fl & 0x20) { /* one operation between the spawns and the wait */
     reader mid = rd_slice(r);
+    group_open_outside = c->self == NULL;
     run_ops(c, &mid, 1);
+    group_open_outside = false;
   }
   rc = ws_group_wait(&g.g);
   /* Read after the wait: a cancel the wait acted on set its flag before. */
@@ -1598,6 +1605,8 @@ static void run_ops(const ctx *c, reader *r, int max_ops)
         CHECK(rc == WS_EDEADLK, "ws_pool_destroy inside a task returned %d", rc);
       } else {
         uint8_t fl = rd_u8(r);
+        if (group_open_outside)
+          break; /* the group's wait still needs the pool */
         if (dry) {
           destroyed = true;
           break;
@@ -1668,7 +1677,7 @@ static void reset(void)
   atomic_store(&fault_armed, false);
   atomic_store(&join_firsts, 0);
   atomic_store(&invoke_calls, 0);
-  main_shut = destroyed = tracing = false;
+  main_shut = destroyed = tracing = group_open_outside = false;
 }
 
 /* After termination: every accepted task ran exactly once or was cancelled,
