@@ -744,9 +744,11 @@ static void op_group(const ctx *c, reader *r, bool cancelling)
       dry_body(c, bodies[i]);
     if (fl & 0x20) {
       reader mid = rd_slice(r);
-      group_open_outside = c->self == NULL;
+      if (c->self == NULL)
+        group_open_outside = true;
       run_ops(c, &mid, 1);
-      group_open_outside = false;
+      if (c->self == NULL)
+        group_open_outside = false;
     }
     return;
   }
@@ -793,9 +795,11 @@ static void op_group(const ctx *c, reader *r, bool cancelling)
   }
   if (fl & 0x20) { /* one operation between the spawns and the wait */
     reader mid = rd_slice(r);
-    group_open_outside = c->self == NULL;
+    if (c->self == NULL)
+      group_open_outside = true; /* written by the outside thread only */
     run_ops(c, &mid, 1);
-    group_open_outside = false;
+    if (c->self == NULL)
+      group_open_outside = false;
   }
   rc = ws_group_wait(&g.g);
   /* Read after the wait: a cancel the wait acted on set its flag before. */
