@@ -28,6 +28,12 @@
  *            succeeds: WS_ENOMEM, a NULL future, nothing attached (a
  *            refused continuation never runs once its future finishes;
  *            ASan sees a half-attached combinator as a use after free).
+ *   cancel_run_now — a group child that runs at once on its spawner because
+ *            no frame can be had (the worker's first frame chunk refused):
+ *            spawned after its group's cancel, it never starts (and counts
+ *            as cancelled); one that cancels its own group then sees
+ *            ws_cancelled() (found by the fuzzer, which arms faults and
+ *            cancels groups: tests/fuzz/regress/cancel_run_now).
  * ctest runs them all at once (`nomem`: no argument).
  */
 #include "test.h"
@@ -401,10 +407,71 @@ static void combine(void)
   ASSERT_OK(ws_pool_destroy(pool));
 }
 
+typedef struct run_now_case {
+  ws_group_t g;
+  bool cancel_first; /* the owner cancels before the spawn */
+  _Atomic int started;
+  bool seen; /* ws_cancelled() in the child after it cancelled g */
+  int rc; /* ws_group_wait */
+} run_now_case;
+
+static int run_now_child(void *arg)
+{
+  run_now_case *c = arg;
+  atomic_fetch_add_explicit(&c->started, 1, memory_order_relaxed); /* read after the wait */
+  if (!c->cancel_first) {
+    ASSERT_OK(ws_group_cancel(&c->g));
+    c->seen = ws_cancelled();
+  }
+  return 0;
+}
+
+static int run_now_owner(void *arg)
+{
+  run_now_case *c = arg;
+  ASSERT_OK(ws_group_init(&c->g, NULL));
+  if (c->cancel_first)
+    ASSERT_OK(ws_group_cancel(&c->g));
+  /* Every allocation fails: this worker's first spawn finds no frame chunk
+     (they are allocated on first use) and no record for a heap child. */
+  ws__alloc_fault(1, 1);
+  int rc = ws_group_spawn(&c->g, run_now_child, c);
+  ws__alloc_fault(0, 0);
+  ASSERT_OK(rc);
+  c->rc = ws_group_wait(&c->g);
+  return 0;
+}
+
+static void cancel_run_now(void)
+{
+  for (int k = 0; k < 2; k++) {
+    ws_pool_t *p = make_pool(1, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT); /* no frame chunk yet */
+    run_now_case c = {.cancel_first = k == 0, .rc = -100};
+    atomic_init(&c.started, 0);
+    ws_future_t *f;
+    ASSERT_OK(ws_submit(p, run_now_owner, &c, &f));
+    ASSERT_OK(ws_future_wait(f, WS_FOREVER));
+    ws_future_release(f);
+    ASSERT_EQ(c.rc, WS_ECANCELED);
+    ws_stats_t st;
+    ASSERT_OK(ws_pool_wait_idle(p, WS_FOREVER));
+    ASSERT_GE(ws_pool_stats(p, &st, NULL, 0), 0);
+    if (c.cancel_first) {
+      ASSERT_EQ(atomic_load(&c.started), 0); /* spawned after the cancel */
+      ASSERT_EQ(st.total.tasks_cancelled, 1);
+    } else {
+      ASSERT_EQ(atomic_load(&c.started), 1);
+      ASSERT(c.seen); /* a child of a cancelled group */
+    }
+    ASSERT_OK(ws_pool_destroy(p));
+  }
+}
+
 static const test_part parts[] = {
-    {"submit", submit_once, false}, {"create", create, false}, {"grow", part_grow, false},
-    {"storm", part_storm, false},   {"batch", batch, false},   {"entries", entries, false},
-    {"combine", combine, false},
+    {"submit", submit_once, false}, {"create", create, false},
+    {"grow", part_grow, false},     {"storm", part_storm, false},
+    {"batch", batch, false},        {"entries", entries, false},
+    {"combine", combine, false},    {"cancel_run_now", cancel_run_now, false},
 };
 
 int main(int argc, char **argv)

@@ -265,10 +265,25 @@ static int spawn_outside(ws__group *g, ws_task_fn fn, void *arg)
 }
 
 /* Owner only, when no frame or record can be had: the child runs at once
-   on the caller and counts like any child (nothing is lost). */
-static int run_now(ws__group *g, ws_task_fn fn, void *arg)
+   on the caller and counts like any child (nothing is lost). It runs under
+   a stand-in for its frame, as wait_inside runs a private child, so that it
+   is a child of g for cancellation: skipped if g or an enclosing group was
+   cancelled before (ws_group_cancel: a child spawned after the cancel never
+   starts), and ws_cancelled() and the groups it nests find g on the chain. */
+static int run_now(ws__worker *w, ws__group *g, ws_task_fn fn, void *arg)
 {
+  ws__task self;
+  self.flags = WS__TASK_FRAME;
+  self.sink = &g->sink;
+  self.parent = w->jf.cur;
+  if (__builtin_expect(ws__cancel_gate(w->pool), 0) && ws__chain_cancelled(&self)) {
+    ws__stat1(&w->stats, WS__S_tasks_cancelled, 1); /* never started */
+    g->done_local++;
+    return 0;
+  }
+  w->jf.cur = &self;
   int rc = fn(arg);
+  w->jf.cur = self.parent;
   if (rc != 0)
     record_error(g, rc);
   g->done_local++;
@@ -282,7 +297,7 @@ __attribute__((noinline)) static int spawn_heap(ws__worker *w, ws__group *g, ws_
 {
   ws__task *t = ws__task_new(w, w->pool, fn, arg, WS__TASK_GROUP, 1, &g->sink);
   if (t == NULL)
-    return run_now(g, fn, arg);
+    return run_now(w, g, fn, arg);
   ws__submit_child(w, t);
   return 0;
 }
@@ -324,7 +339,7 @@ __attribute__((noinline)) static int spawn_slow(ws__group *g, ws_task_fn fn, voi
   if (__builtin_expect(mark != g->mark && !child_of(ws__frame_at(w, mark - 1), g), 0))
     return spawn_heap(w, g, fn, arg);
   if (!ws__frame_room(w))
-    return run_now(g, fn, arg);
+    return run_now(w, g, fn, arg);
   ws__task *t = push_child(w, g, fn, arg, mark);
   bool prof = __builtin_expect(ws__hooks(w) & WS__HOOK_PROFILE, 0) && w->prof_cur != NULL;
   if (prof) {

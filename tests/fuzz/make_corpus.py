@@ -6,6 +6,15 @@ The encoding is the one tests/fuzz/fuzz_api.c decodes (see its opening
 comment): a 6-byte header, then operations; a task body is a length byte and
 that many bytes, the first of which gives the task's return value.
 
+Encoding versions. The upper nibble of header byte h4 names the opcode
+table: version 0 is the first 18 operations (SUBMIT .. FAULT, opcode byte
+% 18), version 1 appends THEN .. SORT (opcode byte % 27). A version only ever
+appends, and every stored input names its version exactly, so adding
+operations never changes what a committed seed or reproducer does. The seeds
+written before version 1 keep version 0 and their bytes; new seeds are
+version 1 (v1(...)); the helpers of version-1 operations below are for
+those only (in a version-0 program their opcodes would wrap modulo 18).
+
 Usage: tests/fuzz/make_corpus.py [corpus-dir [pending-dir]]
        (default: corpus/ and pending/ next to this script)
 Re-running it rewrites the same files; commit them together with this script.
@@ -16,8 +25,12 @@ import sys
 
 OPS = ["SUBMIT", "WAIT", "CANCEL", "RELEASE", "GROUP", "JOIN", "PFOR", "BLOCKING",
        "SHUTDOWN", "WAIT_IDLE", "AWAIT_TERM", "STATUS", "STATS", "TRACE", "PROFILE",
-       "SPIN", "DESTROY", "FAULT"]
+       "SPIN", "DESTROY", "FAULT",
+       # version 1
+       "THEN", "WHEN_ALL", "WHEN_ANY", "CGROUP", "GCANCEL", "POLL", "REDUCE", "INVOKE", "SORT"]
 OP = {name: i for i, name in enumerate(OPS)}
+VERSION_OPS = [18, 27]  # opcodes of each version (fuzz_api.c VERSION_OPS)
+assert VERSION_OPS[-1] == len(OPS)
 
 # timeout selectors
 T0, T100US, T2MS, FOREVER = 0, 1, 2, 3
@@ -29,9 +42,15 @@ STEAL_ONE, STEAL_HALF = 1, 2
 
 
 def header(workers=2, deque=0, steal=0, destroy_only=False, batch=0, spin=0, spares=0,
-           idle=0, seed=0):
+           idle=0, seed=0, version=0):
     h0 = (workers - 1) & 7 | deque << 3 | steal << 5 | (0x80 if destroy_only else 0)
-    return bytes([h0, batch, spin, spares, idle, seed])
+    assert 0 <= idle < 16 and 0 <= version < len(VERSION_OPS)
+    return bytes([h0, batch, spin, spares, idle | version << 4, seed])
+
+
+def v1(workers=2, **kw):
+    """The header of a version-1 program."""
+    return header(workers, version=1, **kw)
 
 
 def body(rc=0, *ops):
@@ -103,6 +122,79 @@ def spin(n=20):
 
 def fault(first, every=0):
     return bytes([OP["FAULT"], first - 1, every])
+
+
+# --- version 1 ---------------------------------------------------------------
+
+def then(sel=0, b=None, future=True, hold=False, release=False, bad=False):
+    """ws_future_then on the future `sel` below the bound: future, the
+    continuation's own future kept in its slot; hold, the continuation reads
+    the outcome through a kept handle; release, the followed future is
+    released right after attaching."""
+    fl = (1 if future else 0) | (2 if hold else 0) | (4 if release else 0) | (0x80 if bad else 0)
+    return bytes([OP["THEN"], sel, fl]) + (b or body())
+
+
+def _combine(name, sels, release, keep, cancel, bad, no_index=False):
+    assert 1 <= len(sels) <= 4
+    fl = ((len(sels) - 1) | (8 if release else 0) | (0x10 if no_index else 0)
+          | (0x20 if keep else 0) | (0x40 if cancel else 0) | (0x80 if bad else 0))
+    return bytes([OP[name], fl, *sels, *[0] * (4 - len(sels))])
+
+
+def when_all(*sels, release=False, keep=True, cancel=False, bad=False):
+    return _combine("WHEN_ALL", sels, release, keep, cancel, bad)
+
+
+def when_any(*sels, release=False, keep=True, cancel=False, bad=False, no_index=False):
+    return _combine("WHEN_ANY", sels, release, keep, cancel, bad, no_index)
+
+
+def cgroup(*bodies, when=0, mid=None, null_pool=False, twice=False):
+    """A group the owner may cancel: when 0 never (a child may), 1 before the
+    spawns, 2 after the first, 3 after all (twice: cancel again)."""
+    n = len(bodies)
+    assert 1 <= n <= 4
+    fl = ((n - 1) | when << 2 | (0x10 if null_pool else 0) | (0x20 if mid is not None else 0)
+          | (0x40 if twice else 0))
+    out = bytes([OP["CGROUP"], fl]) + b"".join(bodies)
+    if mid is not None:
+        out += bytes([len(mid)]) + mid
+    return out
+
+
+GCANCEL = bytes([OP["GCANCEL"]])
+
+
+def poll(stop=True):
+    return bytes([OP["POLL"], 1 if stop else 0])
+
+
+def reduce(length=0, start=0, neg=False, grain=0, big=False, poison=0, null_pool=False, bad=None):
+    """[start, start + length) (neg: [-(length % 32), ...)); bad: which
+    argument is bad (0-6), and nothing else is read."""
+    assert 0 <= length < 64 and 0 <= start < 32 and 0 <= grain < 8 and 0 <= poison < 8
+    if bad is not None:
+        return bytes([OP["REDUCE"], 0x80, bad, 0])
+    rs = length | (0x40 if neg else 0)
+    fl = (1 if big else 0) | poison << 1 | (0x40 if null_pool else 0)
+    return bytes([OP["REDUCE"], rs, grain | start << 3, fl])
+
+
+def invoke(*bodies, null_pool=False, bad=False):
+    assert len(bodies) <= 4
+    fl = len(bodies) | (0x40 if null_pool else 0) | (0x80 if bad else 0)
+    return bytes([OP["INVOKE"], fl]) + b"".join(bodies)
+
+
+SORT_SIZES = [3, 4, 8, 16, 24]
+
+
+def sort(n, size=4, keys=3, seed=0, null_pool=False, bad=False):
+    """n elements of `size` bytes, keys: 0 all equal, else 1 + 9 * keys distinct."""
+    assert 0 <= n <= 64 and 0 <= keys < 8
+    fl = SORT_SIZES.index(size) | keys << 3 | (0x40 if null_pool else 0) | (0x80 if bad else 0)
+    return bytes([OP["SORT"], n, fl, seed])
 
 
 SHUTDOWN = op("SHUTDOWN")
@@ -203,7 +295,119 @@ def seeds():
     s["opts_locked_half"] = header(8, LOCKED, STEAL_HALF, batch=1) + submit(body(0, submit(future=False), submit(future=False), submit(future=False))) * 4
     s["opts_lockfree_half_big"] = header(5, LOCKFREE, STEAL_HALF, batch=6, spin=6) + pfor(1, 31, 0x80)
     s["opts_spin_none"] = header(7, spin=SPIN_NONE, seed=9) + submit(body(0, join(body(), body()))) * 5
+    s.update(seeds_v1())
     return s
+
+
+def seeds_v1():
+    """Version 1: continuations, combinators, group cancellation, reduce,
+    invoke and sort. Ids: every task gets one in creation order (with or
+    without a future), every combined future too; a selector k names the id
+    bound - 1 - k (the outside thread's bound: the ids made so far)."""
+    s = {}
+    # --- continuations
+    s["v1_then_outside"] = v1(2) + submit() + then(0) + wait(0) + status(1)
+    s["v1_then_chain"] = v1(3) + submit(body(0, spin(50))) + then(0) + then(0, hold=True) + then(0) + wait(0)
+    s["v1_then_finished"] = v1(2) + submit(body(fail(3))) + wait(0) + then(0, hold=True) + wait(0) + then(1, future=False)
+    s["v1_then_released"] = (v1(2) + submit(body(0, spin(100))) + then(0, release=True)
+                             + submit(body(0, spin(50))) + then(0, hold=True, release=True) + wait(0) + wait(2))
+    # ids: 0 spin (no future), 1 task, 2 its continuation (hold); task 1 cancelled
+    s["v1_then_cancelled"] = (v1(1) + submit(body(0, spin(255), spin(255)), future=False) + submit()
+                              + then(0, hold=True) + cancel(1) + wait(0) + status(1))
+    # the continuation itself cancelled while its future is unfinished
+    s["v1_then_cancel_next"] = (v1(1) + submit(body(0, spin(255)), future=False) + submit()
+                                + then(0, hold=True) + then(0) + cancel(1) + wait(0) + wait(2))
+    s["v1_then_inside"] = (v1(3) + submit() + submit(body(0, then(0, hold=True), then(0, future=False), wait(0)))
+                           + wait(0) + wait(1) + wait(0))
+    s["v1_then_in_group"] = (v1(2) + submit() + submit(body(0, group(body(0, then(0)), body(0, then(0, hold=True)))))
+                             + wait(0) + op("WAIT_IDLE", FOREVER))
+    s["v1_then_errors"] = v1(2) + then(0, bad=True) + submit() + then(0, bad=True) + submit(body(0, then(1, bad=True)))
+    # --- combinators (a combined future's id is above its inputs')
+    s["v1_all_outside"] = v1(3) + submit() * 3 + when_all(0, 1, 2) + wait(0) + status(0) + status(1)
+    s["v1_all_failed"] = (v1(1) + submit(body(0, spin(255)), future=False) + submit() + submit(body(fail(3)))
+                          + submit() + cancel(2) + when_all(2, 1, 0) + wait(0) + when_all(1, 0) + wait(0))
+    s["v1_any"] = (v1(2) + submit(body(0, spin(200))) + submit() + when_any(1, 0) + wait(0)
+                   + when_any(0, 2, no_index=True) + wait(0))
+    s["v1_any_cancelled"] = (v1(1) + submit(body(0, spin(255)), future=False) + submit() + submit()
+                             + cancel(1) + when_any(1, 0) + wait(0) + status(0))
+    # any -> then (hold) -> all of (then, any, task)
+    s["v1_nested"] = (v1(3) + submit() + submit(body(fail(4))) + when_any(0, 1) + then(0, hold=True)
+                      + when_all(0, 1, 3) + wait(0) + then(0, hold=True) + wait(0))
+    s["v1_all_inside"] = (v1(3) + submit() + submit() + submit(body(0, when_all(0, 1), when_any(1, 0, keep=False)))
+                          + wait(0) + wait(0) + wait(1))
+    # a task waits on a combined future below its bound; a group child too
+    s["v1_wait_combined_inside"] = (v1(2) + submit(body(0, spin(30))) + submit() + when_all(0, 1)
+                                    + submit(body(0, wait(0, FOREVER), status(0)))
+                                    + submit(body(0, group(body(0, wait(1, FOREVER)), body(0, wait(2, T2MS)))))
+                                    + wait(0) + wait(1))
+    s["v1_wait_combined_nospares"] = (v1(1, spares=SPARES_NONE) + submit() + when_all(0)
+                                      + submit(body(0, wait(0, FOREVER))) + then(0) + wait(0))
+    s["v1_combine_errors"] = (v1(2) + when_all(0, bad=True) + submit() + when_all(0, bad=True, cancel=True)
+                              + when_any(1, bad=True, cancel=True) + submit(body(0, when_any(0, bad=True))))
+    s["v1_combine_released"] = (v1(2) + submit(body(0, spin(100))) + submit(body(0, spin(100)))
+                                + when_all(0, 1, release=True) + when_any(1, 2, 1, release=True, keep=False)
+                                + wait(0))
+    # --- group cancellation
+    s["v1_cancel_before"] = (v1(2) + cgroup(body(), body(fail(2)), when=1)
+                             + submit(body(0, cgroup(body(), body(), body(), when=1))))
+    s["v1_cancel_after_first"] = v1(1) + submit(body(0, cgroup(body(0, spin(100)), body(), body(fail(2)), when=2)))
+    s["v1_cancel_after_all"] = (v1(3) + submit(body(0, cgroup(body(0, spin(30), poll()), body(0, poll(False)),
+                                                              when=3, twice=True, mid=spin(10)))))
+    s["v1_cancel_by_child"] = (v1(3) + submit(body(0, cgroup(body(0, GCANCEL, poll(), spin(50)),
+                                                             body(0, spin(200), poll(), group(body(), body())),
+                                                             body(0, poll(), submit())))))
+    s["v1_cancel_then_nest"] = (v1(2) + submit(body(0, cgroup(body(0, GCANCEL, group(body(), body()),
+                                                                   cgroup(body(), when=3)),
+                                                              body(0, spin(50), poll())))))
+    s["v1_cancel_join_poll"] = (v1(4) + submit(body(0, cgroup(body(0, join(body(0, GCANCEL, poll()),
+                                                                            body(0, spin(20), poll()))),
+                                                              body(0, invoke(body(0, poll(False)), body()))))))
+    s["v1_cancel_outside"] = (v1(2) + cgroup(body(), body(0, GCANCEL, poll()), body(0, spin(50)))
+                              + cgroup(body(), body(), body(), when=2) + cgroup(body(), when=3, mid=STATS))
+    s["v1_cancel_deep"] = (v1(4) + submit(body(0, cgroup(body(0, cgroup(body(0, group(body(0, GCANCEL), body())),
+                                                                        body(0, spin(80), poll()))),
+                                                         body(0, spin(100), poll())))))
+    s["v1_gcancel_errors"] = (v1(2) + GCANCEL + poll() + submit(body(0, GCANCEL, poll(False)))
+                              + cgroup(body(0, GCANCEL, submit(body(0, poll(False))))))
+    # --- parallel algorithms
+    s["v1_reduce"] = (v1(3) + reduce(20) + reduce(0) + reduce(33, start=5, grain=3, poison=3)
+                      + reduce(10, big=True) + reduce(40, neg=True, big=True, poison=5)
+                      + submit(body(0, reduce(25, grain=2, null_pool=True), reduce(63, big=True, poison=7))))
+    s["v1_reduce_errors"] = (v1(2) + b"".join(reduce(bad=k) for k in range(7)) + reduce(5, null_pool=True)
+                             + submit(body(0, reduce(bad=6), reduce(0, null_pool=True, big=True))))
+    s["v1_invoke"] = (v1(3) + invoke(body(), body(fail(2)), body(fail(3)), body()) + invoke()
+                      + submit(body(0, invoke(body(0, invoke(body(), body())), body(0, group(body(), body())),
+                                              null_pool=True))))
+    s["v1_invoke_errors"] = (v1(2) + invoke(bad=True) + invoke(body(), null_pool=True)
+                             + submit(body(0, invoke(body(fail(1)), bad=True))))
+    s["v1_sort"] = (v1(3) + sort(0) + sort(1) + sort(2, keys=0) + b"".join(
+        sort(64, size=z, keys=k, seed=z * 7 + k) for z, k in [(3, 1), (4, 0), (8, 7), (16, 2), (24, 4)])
+                    + submit(body(0, sort(50, size=8, keys=1, null_pool=True), sort(9, size=3, keys=7))))
+    s["v1_sort_errors"] = v1(2) + sort(5, bad=True) + sort(5, null_pool=True) + submit(body(0, sort(3, bad=True)))
+    # --- lifecycle, faults
+    s["v1_shutdown"] = (v1(2) + submit(body(0, spin(100))) + submit(body(0, spin(30), then(0), when_all(0)))
+                        + SHUTDOWN + then(1) + when_any(1) + reduce(9) + invoke(body()) + sort(20))
+    s["v1_destroy_pending"] = (v1(2, destroy_only=True) + submit(body(0, spin(200))) + then(0) + then(0, hold=True)
+                               + when_any(0, 2) + then(0, future=False) + DESTROY)
+    s["v1_faults"] = (v1(2) + fault(1, 2) + submit() * 2 + then(0) + when_all(0, 1) + when_any(1, 2)
+                      + reduce(40, big=True) + sort(30) + cgroup(body(), body(), when=1) + invoke(body(), body())
+                      + submit(body(0, reduce(30, big=True), sort(20, size=16))))
+    return s
+
+
+def random_seeds_v1(n):
+    """Random version-1 programs, biased towards the new operations."""
+    rng = random.Random(20261207)
+    out = {}
+    new = [OP[k] for k in ("THEN", "WHEN_ALL", "WHEN_ANY", "CGROUP", "GCANCEL", "POLL",
+                           "REDUCE", "INVOKE", "SORT")]
+    for i in range(n):
+        data = v1(rng.randint(1, 8), deque=rng.randrange(3), steal=rng.randrange(3),
+                  spares=rng.randrange(8), idle=rng.randrange(16), seed=rng.randrange(256))
+        data += bytes(rng.choice(new + [0, 0, 1, 4, 11]) if k % 3 == 0 else rng.randrange(256)
+                      for k in range(rng.randint(8, 60)))
+        out[f"random_v1_{i:02d}"] = data
+    return out
 
 
 def random_seeds(n):
@@ -235,6 +439,7 @@ def main():
     os.makedirs(pendir, exist_ok=True)
     allseeds = seeds()
     allseeds.update(random_seeds(8))
+    allseeds.update(random_seeds_v1(6))
     for name, data in sorted(allseeds.items()):
         with open(os.path.join(pendir if name in PENDING else outdir, name), "wb") as f:
             f.write(data)

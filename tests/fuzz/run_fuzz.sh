@@ -7,7 +7,9 @@
 # (crash-*, leak-*, timeout-*): replay it with
 #   build/fuzz/tests/fuzz_api_replay <file>
 # and, once understood, commit it to tests/fuzz/regress/ (bug fixed) or
-# tests/fuzz/pending/ (bug not fixed yet).
+# tests/fuzz/pending/ (bug not fixed yet), with h4's upper nibble set to
+# the encoding version it ran with (fuzz_api.c, "Encoding versions"; the
+# replay of stored inputs refuses an unknown one).
 # Usage: tests/fuzz/run_fuzz.sh [seconds]   (default 60)
 # Environment: FUZZ_EXTREME_RANGES=0 leaves ws_parallel_for over extreme
 # int64 ranges out (while its known overflow is not fixed the fuzzer finds
@@ -26,7 +28,7 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWSCHED_WERROR=ON \
 cmake --build "$build" -j"${FUZZ_BUILD_JOBS:-2}" --target fuzz_api fuzz_api_replay
 mkdir -p "$build/corpus"
 # Every committed input first: a regression there fails before fuzzing.
-"$build/tests/fuzz_api_replay" tests/fuzz/corpus tests/fuzz/regress
+"$build/tests/fuzz_api_replay" --stored tests/fuzz/corpus tests/fuzz/regress
 cd "$build"
 # -rss_limit_mb: every program creates up to 8 workers plus spares.
 exec ./tests/fuzz_api corpus ../../tests/fuzz/corpus -max_total_time="$seconds" -timeout=10 \
