@@ -246,9 +246,16 @@ static bool take_lock(ws__inject *q)
     if (atomic_compare_exchange_weak_explicit(&q->lock, &unlocked, 1, memory_order_acquire,
                                               memory_order_relaxed))
       return true;
-    if (spins == 64 || !ws__inject_nonempty(q))
+    if (spins == 65 || !ws__inject_nonempty(q))
       return false;
-    ws__cpu_relax();
+    /* A holder that keeps it this long has most likely lost its CPU (more
+       threads than CPUs): give it one before the last try. Without this,
+       64 FIFO-order workers on 2 CPUs under ThreadSanitizer, all awake
+       because the queue held thousands of records, took 73 records in 10 s. */
+    if (spins == 64)
+      ws__yield();
+    else
+      ws__cpu_relax();
   }
 }
 
