@@ -113,6 +113,38 @@ typedef enum ws_steal_policy {
   WS_STEAL_HALF = 2 /* a thief takes half its victim's tasks, at most steal_batch */
 } ws_steal_policy_t;
 
+/* The order in which a worker runs the tasks it has (ws_options_t.order).
+ *
+ * WS_ORDER_LIFO, the default, is for fork/join and throughput: a worker
+ * runs the task it made last (depth first, its data still in cache) and
+ * thieves take the oldest. Tasks submitted from outside wait in one global
+ * queue, which every worker looks at every 61st task and whenever it has
+ * nothing of its own. A child submitted inside a task runs before the
+ * tasks its worker queued earlier: under a steady load of independent
+ * requests the oldest can wait long (see docs/BENCHMARKS.md).
+ *
+ * WS_ORDER_FIFO is for services, where independent requests should run in
+ * about the order they arrived and the latency tail matters (Go's run
+ * queue): each worker has a ring of 256 tasks that it runs oldest first; a
+ * full ring moves its older half to the global queue in one batch, and a
+ * thief takes half a victim's ring at once. A continuation made ready by
+ * the task that just finished (ws_future_then, settled on this worker) goes
+ * into the worker's `next` slot and runs next, cache-hot; at most
+ * WS_NEXT_STREAK of those run in a row before the ring's oldest task gets
+ * its turn, and a thief takes a task from the next slot only when the ring
+ * is empty and the owner had about 3 us to run it. Fork/join (ws_join,
+ * groups, ws_parallel_*) works the same in both orders: its children are
+ * not in the ring but in the worker's deque, last in first out. */
+typedef enum ws_order {
+  WS_ORDER_DEFAULT = 0, /* WS_ORDER_LIFO */
+  WS_ORDER_LIFO = 1, /* newest first on each worker: fork/join, throughput */
+  WS_ORDER_FIFO = 2 /* oldest first on each worker, a next slot: services, tail latency */
+} ws_order_t;
+
+/* WS_ORDER_FIFO: tasks a worker takes from its next slot in a row before
+   the oldest task of its ring runs (Tokio's bound on its LIFO slot). */
+#define WS_NEXT_STREAK 3
+
 /* Pool options for ws_pool_create: ws_options_init fills them with the
    defaults, and 0 in any field means that field's default. */
 typedef struct ws_options {
@@ -132,7 +164,9 @@ typedef struct ws_options {
      most WS_MAX_WORKERS. */
   unsigned workers;
   ws_deque_kind_t deque; /* 0: WS_DEQUE_DEFAULT, the lock-free deque */
-  ws_steal_policy_t steal; /* 0: WS_STEAL_DEFAULT, steal one task */
+  /* 0: WS_STEAL_DEFAULT, steal one task. In WS_ORDER_FIFO pools it applies
+     to fork/join children; a thief takes half of a victim's FIFO ring. */
+  ws_steal_policy_t steal;
   /* Upper bound on the tasks one WS_STEAL_HALF steal moves. 0: 32. At most
      256 (WS_EINVAL above). */
   unsigned steal_batch;
@@ -164,6 +198,8 @@ typedef struct ws_options {
   /* Non-zero: pin worker i to the i-th CPU of the process's affinity mask
      (round robin when there are more workers than CPUs). 0: not pinned. */
   int pin;
+  /* Which task a worker runs next (ws_order_t above). 0: WS_ORDER_LIFO. */
+  ws_order_t order;
   /* A new field goes here, at the end (and into option_fields in
      src/api/pool.c), so that older layouts stay a prefix of this one. */
 } ws_options_t;
@@ -225,14 +261,30 @@ WS_EXTERN int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt);
 WS_EXTERN int ws_pool_destroy(ws_pool_t *pool);
 
 /* Submits fn(arg). From inside a task of `pool` the new task is a child: it
-   goes to the calling worker's own deque and is accepted even while the pool
-   drains. From any other thread it is a root submission: it goes to the
+   goes to the calling worker's own queue (its deque; its ring in
+   WS_ORDER_FIFO) and is accepted even while the pool drains. From any other thread it is a root submission: it goes to the
    pool's global injection queue and is refused with WS_ESHUTDOWN once
    ws_shutdown() has been called.
    If `future` is not NULL, *future receives a handle that must be released
    with ws_future_release(). On error nothing was queued and *future is NULL.
    Returns 0, WS_EINVAL (NULL pool or fn), WS_ESHUTDOWN, or WS_ENOMEM. */
 WS_EXTERN int ws_submit(ws_pool_t *pool, ws_task_fn fn, void *arg, ws_future_t **future);
+
+/* ws_submit_ex flags. */
+#define WS_SUBMIT_HIGH 0x1u /* high priority: see ws_submit_ex */
+
+/* ws_submit with flags: 0 is ws_submit itself. WS_SUBMIT_HIGH queues the
+   task in the pool's high-priority queue, from any thread (from inside a
+   task it is still a child, accepted while the pool drains): every worker
+   looks there first whenever it picks its next task, in both orders, so
+   the task starts as soon as some worker finishes the task it is running
+   (or at once on an idle worker); queued normal work of any kind waits.
+   High-priority tasks run oldest first among themselves. A worker waiting
+   inside a task (ws_future_wait, ws_group_wait, ...) runs only what its
+   wait depends on, and takes none. Returns as ws_submit, and WS_EINVAL for
+   an unknown flag. */
+WS_EXTERN int ws_submit_ex(ws_pool_t *pool, ws_task_fn fn, void *arg, unsigned flags,
+                           ws_future_t **future);
 
 /* Submits n tasks at once: fn(args[0]), ..., fn(args[n-1]), each as
    ws_submit(pool, fn, args[i], ...) would, but queued together: from
@@ -820,7 +872,7 @@ typedef struct ws_stats {
   unsigned spinning; /* workers searching for work at that time */
   int state; /* ws_pool_state_t */
   uint64_t outstanding; /* accepted tasks not finished yet */
-  uint64_t global_queue; /* tasks waiting in the global injection queue */
+  uint64_t global_queue; /* tasks waiting in the global queues (normal and high priority) */
   uint64_t submitted; /* root submissions accepted from outside the pool */
   uint64_t rejected; /* root submissions refused with WS_ESHUTDOWN */
   unsigned blocked; /* workers inside ws_blocking() now */
@@ -860,7 +912,8 @@ WS_EXTERN int ws_pool_stats_print(ws_pool_t *pool, FILE *out);
  *                  local=[3 0] run=+1204 steals=+12 parks=+3
  *
  * elapsed time, workers, parked (idle) and spinning workers, blocked workers,
- * active/alive spares, the global queue's length, each slot's deque length (the workers, then any spare slots)
+ * active/alive spares, the global queue's length, each slot's queued tasks
+ * (deque, and ring in WS_ORDER_FIFO; the workers, then any spare slots)
  * (what thieves can see: fork/join children a worker still keeps private are
  * not counted), and the tasks run, steals and parks since the previous line. It costs
  * nothing when off (a separate thread samples the counters).

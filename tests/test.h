@@ -244,6 +244,22 @@ static inline void expect_child_abort(void (*body)(void *), void *arg, const cha
     TEST_FAIL("%s: no abort (wait status %#x)", what, st);
 }
 
+/* The pools' order (ws_options_t.order) for this run: WS_TEST_ORDER=fifo
+   or lifo in the environment (ctests *_fifo run parts in FIFO order), else
+   the default. Anything else fails the test. */
+static inline ws_order_t test_order(void)
+{
+  const char *s = getenv("WS_TEST_ORDER");
+  if (s == NULL || *s == '\0')
+    return WS_ORDER_DEFAULT;
+  if (strcmp(s, "fifo") == 0)
+    return WS_ORDER_FIFO;
+  if (strcmp(s, "lifo") == 0)
+    return WS_ORDER_LIFO;
+  TEST_FAIL("WS_TEST_ORDER=%s: fifo or lifo", s);
+  return WS_ORDER_DEFAULT;
+}
+
 static inline ws_pool_t *make_pool(unsigned workers, ws_deque_kind_t dq, ws_steal_policy_t st)
 {
   ws_options_t o;
@@ -252,6 +268,7 @@ static inline ws_pool_t *make_pool(unsigned workers, ws_deque_kind_t dq, ws_stea
   o.workers = workers;
   o.deque = dq;
   o.steal = st;
+  o.order = test_order();
   ASSERT_OK(ws_pool_create(&p, &o));
   return p;
 }

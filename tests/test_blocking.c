@@ -76,6 +76,7 @@ static ws_pool_t *pool_with(unsigned workers, unsigned max_spares, unsigned idle
   o.workers = workers;
   o.max_spares = max_spares;
   o.spare_idle_ms = idle_ms;
+  o.order = test_order();
   ASSERT_OK(ws_pool_create(&p, &o));
   return p;
 }

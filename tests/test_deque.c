@@ -42,7 +42,7 @@ static long I(ws__task *t)
 
 static ws_deque_kind_t kinds[] = {WS_DEQUE_LOCKFREE, WS_DEQUE_LOCKED};
 
-static void test_order(ws_deque_kind_t kind)
+static void deque_order_test(ws_deque_kind_t kind)
 {
   ws__deque q;
   ws__task *x;
@@ -391,7 +391,7 @@ static void part_switch(void)
 static void part_order(void)
 {
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
-    test_order(kinds[k]);
+    deque_order_test(kinds[k]);
 }
 
 static void part_batch(void)

@@ -486,6 +486,7 @@ static void test_publish(ws_deque_kind_t dq, int use_blocking, int use_group)
   o.workers = 2;
   o.deque = dq;
   o.max_spares = 1; /* both waits block, compensated by one spare */
+  o.order = test_order();
   ws_pool_t *p;
   ASSERT_OK(ws_pool_create(&p, &o));
   for (int rep = 0; rep < 20; rep++) {

@@ -457,6 +457,7 @@ static void run_graph(unsigned workers, ws_deque_kind_t dq, ws_steal_policy_t st
   /* Every task of a graph may be blocked at once, each holding a thread:
      the guarantee needs spares for them (wsched.h, "Waiting"). */
   o.max_spares = no_spares ? WS_SPARES_NONE : WS_MAX_SPARES;
+  o.order = test_order();
   memset(&G, 0, sizeof G);
   G.n = n;
   G.seed = seed;
@@ -688,6 +689,7 @@ static void deepchain(void)
       ws_options_init(&o);
       o.workers = workers[wi];
       o.stack_size = 256 * 1024;
+      o.order = test_order();
       ws_pool_t *p;
       ASSERT_OK(ws_pool_create(&p, &o));
       long order[DEEP];

@@ -3,7 +3,7 @@
  * wsbench — runs the workload suite on wsched and reports.
  *
  *   wsbench [--workers N] [--deque lockfree|locked] [--steal one|half]
- *           [--repeat R] [--json FILE] [--results] [--small] [--list]
+ *           [--order lifo|fifo] [--repeat R] [--json FILE] [--results] [--small] [--list]
  *           [WORKLOAD [SIZE]]
  *
  * For every workload it runs, interleaved R times (so the ratios come from
@@ -108,7 +108,8 @@ double wb_median(double *v, int n)
 static void usage(FILE *out)
 {
   fprintf(out, "usage: wsbench [--workers N] [--deque lockfree|locked] [--steal one|half]\n"
-               "               [--repeat R] [--json FILE] [--results] [--small] [--list]\n"
+               "               [--order lifo|fifo] [--repeat R] [--json FILE] [--results] "
+               "[--small] [--list]\n"
                "               [--profile] [--serial] [--join-cost] [WORKLOAD [SIZE]]\n"
                "Runs every workload (or one) serially, on 1 worker and on N workers\n"
                "(default: every CPU this process may use), R times interleaved (default 5),\n"
@@ -311,6 +312,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "wsbench: --steal takes one or half\n");
         return 2;
       }
+    } else if (!strcmp(a, "--order") && i + 1 < argc) {
+      const char *v = argv[++i];
+      if (!strcmp(v, "lifo"))
+        opt.order = WS_ORDER_LIFO;
+      else if (!strcmp(v, "fifo"))
+        opt.order = WS_ORDER_FIFO;
+      else {
+        fprintf(stderr, "wsbench: --order takes lifo or fifo\n");
+        return 2;
+      }
     } else if (!strcmp(a, "--repeat") && i + 1 < argc) {
       reps = (int)parse_long(argv[++i], "repeat count");
       reps_given = 1;
@@ -399,9 +410,10 @@ int main(int argc, char **argv)
     char where[768];
     ws_pool_describe(many, where, sizeof where);
     printf("wsbench: %s\n", where);
-    printf("wsbench: %d workers (%s deque, steal %s), %d repetitions, medians in ms\n", nworkers,
-           opt.deque == WS_DEQUE_LOCKED ? "locked" : "lock-free",
-           opt.steal == WS_STEAL_HALF ? "half" : "one", reps);
+    printf("wsbench: %d workers (%s deque, steal %s, %s order), %d repetitions, medians in ms\n",
+           nworkers, opt.deque == WS_DEQUE_LOCKED ? "locked" : "lock-free",
+           opt.steal == WS_STEAL_HALF ? "half" : "one",
+           opt.order == WS_ORDER_FIFO ? "fifo" : "lifo", reps);
   }
 
   row rows[NWORKLOADS];
@@ -511,9 +523,10 @@ int main(int argc, char **argv)
     } else {
       fprintf(f,
               "{\n  \"workers\": %d,\n  \"repeat\": %d,\n  \"deque\": \"%s\",\n"
-              "  \"steal\": \"%s\",\n  \"workloads\": [\n",
+              "  \"steal\": \"%s\",\n  \"order\": \"%s\",\n  \"workloads\": [\n",
               nworkers, reps, opt.deque == WS_DEQUE_LOCKED ? "locked" : "lockfree",
-              opt.steal == WS_STEAL_HALF ? "half" : "one");
+              opt.steal == WS_STEAL_HALF ? "half" : "one",
+              opt.order == WS_ORDER_FIFO ? "fifo" : "lifo");
       for (int i = 0; i < nrows; i++) {
         row *r = &rows[i];
         char bound[32] = "null", vsb[32] = "null"; /* not fork/join: null */

@@ -38,7 +38,7 @@ static const struct {
     WS__FIELD(workers),       WS__FIELD(deque),       WS__FIELD(steal),
     WS__FIELD(steal_batch),   WS__FIELD(spin_rounds), WS__FIELD(seed),
     WS__FIELD(stack_size),    WS__FIELD(max_spares),  WS__FIELD(spare_idle_ms),
-    WS__FIELD(schedtrace_ms), WS__FIELD(pin),
+    WS__FIELD(schedtrace_ms), WS__FIELD(pin),         WS__FIELD(order),
 };
 #undef WS__FIELD
 
@@ -64,7 +64,8 @@ enum {
   MADE_COMP_LOCK = 1u << 2,
   MADE_TRACE_LOCK = 1u << 3,
   MADE_PROF_LOCK = 1u << 4,
-  MADE_INJECT = 1u << 5
+  MADE_INJECT = 1u << 5,
+  MADE_HIGH = 1u << 6
 };
 
 /* Frees pool p, whose first nslots worker slots are initialised and whose
@@ -75,6 +76,7 @@ static void pool_free(ws_pool_t *p, unsigned nslots)
     ws__task_cache_drain(&p->workers[i].records);
     ws__frames_free(&p->workers[i]);
     ws__deque_destroy(&p->workers[i].deque);
+    ws__free(p->workers[i].runq);
   }
   ws__free(p->workers);
   ws__free(p->coprimes);
@@ -83,6 +85,8 @@ static void pool_free(ws_pool_t *p, unsigned nslots)
     ws__topo_free(p->topo);
   if (p->made & MADE_INJECT)
     ws__inject_destroy(&p->inject);
+  if (p->made & MADE_HIGH)
+    ws__inject_destroy(&p->high);
   if (p->made & MADE_DEPOT)
     ws__task_depot_destroy(&p->depot);
   if (p->made & MADE_COMP_LOCK)
@@ -109,6 +113,8 @@ static int check_options(const ws_options_t *o)
   if (o->spin_rounds > WS__SPIN_ROUNDS_MAX && o->spin_rounds != WS_SPIN_NONE)
     return WS_EINVAL;
   if (o->max_spares > WS_MAX_SPARES && o->max_spares != WS_SPARES_NONE)
+    return WS_EINVAL;
+  if (o->order != WS_ORDER_DEFAULT && o->order != WS_ORDER_LIFO && o->order != WS_ORDER_FIFO)
     return WS_EINVAL;
   return 0;
 }
@@ -181,6 +187,7 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
   p->cgroup_limit = ws__cgroup_cpu_limit(NULL, &limit) == 1 ? limit : 0;
   p->deque_kind = o.deque == WS_DEQUE_LOCKED ? WS_DEQUE_LOCKED : WS_DEQUE_LOCKFREE;
   p->steal_policy = o.steal == WS_STEAL_HALF ? WS_STEAL_HALF : WS_STEAL_ONE;
+  p->fifo = o.order == WS_ORDER_FIFO;
   p->steal_batch = o.steal_batch != 0 ? o.steal_batch : WS__DEFAULT_STEAL_BATCH;
   p->spin_rounds = o.spin_rounds == 0              ? WS__DEFAULT_SPIN_ROUNDS
                    : o.spin_rounds == WS_SPIN_NONE ? 0
@@ -227,6 +234,9 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
   if (ws__inject_init(&p->inject) != 0)
     goto fail;
   p->made |= MADE_INJECT;
+  if (ws__inject_init(&p->high) != 0)
+    goto fail;
+  p->made |= MADE_HIGH;
 
   unsigned n = p->nworkers, cap = n + p->max_spares;
   p->coprimes = ws__malloc(n * sizeof *p->coprimes);
@@ -318,6 +328,27 @@ int ws_submit(ws_pool_t *p, ws_task_fn fn, void *arg, ws_future_t **future)
   int rc = ws__submit_root(p, t);
   if (rc == 0 && future != NULL)
     *future = ws__handle(t);
+  return rc;
+}
+
+int ws_submit_ex(ws_pool_t *p, ws_task_fn fn, void *arg, unsigned flags, ws_future_t **future)
+{
+  if (flags == 0)
+    return ws_submit(p, fn, arg, future);
+  if (future != NULL)
+    *future = NULL;
+  if (p == NULL || fn == NULL || (flags & ~WS_SUBMIT_HIGH) != 0)
+    return WS_EINVAL;
+  ws__worker *w = ws__self_in(p);
+  ws__task *t = ws__task_new(w, p, fn, arg, future != NULL ? WS__TASK_FUTURE : 0,
+                             future != NULL ? 2 : 1, NULL);
+  if (t == NULL)
+    return WS_ENOMEM;
+  if (future != NULL)
+    *future = ws__handle(t); /* before the push: t may run at once */
+  int rc = ws__submit_high(p, w, t);
+  if (rc != 0 && future != NULL)
+    *future = NULL; /* t was freed */
   return rc;
 }
 

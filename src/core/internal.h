@@ -15,6 +15,7 @@
 #include "env.h"
 #include "inject.h"
 #include "platform.h"
+#include "runq.h"
 #include "task.h"
 #include "topology.h"
 
@@ -32,6 +33,10 @@
 typedef struct ws__worker {
   /* Thief-visible: the deque (its top and bottom sit on lines of their own). */
   ws__deque deque;
+  /* WS_ORDER_FIFO pools only (else NULL): the FIFO run queue and its next
+     slot (data/runq.h says who touches what). The pointer is written once
+     by the slot's initialiser, before the slot is published. */
+  ws__runq *runq;
 
   /* Written by the owner, read by ws_pool_stats. */
   ws__stats stats;
@@ -76,6 +81,9 @@ typedef struct ws__worker {
   bool is_spare; /* a spare slot (index >= nworkers), see blocking.c */
   uint64_t rng; /* xorshift64* state for victim selection */
   uint32_t tick; /* scheduling ticks, for the every-61st global check */
+  /* WS_ORDER_FIFO: tasks in a row taken from runq's next slot (owner only;
+     the ring's head goes first once it reaches WS__NEXT_STREAK). */
+  uint32_t next_streak;
   bool spinning; /* counted in pool->nspinning */
   /* Finished tasks still counted in pool->life (see ws__life_credit_*). */
   uint64_t life_credit;
@@ -113,6 +121,7 @@ struct ws_pool {
   unsigned ncpus; /* CPUs the process may use, for the spinning cap */
   int deque_kind;
   int steal_policy;
+  bool fifo; /* WS_ORDER_FIFO: heap tasks go through the workers' runq */
   unsigned steal_batch;
   unsigned spin_rounds;
   unsigned *coprimes; /* strides coprime with nworkers, for victim order */
@@ -133,6 +142,13 @@ struct ws_pool {
      0 can only delay a cancellation's effect to a later child: the
      cancel flag itself is read with acquire. */
   _Atomic uint32_t cancels;
+  /* High-priority tasks (ws_submit_ex): `high` holds them, nhigh counts
+     them, added (relaxed) by the submitter before its push and subtracted
+     (relaxed) by the worker that took one. Every find_work loads nhigh
+     (relaxed): a hint that the queue may hold one, written only while
+     high-priority tasks flow, so it stays with the read-mostly fields. The
+     queue itself orders the record (data/inject.h). */
+  _Atomic uint64_t nhigh;
 
   /* Lifecycle: (outstanding << 2) | state. Every submission adds
      WS__LIFE_ONE (root: seq_cst, and checks the state it returned); every
@@ -166,6 +182,7 @@ struct ws_pool {
   ws__worker *idle_head;
 
   ws__inject inject;
+  ws__inject high; /* see nhigh */
 
   /* Free task records shared by the pool's workers and the threads that
      submit to it (task.c): workers move their cache's overflow here,
@@ -291,6 +308,11 @@ static inline unsigned ws__gcd(unsigned a, unsigned b)
 /* worker.c: pushes t on w's own deque, or on the global queue when the
    deque cannot grow: nothing is lost to an allocation failure. Owner only. */
 void ws__push_local(ws__worker *w, ws__task *t);
+/* worker.c: t, made ready by the task running on w (a continuation of the
+   future it just finished), to run next: the next slot in FIFO order
+   (the task it displaces goes to the ring), the deque's bottom in LIFO
+   order. Owner only. */
+void ws__push_next(ws__worker *w, ws__task *t);
 
 /* worker.c */
 void *ws__worker_main(void *arg);

@@ -95,6 +95,32 @@ int ws__submit_roots(ws_pool_t *p, ws__task *first, ws__task *last, uint64_t n)
   return 0;
 }
 
+int ws__submit_high(ws_pool_t *p, ws__worker *w, ws__task *t)
+{
+  if (w != NULL) {
+    /* A child: counted like ws__submit_child (no credit: rare). Relaxed:
+       the running parent keeps the count above zero. */
+    atomic_fetch_add_explicit(&p->life, WS__LIFE_ONE, memory_order_relaxed);
+    ws__stat1(&w->stats, WS__S_spawned, 1);
+  } else {
+    /* A root: count first, then look at the state (top of this file). */
+    uint64_t old = atomic_fetch_add_explicit(&p->life, WS__LIFE_ONE, memory_order_seq_cst);
+    if (ws__life_state(old) != WS_POOL_ACCEPTING) {
+      atomic_fetch_add_explicit(&p->rejected, 1, memory_order_relaxed); /* a statistic */
+      ws__task_free(NULL, NULL, t);
+      ws__life_done(p, 1);
+      return WS_ESHUTDOWN;
+    }
+    atomic_fetch_add_explicit(&p->submitted, 1, memory_order_relaxed); /* a statistic */
+  }
+  /* Relaxed: a hint for find_work, before the push so that it is never
+     below the queue's length (a taker subtracts after its take). */
+  atomic_fetch_add_explicit(&p->nhigh, 1, memory_order_relaxed);
+  ws__inject_push(&p->high, t, t, 1);
+  ws__notify(p);
+  return 0;
+}
+
 int ws__submit_root(ws_pool_t *p, ws__task *t)
 {
   return ws__submit_roots(p, t, t, 1);
@@ -143,8 +169,10 @@ int ws__life_reserve(ws_pool_t *p, ws__worker *w, uint64_t n)
   return 0;
 }
 
-/* Queues counted record c of pool p (ws__life_reserve counted it). */
-static void queue_counted(ws__task *c)
+/* Queues counted record c of pool p (ws__life_reserve counted it). `next`:
+   the task running on this worker just made c ready (it finished c's
+   future), so c runs next on it (ws__push_next). */
+static void queue_counted(ws__task *c, bool next)
 {
   ws_pool_t *p = c->pool;
   /* Release: a waiter that sees HELD gone and claims c in place sees what
@@ -152,7 +180,9 @@ static void queue_counted(ws__task *c)
   if (c->flags & WS__TASK_FUTURE)
     atomic_fetch_and_explicit(&c->state, ~WS__ST_HELD, memory_order_release);
   ws__worker *w = ws__self_in(p);
-  if (w != NULL)
+  if (w != NULL && next)
+    ws__push_next(w, c);
+  else if (w != NULL)
     ws__push_local(w, c);
   else
     ws__inject_push(&p->inject, c, c, 1);
@@ -167,7 +197,7 @@ void ws__future_attach(ws__task *t, ws__task *c)
   ws__task *head = atomic_load_explicit(&t->conts, memory_order_acquire);
   do {
     if (head == WS__CONTS_CLOSED) {
-      queue_counted(c);
+      queue_counted(c, false); /* like a submission: the ring's tail */
       return;
     }
     c->next = head;
@@ -183,10 +213,26 @@ void ws__future_settle(ws__task *t)
      links). Release: an attacher that finds CLOSED sees the final status
      and the task's effects (pairs with its acquire). */
   ws__task *c = atomic_exchange_explicit(&t->conts, WS__CONTS_CLOSED, memory_order_acq_rel);
-  while (c != NULL) {
-    ws__task *next = c->next; /* before the queue: c may run and be freed at once */
-    queue_counted(c);
-    c = next;
+  /* The list is newest first. Into a FIFO (a FIFO-order worker's ring, the
+     global queue) it goes reversed: the first attached runs first (next,
+     on a worker) and the others in the order they were attached. Onto a
+     LIFO deque as it is, so that the first attached, pushed last, is
+     popped first. */
+  ws__worker *w = ws__self_in(t->pool);
+  ws__task *order = c;
+  if (w == NULL || w->runq != NULL) {
+    order = NULL;
+    while (c != NULL) {
+      ws__task *next = c->next;
+      c->next = order;
+      order = c;
+      c = next;
+    }
+  }
+  for (bool first = true; order != NULL; first = false) {
+    ws__task *next = order->next; /* before the queue: it may run and be freed at once */
+    queue_counted(order, first);
+    order = next;
   }
 }
 

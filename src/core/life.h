@@ -25,6 +25,10 @@ static inline uint64_t ws__life_count(uint64_t life)
 /* life.c: a root task record (already filled in) is counted and queued.
    Returns 0, or WS_ESHUTDOWN after freeing the record. */
 int ws__submit_root(ws_pool_t *pool, ws__task *t);
+/* Submits record t to pool's high-priority queue (ws_submit_ex): a child
+   when w (the calling thread's worker of the pool) is not NULL, else a root.
+   Returns 0 or WS_ESHUTDOWN (a root after ws_shutdown; t was freed). */
+int ws__submit_high(ws_pool_t *pool, ws__worker *w, ws__task *t);
 /* life.c: n root records, filled in and chained through qnext from first to
    last, counted and queued in one step (ws_submit_batch). Returns 0, or
    WS_ESHUTDOWN after freeing every one of them. */

@@ -126,11 +126,12 @@ static bool work_visible(ws_pool_t *p)
     return true;
   /* Not ws__inject_nonempty: a record counted but not yet linked by a
      preempted producer would keep every worker looping (inject.h). */
-  if (ws__inject_ready(&p->inject))
+  if (ws__inject_ready(&p->inject) || ws__inject_ready(&p->high))
     return true;
   unsigned nslots = ws__nslots(p);
   for (unsigned i = 0; i < nslots; i++)
-    if (ws__deque_size(&p->workers[i].deque) != 0)
+    if (ws__deque_size(&p->workers[i].deque) != 0 ||
+        (p->workers[i].runq != NULL && ws__runq_size(p->workers[i].runq) != 0))
       return true;
   return false;
 }

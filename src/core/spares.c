@@ -54,8 +54,17 @@
 int ws__slot_init(ws_pool_t *p, ws__worker *w, unsigned index, uint64_t seed)
 {
   memset(w, 0, sizeof *w);
-  if (ws__deque_init(&w->deque, p->deque_kind, WS__DEQUE_LOG_CAP) != 0)
+  if (p->fifo) {
+    w->runq = ws__aligned_alloc(WS__CACHELINE, sizeof *w->runq);
+    if (w->runq == NULL)
+      return WS_ENOMEM;
+    memset(w->runq, 0, sizeof *w->runq); /* an empty ring (runq.h) */
+  }
+  if (ws__deque_init(&w->deque, p->deque_kind, WS__DEQUE_LOG_CAP) != 0) {
+    ws__free(w->runq);
+    w->runq = NULL;
     return WS_ENOMEM;
+  }
   atomic_init(&w->stats.seq, 0);
   for (int k = 0; k < WS__NSTATS; k++)
     atomic_init(&w->stats.c[k], 0);

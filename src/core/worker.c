@@ -98,8 +98,10 @@ __thread ws_jf1_t *ws_jf1_self __attribute__((tls_model("initial-exec")));
    the nested task's own. */
 #define WS__HELP_STACK_RESERVE ((size_t)256 * 1024)
 
-/* Largest batch moved in one global-queue take. */
+/* Largest batch moved in one global-queue take: onto a deque, and into a
+   FIFO ring (half of it, as Go's globrunqget). */
 #define WS__GLOBAL_BATCH 64
+#define WS__GLOBAL_BATCH_FIFO (WS__RUNQ_SIZE / 2)
 
 static inline uint64_t rng_next(ws__worker *w)
 {
@@ -118,10 +120,38 @@ static inline bool pool_terminated(ws_pool_t *p)
   return ws__life_state(atomic_load_explicit(&p->life, memory_order_acquire)) == WS_POOL_TERMINATED;
 }
 
+/* WS_ORDER_FIFO: x at the tail of w's ring; a full ring sends its older
+   half, with x, to the global queue in one push (runq.h). */
+static void runq_push(ws__worker *w, ws__task *x)
+{
+  ws__task *first, *last;
+  unsigned n = ws__runq_put(w->runq, x, &first, &last);
+  if (n != 0)
+    ws__inject_push(&w->pool->inject, first, last, n);
+}
+
 void ws__push_local(ws__worker *w, ws__task *x)
 {
+  /* FIFO order: a plain heap record goes in the ring; fork/join children
+     (frames, a group's heap children) stay in the deque, where their
+     waiter looks for them (see "Waiting"). */
+  if (w->runq != NULL && !(x->flags & (WS__TASK_FRAME | WS__TASK_GROUP))) {
+    runq_push(w, x);
+    return;
+  }
   if (ws__deque_push(&w->deque, x) != 0)
     ws__inject_push(&w->pool->inject, x, x, 1);
+}
+
+void ws__push_next(ws__worker *w, ws__task *x)
+{
+  if (w->runq == NULL) {
+    ws__push_local(w, x); /* LIFO order: the deque's bottom is next already */
+    return;
+  }
+  ws__task *old = ws__runq_put_next(w->runq, x);
+  if (old != NULL)
+    runq_push(w, old); /* displaced: the ring's tail */
 }
 
 static void run_entry_now(ws__worker *w, ws__entry e);
@@ -132,7 +162,7 @@ static void run_entry_now(ws__worker *w, ws__entry e);
 static unsigned take_entries(ws__worker *w, ws__task **buf, unsigned max)
 {
   ws_pool_t *p = w->pool;
-  ws__entry e[WS__GLOBAL_BATCH];
+  ws__entry e[WS__GLOBAL_BATCH_FIFO];
   unsigned ne = ws__inject_take_entries(&p->inject, e, max, p->nworkers), n = 0;
   for (unsigned i = 0; i < ne; i++) {
     ws__task *t = ws__task_new(w, p, e[i].fn, e[i].arg, 0, 1, NULL);
@@ -147,7 +177,7 @@ static unsigned take_entries(ws__worker *w, ws__task **buf, unsigned max)
 static ws__task *take_global(ws__worker *w, unsigned max)
 {
   ws_pool_t *p = w->pool;
-  ws__task *buf[WS__GLOBAL_BATCH];
+  ws__task *buf[WS__GLOBAL_BATCH_FIFO];
   /* Entries and records in turn, so that neither kind waits behind a
      stream of the other. */
   unsigned n;
@@ -160,14 +190,41 @@ static ws__task *take_global(ws__worker *w, unsigned max)
   }
   if (n == 0)
     return NULL;
-  /* Run the oldest now; queue the rest newest-first so that our own pops
-     return them oldest-first. */
-  for (unsigned i = n - 1; i >= 1; i--)
-    ws__push_local(w, buf[i]);
+  /* Run the oldest now; queue the rest so that they come back oldest
+     first: newest first onto the deque (popped from the bottom), oldest
+     first into a FIFO ring. */
+  if (w->runq != NULL)
+    for (unsigned i = 1; i < n; i++)
+      ws__push_local(w, buf[i]);
+  else
+    for (unsigned i = n - 1; i >= 1; i--)
+      ws__push_local(w, buf[i]);
   ws__stat1(&w->stats, WS__S_global_takes, n);
   if (n > 1)
     ws__notify(p); /* the extras can be stolen */
   return buf[0];
+}
+
+/* How long a thief leaves a task in its victim's next slot for the owner
+   to run before it takes it (Go waits about 3 us before stealing runnext):
+   a pair of tasks that ready each other is not split for nothing. */
+#define WS__NEXT_GRACE_NS 3000
+
+/* WS_ORDER_FIFO: half of ring q into buf (oldest first), or, when the ring
+   is empty, its next task once the grace period has passed. */
+static unsigned steal_ring(ws__runq *q, ws__task **buf)
+{
+  unsigned n = ws__runq_grab(q, buf, WS__RUNQ_SIZE / 2, false);
+  if (n != 0)
+    return n;
+  /* Relaxed: only the grab's CAS decides; this watches for the owner. */
+  ws__task *x = atomic_load_explicit(&q->next, memory_order_relaxed);
+  if (x == NULL)
+    return 0;
+  int64_t until = ws__now_ns() + WS__NEXT_GRACE_NS;
+  while (atomic_load_explicit(&q->next, memory_order_relaxed) == x && ws__now_ns() < until)
+    ws__cpu_relax();
+  return ws__runq_grab(q, buf, 1, true);
 }
 
 /* Tries victim v once (a few retries on a lost race). Returns a task and the
@@ -179,6 +236,20 @@ static ws__task *steal_victim(ws__worker *w, unsigned v, unsigned *taken, bool o
   ws__deque *q = &p->workers[v].deque;
   ws__task *got = NULL;
   *taken = 0;
+  ws__runq *rq = p->workers[v].runq;
+  if (rq != NULL && !one && ws__runq_size(rq) != 0) {
+    /* FIFO order: the ring first (independent tasks, oldest first). */
+    ws__task *buf[WS__RUNQ_SIZE / 2];
+    unsigned n = steal_ring(rq, buf);
+    if (n != 0) {
+      for (unsigned k = 1; k < n; k++)
+        ws__push_local(w, buf[k]); /* into our ring, oldest first */
+      *taken = n;
+      if (__builtin_expect(ws__hooks(w) & WS__HOOK_TRACE, 0))
+        ws__trace_event(w, WS__EV_STEAL, 0, v);
+      return buf[0];
+    }
+  }
   if (ws__deque_size(q) == 0)
     return NULL; /* looks empty: no barrier, no CAS */
   if (p->steal_policy == WS_STEAL_HALF && !one) {
@@ -290,14 +361,52 @@ static ws__task *steal_work(ws__worker *w)
   return got;
 }
 
+/* WS_ORDER_FIFO: the next slot, unless WS_NEXT_STREAK tasks in a row came
+   from it (then the ring's oldest first), else the ring's oldest. */
+static ws__task *take_fifo(ws__worker *w)
+{
+  ws__runq *q = w->runq;
+  ws__task *t;
+  if (w->next_streak < WS_NEXT_STREAK && (t = ws__runq_take_next(q)) != NULL) {
+    w->next_streak++;
+    return t;
+  }
+  w->next_streak = 0;
+  if ((t = ws__runq_get(q)) != NULL)
+    return t;
+  if ((t = ws__runq_take_next(q)) != NULL)
+    w->next_streak = 1;
+  return t;
+}
+
+/* The oldest high-priority task (ws_submit_ex), or NULL. */
+static ws__task *take_high(ws__worker *w)
+{
+  ws_pool_t *p = w->pool;
+  ws__task *t;
+  if (ws__inject_take(&p->high, &t, 1, 1) == 0)
+    return NULL; /* empty, or another worker is taking one right now */
+  atomic_fetch_sub_explicit(&p->nhigh, 1, memory_order_relaxed); /* a hint (internal.h) */
+  ws__stat1(&w->stats, WS__S_global_takes, 1);
+  return t;
+}
+
 static ws__task *find_work(ws__worker *w)
 {
   ws__task *t;
+  /* Relaxed: a hint (see nhigh); the take itself is ordered by the queue. */
+  if (__builtin_expect(atomic_load_explicit(&w->pool->nhigh, memory_order_relaxed) != 0, 0) &&
+      (t = take_high(w)) != NULL)
+    return t;
   if (++w->tick % 61 == 0 && (t = take_global(w, 1)) != NULL)
+    return t;
+  /* FIFO order: the ring before the deque, which then holds only stolen
+     or overflowing fork/join children (thieves can take those). */
+  if (w->runq != NULL && (t = take_fifo(w)) != NULL)
     return t;
   if ((t = ws__deque_pop(&w->deque)) != NULL)
     return t;
-  if ((t = take_global(w, WS__GLOBAL_BATCH)) != NULL)
+  if ((t = take_global(w, w->runq != NULL ? WS__GLOBAL_BATCH_FIFO : WS__GLOBAL_BATCH)) != NULL)
     return t;
   return steal_work(w);
 }

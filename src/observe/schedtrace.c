@@ -37,7 +37,8 @@ static void *st_main(void *arg)
                        st.blocked, st.spares_active, st.spares, st.global_queue);
     for (unsigned i = 0; i < nslots && len < (int)sizeof line - 64; i++)
       len += snprintf(line + len, sizeof line - (size_t)len, "%s%" PRId64, i ? " " : "",
-                      ws__deque_size(&p->workers[i].deque));
+                      ws__deque_size(&p->workers[i].deque) +
+                          (p->workers[i].runq != NULL ? ws__runq_size(p->workers[i].runq) : 0));
     snprintf(line + len, sizeof line - (size_t)len,
              "] run=+%" PRIu64 " steals=+%" PRIu64 " parks=+%" PRIu64 "\n",
              st.total.tasks_run - prev_run, st.total.steals - prev_steals,
