@@ -22,6 +22,11 @@
  *              child ran or was skipped exactly once, nothing hangs, the
  *              cancelled group's wait returns WS_ECANCELED.
  *   misuse   — NULL, an uninitialised group, a group already waited for.
+ *   traced   — joins and parallel loops under a cancelled group while the
+ *              pool is traced (ws_join then takes its observed path, a
+ *              private group): both halves run, ws_join returns fb's
+ *              result, every iteration of a loop runs (the fuzzer found
+ *              the observed join skipping b and returning WS_ECANCELED).
  */
 #include "test.h"
 
@@ -419,10 +424,73 @@ static void part_misuse(void)
   ASSERT_OK(ws_pool_destroy(p));
 }
 
+static _Atomic long traced_iters, traced_fb;
+
+static int traced_fb_fn(void *arg)
+{
+  (void)arg;
+  atomic_fetch_add_explicit(&traced_fb, 1, memory_order_relaxed);
+  return 7;
+}
+
+static int traced_fa_fn(void *arg)
+{
+  (void)arg;
+  return 0;
+}
+
+static int traced_body(void *ctx, int64_t lo, int64_t hi)
+{
+  (void)ctx;
+  atomic_fetch_add_explicit(&traced_iters, hi - lo, memory_order_relaxed);
+  return 0;
+}
+
+/* A child of g that cancels g, then joins and loops under it. */
+static int traced_child(void *arg)
+{
+  ASSERT_OK(ws_group_cancel(arg));
+  ASSERT(ws_cancelled());
+  for (int k = 0; k < 50; k++)
+    ASSERT_EQ(ws_join(NULL, traced_fa_fn, NULL, traced_fb_fn, NULL), 7);
+  ASSERT_OK(ws_parallel_for(NULL, 0, 1000, 1, traced_body, NULL));
+  return 0;
+}
+
+static int traced_root(void *arg)
+{
+  (void)arg;
+  ws_group_t g;
+  ASSERT_OK(ws_group_init(&g, NULL));
+  ASSERT_OK(ws_group_spawn(&g, traced_child, &g));
+  ASSERT_EQ(ws_group_wait(&g), WS_ECANCELED);
+  return 0;
+}
+
+static void part_traced(void)
+{
+  static const unsigned workers[] = {1, 2, 4};
+  for (unsigned wi = 0; wi < 3; wi++) {
+    ws_pool_t *p = make_pool(workers[wi], WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+    ASSERT_OK(ws_trace_start(p, 1 << 16));
+    atomic_store(&traced_iters, 0);
+    atomic_store(&traced_fb, 0);
+    enum { ROOTS = 20 };
+    for (int r = 0; r < ROOTS; r++)
+      ASSERT_OK(ws_submit(p, traced_root, NULL, NULL));
+    ASSERT_OK(ws_pool_wait_idle(p, WS_FOREVER));
+    ASSERT_OK(ws_trace_stop(p, NULL));
+    ASSERT_EQ(atomic_load(&traced_fb), ROOTS * 50);
+    ASSERT_EQ(atomic_load(&traced_iters), ROOTS * 1000);
+    ASSERT_OK(ws_pool_destroy(p));
+  }
+}
+
 static const test_part parts[] = {
     {"before", part_before, false}, {"poll", part_poll, false},
     {"late", part_late, false},     {"outside", part_outside, false},
     {"stress", part_stress, false}, {"misuse", part_misuse, false},
+    {"traced", part_traced, false},
 };
 
 TEST_MAIN(parts)

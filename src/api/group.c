@@ -182,7 +182,7 @@ static void wait_inside(ws__worker *w, ws__group *g, bool frames)
     if (__builtin_expect(!ws__keep_private(w), 0))
       ws__frames_wait_publish(w, top - 1); /* a thief may take the older ones */
     ws__task *f = ws__frame_at(w, top - 1);
-    if (__builtin_expect(ws__cancel_gate(w->pool), 0) && ws__chain_cancelled(f)) {
+    if (__builtin_expect(ws__cancel_gate(w->pool), 0) && ws__skip_start(f)) {
       w->jf.top = top - 1; /* never started (ws_group_cancel) */
       ws__stat1(&w->stats, WS__S_tasks_cancelled, 1);
       g->done_local++;
@@ -276,7 +276,7 @@ static int run_now(ws__worker *w, ws__group *g, ws_task_fn fn, void *arg)
   self.flags = WS__TASK_FRAME;
   self.sink = &g->sink;
   self.parent = w->jf.cur;
-  if (__builtin_expect(ws__cancel_gate(w->pool), 0) && ws__chain_cancelled(&self)) {
+  if (__builtin_expect(ws__cancel_gate(w->pool), 0) && ws__skip_start(&self)) {
     ws__stat1(&w->stats, WS__S_tasks_cancelled, 1); /* never started */
     g->done_local++;
     return 0;
@@ -433,12 +433,14 @@ int ws_group_wait(ws_group_t *g_)
   g->magic = 0;
   /* Relaxed: a cancel happens before the wait returns (wsched.h), through
      the children's completions or the caller's own program order. */
-  if (atomic_load_explicit(&g->sink.cancelled, memory_order_relaxed)) {
+  if (atomic_load_explicit(&g->sink.cancelled, memory_order_relaxed) == WS__SINK_CANCELLED) {
     atomic_fetch_sub_explicit(&p->cancels, 1, memory_order_relaxed); /* a gate, see internal.h */
     return WS_ECANCELED;
   }
   ws__worker *self = ws__tls_worker;
-  if (self != NULL && ws__cancel_gate(self->pool) && ws__chain_cancelled(self->jf.cur))
+  /* Relaxed: our own group (a join's: see join_observed). */
+  if (atomic_load_explicit(&g->sink.cancelled, memory_order_relaxed) != WS__SINK_JOIN &&
+      self != NULL && ws__cancel_gate(self->pool) && ws__chain_cancelled(self->jf.cur))
     return WS_ECANCELED; /* an enclosing group was cancelled: children may have been skipped */
   return atomic_load_explicit(&g->error, memory_order_relaxed); /* ordered by group_done */
 }
@@ -450,7 +452,8 @@ int ws_group_cancel(ws_group_t *g_)
     return WS_EINVAL;
   /* Relaxed: published by the release increment below (see
      ws__cancel_gate); only the first cancel counts the group. */
-  if (atomic_exchange_explicit(&g->sink.cancelled, 1, memory_order_relaxed) == 0)
+  if (atomic_exchange_explicit(&g->sink.cancelled, WS__SINK_CANCELLED, memory_order_relaxed) ==
+      WS__SINK_LIVE)
     atomic_fetch_add_explicit(&pool_of(g)->cancels, 1, memory_order_release);
   return 0;
 }
@@ -469,12 +472,18 @@ struct join_args {
 };
 
 /* A join while tracing or profiling: the general group path, which has the
-   hooks (its cost does not matter then). */
+   hooks (its cost does not matter then), with the group marked as a join's
+   (WS__SINK_JOIN): under a cancelled group its child must still run and
+   the join return fb's result, as a join half does (wsched.h). As a plain
+   group, its child was skipped and its wait said WS_ECANCELED (found by the
+   fuzzer: tests/fuzz/regress/join_observed_*). */
 __attribute__((noinline, cold)) static int join_observed(ws_task_fn fa, void *a, ws_task_fn fb,
                                                          void *b)
 {
   ws_group_t g;
   ws_group_init(&g, NULL);
+  /* Relaxed: the group is ours alone until the spawn publishes it. */
+  atomic_store_explicit(&G(&g)->sink.cancelled, WS__SINK_JOIN, memory_order_relaxed);
   ws_group_spawn(&g, fb, b);
   int ra = fa(a);
   int rb = ws_group_wait(&g);

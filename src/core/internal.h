@@ -239,9 +239,12 @@ struct ws_pool {
  * (ws__join_frame_done).
  */
 typedef struct ws__sink {
-  /* 1 once ws_group_cancel was called on the group: set (release RMW) by any
-     thread, read (acquire) by whoever is about to start one of its children
-     or its descendants' (ws__chain_cancelled) and by ws_cancelled(). */
+  /* WS__SINK_CANCELLED once ws_group_cancel was called on the group: set
+     (release RMW) by any thread, read (acquire) by whoever is about to start
+     one of its children or its descendants' (ws__chain_cancelled) and by
+     ws_cancelled(). WS__SINK_JOIN from init on for the private group of a
+     join run through the hooks (api/group.c, join_observed): its one child
+     is a join half, which no cancel skips. */
   _Atomic uint32_t cancelled;
   /* Worker that last stole a child (UINT32_MAX: none): written (relaxed)
      by thieves, read by the waiter as a hint. */
@@ -254,6 +257,9 @@ typedef struct ws__sink {
      read by the waiter after the group's completion check (acquire). */
   _Atomic uint64_t prof_work, prof_lspan;
 } ws__sink;
+
+/* ws__sink.cancelled */
+enum { WS__SINK_LIVE = 0, WS__SINK_CANCELLED = 1, WS__SINK_JOIN = 2 };
 
 /* api/group.c: n >= 1 children of the group whose sink is s finished on w;
    rc is the first non-zero result among them, or 0. A bundle's runner
@@ -275,6 +281,16 @@ static inline bool ws__cancel_gate(ws_pool_t *p)
    group. Call only after ws__cancel_gate said yes. The chain is alive while
    n is unfinished. */
 bool ws__chain_cancelled(const ws__task *n);
+
+/* Group child t is about to start: true if it must not (its group or an
+   enclosing one was cancelled, and it is not a join half in disguise, see
+   WS__SINK_JOIN). Call only after ws__cancel_gate said yes. */
+static inline bool ws__skip_start(const ws__task *t)
+{
+  /* Relaxed: as in ws__chain_cancelled. */
+  return atomic_load_explicit(&t->sink->cancelled, memory_order_relaxed) != WS__SINK_JOIN &&
+         ws__chain_cancelled(t);
+}
 
 /* The worker the calling thread is, or NULL. Initial-exec: a plain %fs
    load, also from the shared library (no __tls_get_addr on the spawn path). */

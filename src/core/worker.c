@@ -537,7 +537,7 @@ bool ws__chain_cancelled(const ws__task *n)
     /* A group child (not a join half, whose sink field is its owner).
        Relaxed: ordered after the acquire of pool->cancels (internal.h). */
     if (((f & (WS__TASK_FRAME | WS__TASK_JOIN)) == WS__TASK_FRAME || (f & WS__TASK_GROUP)) &&
-        atomic_load_explicit(&n->sink->cancelled, memory_order_relaxed) != 0)
+        atomic_load_explicit(&n->sink->cancelled, memory_order_relaxed) == WS__SINK_CANCELLED)
       return true;
     if (!(f & WS__TASK_FRAME))
       return false; /* a heap record ends the chain (its parent field is its pool) */
@@ -549,7 +549,7 @@ bool ws__chain_cancelled(const ws__task *n)
    an enclosing one was cancelled); it then counts as cancelled. */
 static inline bool skip_cancelled(ws__worker *w, const ws__task *t)
 {
-  if (__builtin_expect(!ws__cancel_gate(w->pool), 1) || !ws__chain_cancelled(t))
+  if (__builtin_expect(!ws__cancel_gate(w->pool), 1) || !ws__skip_start(t))
     return false;
   ws__stat1(&w->stats, WS__S_tasks_cancelled, 1);
   return true;
