@@ -34,6 +34,9 @@
  *            as cancelled); one that cancels its own group then sees
  *            ws_cancelled() (found by the fuzzer, which arms faults and
  *            cancels groups: tests/fuzz/regress/cancel_run_now).
+ *   reduce_buf — ws_parallel_reduce's accumulator buffer (over 128 bytes)
+ *            comes from the library's allocator: a fault is WS_ENOMEM with
+ *            no body run (it was plain malloc, out of the hook's reach).
  * ctest runs them all at once (`nomem`: no argument).
  */
 #include "test.h"
@@ -354,6 +357,69 @@ static int hold_task(void *arg)
   return 0;
 }
 
+/* ws_parallel_reduce with an accumulator too large for the stack, inside a
+   task of a one-worker pool (so its one buffer is the only allocation the
+   call makes besides frames, which fall back to running inline): that
+   buffer comes from the library's allocator, so a fault there is WS_ENOMEM
+   with nothing run, and the next call succeeds. */
+typedef struct big_acc {
+  int64_t sum;
+  char pad[200];
+} big_acc;
+
+static _Atomic long red_calls;
+
+static int red_body(void *ctx, int64_t lo, int64_t hi, void *acc)
+{
+  (void)ctx;
+  atomic_fetch_add_explicit(&red_calls, 1, memory_order_relaxed);
+  for (int64_t i = lo; i < hi; i++)
+    ((big_acc *)acc)->sum += i;
+  return 0;
+}
+
+static void red_combine(void *ctx, void *l, const void *r)
+{
+  (void)ctx;
+  ((big_acc *)l)->sum += ((const big_acc *)r)->sum;
+}
+
+static int red_task(void *arg)
+{
+  big_acc zero, out;
+  memset(&zero, 0, sizeof zero);
+  ws__alloc_fault((long)(intptr_t)arg, 0);
+  int rc = ws_parallel_reduce(NULL, 0, 10000, 100, &zero, sizeof zero, red_body, red_combine, NULL,
+                              &out);
+  ws__alloc_fault(0, 0);
+  if (rc == 0)
+    ASSERT_EQ(out.sum, (int64_t)10000 * 9999 / 2);
+  return rc;
+}
+
+static void reduce_buf(void)
+{
+  pool = make_pool(1, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+  int refused = 0;
+  for (long k = 1; k <= 4; k++) {
+    atomic_store(&red_calls, 0);
+    ws_future_t *f;
+    int rc;
+    ASSERT_OK(ws_submit(pool, red_task, (void *)(intptr_t)k, &f));
+    ASSERT_OK(ws_future_wait(f, WS_FOREVER));
+    ASSERT_OK(ws_future_result(f, &rc));
+    ws_future_release(f);
+    if (rc == WS_ENOMEM) {
+      ASSERT_EQ(atomic_load(&red_calls), 0);
+      refused++;
+    } else {
+      ASSERT_OK(rc);
+    }
+  }
+  ASSERT(refused >= 1); /* the buffer is an allocation the hook can fail */
+  ASSERT_OK(ws_pool_destroy(pool));
+}
+
 static void combine(void)
 {
   memset((void *)ran, 0, 1000);
@@ -468,10 +534,15 @@ static void cancel_run_now(void)
 }
 
 static const test_part parts[] = {
-    {"submit", submit_once, false}, {"create", create, false},
-    {"grow", part_grow, false},     {"storm", part_storm, false},
-    {"batch", batch, false},        {"entries", entries, false},
-    {"combine", combine, false},    {"cancel_run_now", cancel_run_now, false},
+    {"submit", submit_once, false},
+    {"create", create, false},
+    {"grow", part_grow, false},
+    {"storm", part_storm, false},
+    {"batch", batch, false},
+    {"entries", entries, false},
+    {"combine", combine, false},
+    {"reduce_buf", reduce_buf, false},
+    {"cancel_run_now", cancel_run_now, false},
 };
 
 int main(int argc, char **argv)

@@ -142,7 +142,7 @@ static int red_buffer(struct red *r, uint64_t width, unsigned workers)
     return 0; /* the root is a leaf: no inner node (buf stays NULL: never read) */
   if (slots > SIZE_MAX / r->stride)
     return WS_ENOMEM;
-  r->buf = malloc((size_t)slots * r->stride);
+  r->buf = ws__malloc((size_t)slots * r->stride);
   return r->buf == NULL ? WS_ENOMEM : 0;
 }
 
@@ -174,7 +174,7 @@ int ws_parallel_reduce(ws_pool_t *pool, int64_t begin, int64_t end, int64_t grai
     return rc;
   struct red_node root = {&r, begin, end, result, 0, 0, NULL};
   rc = w != NULL ? red_run(&root) : ws__run_as_root(pool, red_run, &root);
-  free(r.buf);
+  ws__free(r.buf);
   return rc;
 }
 
