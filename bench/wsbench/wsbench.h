@@ -90,5 +90,6 @@ extern const wb_workload wb_avalanche;
 extern const wb_workload wb_fib_submit;
 extern const wb_workload wb_fanout;
 extern const wb_workload wb_fanout_batch;
+extern const wb_workload wb_pingpong;
 
 #endif /* WSBENCH_H */
