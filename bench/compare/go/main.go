@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Command go is the Go peer of wsbench: the six comparison workloads written
-// the way a Go programmer would write them, with goroutines and sync.WaitGroup
-// on a runtime limited to GOMAXPROCS = --workers.
+// Command go is the Go peer of wsbench: the comparison workloads written the
+// way a Go programmer would write them, with goroutines, sync.WaitGroup and
+// (pingpong) channels on a runtime limited to GOMAXPROCS = --workers.
 //
 // Usage: go [--workers P] [--repeat R] WORKLOAD [SIZE]
 //
@@ -48,6 +48,7 @@ var workloads = []workload{
 	{"fanout", "1000000", "main goroutine starts N tiny goroutines, WaitGroup", prepareFanout},
 	{"tri", "34000", "parallel loop: P goroutines take chunks of N/(64P) from a counter", prepareTri},
 	{"sort", "10000000", "sort.Slice of N int32 on one goroutine (--workers 1 only)", prepareSort},
+	{"pingpong", "1000000", "two goroutines hand a token over unbuffered channels, N hops", preparePingpong},
 }
 
 func findWorkload(name string) (workload, bool) {
@@ -63,7 +64,7 @@ func usage(msg string) {
 	if msg != "" {
 		fmt.Fprintf(os.Stderr, "go: %s\n", msg)
 	}
-	fmt.Fprintln(os.Stderr, "usage: go [--workers P] [--repeat R] fib|nqueens|uts|fanout|tri|sort [SIZE]")
+	fmt.Fprintln(os.Stderr, "usage: go [--workers P] [--repeat R] fib|nqueens|uts|fanout|tri|sort|pingpong [SIZE]")
 	fmt.Fprintln(os.Stderr, "       go --list")
 	os.Exit(2)
 }

@@ -204,6 +204,60 @@ func prepareFanout(size string, workers int) (func() outcome, error) {
 	}, nil
 }
 
+// ---- pingpong: two goroutines hand a token back and forth ---------------
+
+// pingpongEnd is what the goroutine that made the last hop reports.
+type pingpongEnd struct {
+	token int64
+	at    time.Time // the end of the last hop
+}
+
+// pingpongSide is one of the two goroutines: side 0 (ping) or 1 (pong).
+// Each token it receives on in is one hop: the token counts the hops made
+// so far, so ping receives the even ones and pong the odd ones. It counts
+// the hop and hands the token over on out; the hop that makes the count n
+// reads the clock and reports instead. Closing out on the way out stops the
+// other side, which is then waiting on its in.
+func pingpongSide(side, n int64, in <-chan int64, out chan<- int64, done chan<- pingpongEnd,
+	outOfTurn *int64, wg *sync.WaitGroup) {
+	defer wg.Done()
+	defer close(out)
+	for v := range in {
+		if v&1 != side {
+			atomic.AddInt64(outOfTurn, 1)
+		}
+		v++
+		if v >= n {
+			done <- pingpongEnd{v, time.Now()}
+			return
+		}
+		out <- v
+	}
+}
+
+func preparePingpong(size string, workers int) (func() outcome, error) {
+	n, err := parseInt(size, 1, 2000000000)
+	if err != nil {
+		return nil, err
+	}
+	return func() outcome {
+		var outOfTurn int64
+		var wg sync.WaitGroup
+		toPing, toPong := make(chan int64), make(chan int64) // unbuffered
+		done := make(chan pingpongEnd, 1)
+		wg.Add(2)
+		start := time.Now()
+		go pingpongSide(0, n, toPing, toPong, done, &outOfTurn, &wg)
+		go pingpongSide(1, n, toPong, toPing, done, &outOfTurn, &wg)
+		toPing <- 0 // hop 1 is ping's
+		end := <-done
+		elapsed := end.at.Sub(start)
+		wg.Wait() // untimed: the other side sees its channel closed and exits
+		ok := end.token == n && atomic.LoadInt64(&outOfTurn) == 0
+		return outcome{elapsed, strconv.FormatInt(end.token, 10), ok}
+	}, nil
+}
+
 // ---- tri: parallel loop with triangular cost -----------------------------
 
 func triIter(i uint64) uint64 {
