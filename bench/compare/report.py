@@ -36,7 +36,7 @@ from collections import defaultdict
 # managed runtimes.
 PEER_ORDER = ["wsched", "serial", "std-sort", "omp-gcc", "omp-clang", "tbb", "pthreadpool",
               "go", "java-fj", "rayon"]
-WORKLOAD_ORDER = ["fib", "nqueens", "uts", "fanout", "tri", "sort"]
+WORKLOAD_ORDER = ["fib", "nqueens", "uts", "fanout", "tri", "sort", "pingpong"]
 # Peers that run on one thread whatever --workers says (run.sh runs them at
 # 1 worker only): no speedup column for them.
 SERIAL_PEERS = ["serial", "std-sort"]
@@ -275,6 +275,23 @@ def main():
         md.append("")
         for run, why in failures:
             md.append("- **%s**: %s" % (run.where, why))
+        md.append("")
+
+    # How run.sh ran a workload where it differs from the plain command
+    # (prog_workload=, prog_args= in the RUN headers): say so once per case.
+    mapped = {}
+    for r in runs:
+        h = r.h
+        how = []
+        if h.get("prog_workload", h["workload"]) != h["workload"]:
+            how.append("as `%s`" % h["prog_workload"])
+        if h.get("prog_args"):
+            how.append("with `%s`" % h["prog_args"].replace(",", " "))
+        if how:
+            mapped[(h["peer"], h["workload"])] = " ".join(how)
+    for (peer, w), how in sorted(mapped.items()):
+        md.append("%s ran %s %s.  " % (peer, w, how))
+    if mapped:
         md.append("")
 
     nproc = sum(1 for r in runs if r.h.get("status") != "unsupported")

@@ -20,7 +20,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ORIG_ARGS="$*"
 ROOT=$(cd "$HERE/../.." && pwd)
 
-ALL_WORKLOADS="fib nqueens uts fanout tri sort"
+ALL_WORKLOADS="fib nqueens uts fanout tri sort pingpong"
 ALL_PEERS="wsched serial std-sort omp-gcc omp-clang tbb pthreadpool go java-fj rayon"
 # Peers that run on one thread whatever --workers says: run at 1 worker only.
 SERIAL_PEERS="serial std-sort"
@@ -28,14 +28,19 @@ C_PEERS="serial std-sort omp-gcc omp-clang tbb pthreadpool"
 
 # Sizes: full run and --quick. uts takes tree names; a workload may have several.
 declare -A SIZES=([fib]="32" [nqueens]="12" [uts]="T1 T3" [fanout]="1000000" [tri]="34000"
-                  [sort]="10000000")
+                  [sort]="10000000" [pingpong]="1000000")
 declare -A QUICK_SIZES=([fib]="25" [nqueens]="10" [uts]="T1" [fanout]="100000" [tri]="10000"
-                        [sort]="1000000")
+                        [sort]="1000000" [pingpong]="100000")
 
 # wsbench's name for a workload where it differs: its own `sort` is a
 # hand-written cilksort, `psort` is the library's ws_parallel_sort on the
 # input WORKLOADS.md defines. The RUN header records it as prog_workload=.
 declare -A WSBENCH_NAME=([sort]="psort")
+# wsbench options for a workload, before its name: pingpong runs in FIFO
+# order, where each hop goes through the worker's next slot, Go's runnext
+# (`wsbench --order lifo pingpong` is the deque path, for comparison). The
+# RUN header records them, spaces as commas, as prog_args=.
+declare -A WSBENCH_ARGS=([pingpong]="--order fifo")
 
 # Debian packages the peers need, by what they provide. The C peers' list is
 # extended by bench/compare/c/packages.txt when that file exists.
@@ -389,12 +394,15 @@ children_cpu() {
 # prints a one-line summary. Returns 0 ok, 1 failed, 2 unsupported.
 run_one() {
     local peer="$1" wl="$2" size="$3" p="$4" round="$5" cmd rc t0 t1 status summary
-    local b0 b1 c0 c1 load prog_wl="$wl"
+    local b0 b1 c0 c1 load prog_wl="$wl" prog_args=""
     cmd=$(peer_cmd "$peer")
     local -a argv=("$cmd" --workers "$p" --repeat "$REPEAT")
     if [ "$peer" = wsched ]; then
         argv+=(--results)
         prog_wl="${WSBENCH_NAME[$wl]:-$wl}"
+        prog_args="${WSBENCH_ARGS[$wl]:-}"
+        # shellcheck disable=SC2206  # options split on spaces, as documented
+        [ -n "$prog_args" ] && argv+=($prog_args)
     fi
     argv+=("$prog_wl" "$size")
     children_cpu; c0=$CHILD_CPU; b0=$(busy_ticks); t0=$(date +%s.%N)
@@ -421,9 +429,10 @@ run_one() {
         status=failed
     fi
     {
-        printf 'RUN peer=%s workload=%s size=%s workers=%s round=%s repeat=%s warmup=%s rc=%s status=%s %s%s\n' \
+        printf 'RUN peer=%s workload=%s size=%s workers=%s round=%s repeat=%s warmup=%s rc=%s status=%s %s%s%s\n' \
             "$peer" "$wl" "$size" "$p" "$round" "$REPEAT" "$WARMUP" "$rc" "$status" "${load%|*}" \
-            "$([ "$prog_wl" != "$wl" ] && echo " prog_workload=$prog_wl")"
+            "$([ "$prog_wl" != "$wl" ] && echo " prog_workload=$prog_wl")" \
+            "$([ -n "$prog_args" ] && echo " prog_args=${prog_args// /,}")"
         grep '^RESULT ' "$TMP/out"
         grep -v '^RESULT ' "$TMP/out" | sed 's/^/OUT /'
         sed 's/^/ERR /' "$TMP/err" | head -n 20
