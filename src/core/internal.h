@@ -326,9 +326,9 @@ static inline unsigned ws__gcd(unsigned a, unsigned b)
 void ws__push_local(ws__worker *w, ws__task *t);
 /* worker.c: t, made ready by the task running on w (a continuation of the
    future it just finished), to run next: the next slot in FIFO order
-   (the task it displaces goes to the ring), the deque's bottom in LIFO
-   order. Owner only. */
-void ws__push_next(ws__worker *w, ws__task *t);
+   (the task it displaces goes to the ring: then true), the deque's bottom
+   in LIFO order. Owner only. */
+bool ws__push_next(ws__worker *w, ws__task *t);
 
 /* worker.c */
 void *ws__worker_main(void *arg);

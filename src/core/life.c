@@ -180,13 +180,22 @@ static void queue_counted(ws__task *c, bool next)
   if (c->flags & WS__TASK_FUTURE)
     atomic_fetch_and_explicit(&c->state, ~WS__ST_HELD, memory_order_release);
   ws__worker *w = ws__self_in(p);
+  bool displaced = false;
   if (w != NULL && next)
-    ws__push_next(w, c);
+    displaced = ws__push_next(w, c);
   else if (w != NULL)
     ws__push_local(w, c);
   else
     ws__inject_push(&p->inject, c, c, 1);
-  ws__notify(p);
+  /* A FIFO worker whose task has just returned (jf.cur is NULL: not inside
+     a wait, which may block) goes back to its loop and takes c from its
+     next slot at once: nobody need be woken for it (a spare may step down
+     first, so not for a spare). Waking the idle worker at every link of a
+     chain of continuations made a ping-pong on 2 workers 1.9x slower than
+     on one (161 against 83 ns per hop). A thief that is awake may still
+     take c after the grace period. */
+  if (displaced || !next || w == NULL || w->runq == NULL || w->jf.cur != NULL || w->is_spare)
+    ws__notify(p);
 }
 
 void ws__future_attach(ws__task *t, ws__task *c)

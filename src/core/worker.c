@@ -143,15 +143,17 @@ void ws__push_local(ws__worker *w, ws__task *x)
     ws__inject_push(&w->pool->inject, x, x, 1);
 }
 
-void ws__push_next(ws__worker *w, ws__task *x)
+bool ws__push_next(ws__worker *w, ws__task *x)
 {
   if (w->runq == NULL) {
     ws__push_local(w, x); /* LIFO order: the deque's bottom is next already */
-    return;
+    return false;
   }
   ws__task *old = ws__runq_put_next(w->runq, x);
-  if (old != NULL)
-    runq_push(w, old); /* displaced: the ring's tail */
+  if (old == NULL)
+    return false;
+  runq_push(w, old); /* displaced: the ring's tail */
+  return true;
 }
 
 static void run_entry_now(ws__worker *w, ws__entry e);
