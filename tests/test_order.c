@@ -109,6 +109,18 @@ static void run_root(ws_order_t order, ws_task_fn fn, void *arg)
   ASSERT_OK(ws_pool_destroy(p));
 }
 
+/* Runs root on a one-worker pool in each order and compares the logs. */
+static void expect_orders(ws_task_fn root, const int *fifo, const int *lifo, int n,
+                          const char *what)
+{
+  log_reset();
+  run_root(WS_ORDER_FIFO, root, NULL);
+  expect_log(fifo, n, what, WS_ORDER_FIFO);
+  log_reset();
+  run_root(WS_ORDER_LIFO, root, NULL);
+  expect_log(lifo, n, what, WS_ORDER_LIFO);
+}
+
 /* --- ring ---------------------------------------------------------------- */
 
 static int ring_root(void *arg)
@@ -122,12 +134,7 @@ static int ring_root(void *arg)
 static void part_ring(void)
 {
   static const int fifo[] = {1, 2, 3, 4, 5}, lifo[] = {5, 4, 3, 2, 1};
-  log_reset();
-  run_root(WS_ORDER_FIFO, ring_root, NULL);
-  expect_log(fifo, 5, "children", WS_ORDER_FIFO);
-  log_reset();
-  run_root(WS_ORDER_LIFO, ring_root, NULL);
-  expect_log(lifo, 5, "children", WS_ORDER_LIFO);
+  expect_orders(ring_root, fifo, lifo, 5, "children");
 }
 
 /* --- next ---------------------------------------------------------------- */
@@ -154,12 +161,7 @@ static void part_next(void)
      and the second continuation behind them. LIFO: newest child first; R's
      continuations, pushed when R finished, in the order attached. */
   static const int fifo[] = {10, 21, 1, 2, 22}, lifo[] = {2, 1, 10, 21, 22};
-  log_reset();
-  run_root(WS_ORDER_FIFO, next_root, NULL);
-  expect_log(fifo, 5, "continuations", WS_ORDER_FIFO);
-  log_reset();
-  run_root(WS_ORDER_LIFO, next_root, NULL);
-  expect_log(lifo, 5, "continuations", WS_ORDER_LIFO);
+  expect_orders(next_root, fifo, lifo, 5, "continuations");
 }
 
 /* --- a chain of continuations through the next slot ------------------------ */
