@@ -28,12 +28,12 @@
 #include <unistd.h>
 
 static const wb_workload *const workloads[] = {
-    &wb_fib,          &wb_nqueens,   &wb_nqfirst,
+    &wb_fib,       &wb_nqueens,    &wb_nqfirst,
 #ifdef WSBENCH_HAVE_UTS
-    &wb_uts_t1,       &wb_uts_t3,
+    &wb_uts_t1,    &wb_uts_t3,
 #endif
-    &wb_sort,         &wb_psort,     &wb_tri,        &wb_reduce,   &wb_fanout,
-    &wb_fanout_batch, &wb_avalanche, &wb_fib_submit, &wb_pingpong,
+    &wb_sort,      &wb_psort,      &wb_tri,      &wb_reduce,  &wb_fanout,     &wb_fanout_batch,
+    &wb_avalanche, &wb_fib_submit, &wb_pingpong, &wb_service, &wb_service_bg,
 };
 #define NWORKLOADS (sizeof workloads / sizeof workloads[0])
 
@@ -110,7 +110,8 @@ static void usage(FILE *out)
   fprintf(out, "usage: wsbench [--workers N] [--deque lockfree|locked] [--steal one|half]\n"
                "               [--order lifo|fifo] [--repeat R] [--json FILE] [--results] "
                "[--small] [--list]\n"
-               "               [--profile] [--serial] [--join-cost] [WORKLOAD [SIZE]]\n"
+               "               [--profile] [--serial] [--join-cost] [--impl NAME] [--pin]\n        "
+               "       [WORKLOAD [SIZE]]\n"
                "Runs every workload (or one) serially, on 1 worker and on N workers\n"
                "(default: every CPU this process may use), R times interleaved (default 5),\n"
                "and prints medians. Every run checks its answer; a wrong one exits 1.\n"
@@ -118,7 +119,9 @@ static void usage(FILE *out)
                "speedup bounds, and its measured speedup on 1..N workers (table, and a PNG\n"
                "through gnuplot when installed).\n"
                "--results: one RESULT line per N-worker repetition (bench/compare's format);\n"
-               "--serial: the same for the serial twin.\n"
+               "--serial: the same for the serial twin. --impl NAME: the RESULT lines' impl=.\n"
+               "--pin: pin worker i to the i-th CPU (ws_options_t.pin).\n"
+               "service and service-bg also print a LATENCY line per repetition.\n"
                "--join-cost [fib SIZE]: the cost of a spawn/sync pair on one thread, as a\n"
                "ladder from the plain recursive fib up to ws_join (default fib 32, R = 11).\n");
 }
@@ -285,7 +288,7 @@ int main(int argc, char **argv)
   ws_options_t opt;
   int reps = 5, reps_given = 0, results = 0, small = 0, profile = 0, serial_only = 0;
   int join_cost = 0;
-  const char *json = NULL, *only = NULL, *size_arg = NULL;
+  const char *json = NULL, *only = NULL, *size_arg = NULL, *impl = NULL;
 
   ws_options_init(&opt);
   for (int i = 1; i < argc; i++) {
@@ -329,6 +332,10 @@ int main(int argc, char **argv)
         reps = 1;
     } else if (!strcmp(a, "--json") && i + 1 < argc)
       json = argv[++i];
+    else if (!strcmp(a, "--pin"))
+      opt.pin = 1; /* worker i on the i-th CPU of the affinity mask */
+    else if (!strcmp(a, "--impl") && i + 1 < argc)
+      impl = argv[++i]; /* the RESULT lines' impl= (bench/compare's wsched-lifo) */
     else if (!strcmp(a, "--results"))
       results = 1;
     else if (!strcmp(a, "--small"))
@@ -440,9 +447,14 @@ int main(int argc, char **argv)
         memset(&res, 0, sizeof res);
         int ok = serial_only ? check(w, "serial", w->serial(size, &res), &res)
                              : check(w, "parallel", w->parallel(many, size, &res), &res);
-        printf("RESULT impl=%s workload=%s size=%s workers=%d ms=%.3f answer=%llu ok=%d\n",
-               serial_only ? "serial-twin" : "wsched", w->name, size, serial_only ? 1 : nworkers,
-               res.ms, (unsigned long long)res.answer, ok);
+        const char *name = impl != NULL ? impl : serial_only ? "serial-twin" : "wsched";
+        int nw = serial_only ? 1 : nworkers;
+        printf("RESULT impl=%s workload=%s size=%s workers=%d ms=%.3f answer=%llu ok=%d%s%s\n",
+               name, w->name, size, nw, res.ms, (unsigned long long)res.answer, ok,
+               res.extra[0] ? " " : "", res.extra);
+        if (res.latency[0])
+          printf("LATENCY impl=%s workload=%s size=%s workers=%d us=%s\n", name, w->name, size, nw,
+                 res.latency);
         fflush(stdout);
         r->ok &= ok;
         continue;

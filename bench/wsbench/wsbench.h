@@ -17,6 +17,8 @@ typedef struct wb_result {
   char detail[96]; /* a human-readable form of the answer */
   bool ok; /* answer verified */
   double ms; /* wall time of the measured region */
+  char extra[256]; /* more key=value fields for the RESULT line, or "" */
+  char latency[160]; /* a LATENCY line's us= points (service), or "" */
 } wb_result;
 
 typedef struct wb_workload {
@@ -91,5 +93,7 @@ extern const wb_workload wb_fib_submit;
 extern const wb_workload wb_fanout;
 extern const wb_workload wb_fanout_batch;
 extern const wb_workload wb_pingpong;
+extern const wb_workload wb_service;
+extern const wb_workload wb_service_bg;
 
 #endif /* WSBENCH_H */
