@@ -537,6 +537,7 @@ python3 "$HERE/report.py" "$OUT"
 echo
 echo "results: $OUT/results.md"
 [ -f "$OUT/chart.png" ] && echo "chart:   $OUT/chart.png"
+ls "$OUT"/latency-*.png >/dev/null 2>&1 && echo "latency: $OUT/latency-*.png (service percentile charts)"
 if [ "$FAILED" = 1 ] || grep -q '^## FAILURES' "$OUT/results.md" 2>/dev/null; then
     echo "run.sh: SOME PEERS FAILED: see the top of $OUT/results.md" >&2
     exit 1
