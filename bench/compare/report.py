@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Turn a comparison run's raw.txt into results.md, results.csv and chart.png.
+"""Turn a comparison run's raw.txt into results.md, results.csv and chart.png
+(and, for the service workloads, latency.csv and one latency-*.png each).
 
 Usage: report.py RESULTS_DIR
 
@@ -13,6 +14,13 @@ Samples: inside each process the first `warmup` repetitions (from the RUN
 header, default 1) are dropped, but never the last one; the remaining
 repetitions of all rounds are pooled, and every statistic is taken over that
 pool.
+
+Service workloads (service, service-bg: WORKLOADS.md section 8): their ms is
+the length of the arrival schedule, so they are left out of the ms tables.
+Their RESULT lines carry sojourn percentiles, and each is followed by a
+LATENCY line with the whole distribution; the report gives the median over
+the same pooled samples of each percentile, and draws one HDR-style
+percentile chart per workload, load and worker count.
 
 Answers: every peer computes the same answer for the same workload and size
 (WORKLOADS.md), so two good runs that print different answers are a failure
@@ -34,9 +42,21 @@ from collections import defaultdict
 
 # Column order of the tables: wsched first, then the C/C++ peers, then the
 # managed runtimes.
-PEER_ORDER = ["wsched", "serial", "std-sort", "omp-gcc", "omp-clang", "tbb", "pthreadpool",
-              "go", "java-fj", "rayon"]
-WORKLOAD_ORDER = ["fib", "nqueens", "uts", "fanout", "tri", "sort", "pingpong"]
+PEER_ORDER = ["wsched", "wsched-lifo", "serial", "std-sort", "omp-gcc", "omp-clang", "tbb",
+              "pthreadpool", "go", "java-fj", "rayon", "tokio"]
+WORKLOAD_ORDER = ["fib", "nqueens", "uts", "fanout", "tri", "sort", "pingpong",
+                  "service", "service-bg"]
+# Open-loop workloads: latency percentiles instead of wall times.
+SERVICE_WORKLOADS = ["service", "service-bg"]
+# The RESULT fields of a service run, in µs, as the report names them.
+SERVICE_FIELDS = [("p50_us", "p50"), ("p90_us", "p90"), ("p99_us", "p99"), ("p999_us", "p99.9"),
+                  ("p9999_us", "p99.99"), ("max_us", "max"), ("late_p50_us", "late p50"),
+                  ("late_p99_us", "late p99"), ("late_max_us", "late max")]
+# What results.md shows of them (all go to latency.csv).
+SERVICE_SHOWN = ["p50_us", "p99_us", "p999_us", "max_us", "late_p99_us"]
+# The LATENCY line's points: percentiles, then the max, placed on the chart's
+# x axis at 1 / (1 - p); the max goes at N, where the N-th of N values sits.
+LATENCY_POINTS = [50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99]
 # Peers that run on one thread whatever --workers says (run.sh runs them at
 # 1 worker only): no speedup column for them.
 SERIAL_PEERS = ["serial", "std-sort"]
@@ -65,6 +85,7 @@ class Run:
     def __init__(self, header):
         self.h = header
         self.results = []
+        self.latency = []   # the LATENCY lines' fields (service workloads)
         self.other = []
 
     @property
@@ -94,6 +115,8 @@ def load(raw_path):
                 runs.append(cur)
             elif cur is not None and line.startswith("RESULT "):
                 cur.results.append(fields(line))
+            elif cur is not None and line.startswith("LATENCY "):
+                cur.latency.append(fields(line))
             elif cur is not None:
                 cur.other.append(line)
     return runs, skipped, comments
@@ -122,6 +145,26 @@ def check(run):
             float(r["ms"])
         except (KeyError, ValueError):
             return "RESULT line has no valid ms="
+    if h["workload"] in SERVICE_WORKLOADS:
+        for r in run.results:
+            for key, _ in SERVICE_FIELDS + ([("bg", "bg")] if h["workload"] == "service-bg" else []):
+                try:
+                    float(r[key])
+                except (KeyError, ValueError):
+                    return "RESULT line has no valid %s=" % key
+        if len(run.latency) != len(run.results):
+            return "%d LATENCY line(s) for %d RESULT line(s)" % (len(run.latency), len(run.results))
+        for l in run.latency:
+            for key, want in (("impl", impl), ("workload", prog_workload),
+                              ("size", h["size"]), ("workers", h["workers"])):
+                if l.get(key) != want:
+                    return "LATENCY line says %s=%s, expected %s" % (key, l.get(key), want)
+            try:
+                pts = [float(x) for x in l.get("us", "").split(",")]
+            except ValueError:
+                pts = []
+            if len(pts) != len(LATENCY_POINTS) + 1 or pts != sorted(pts):
+                return "LATENCY line's us= is not %d ascending values" % (len(LATENCY_POINTS) + 1)
     return None
 
 
@@ -134,6 +177,16 @@ def size_key(size):
 
 
 def fmt_ms(v):
+    if v is None:
+        return "—"
+    if v >= 100:
+        return "%.0f" % v
+    if v >= 10:
+        return "%.1f" % v
+    return "%.2f" % v
+
+
+def fmt_us(v):
     if v is None:
         return "—"
     if v >= 100:
@@ -165,6 +218,9 @@ def main():
     runs, skipped, comments = load(os.path.join(out, "raw.txt"))
 
     samples = defaultdict(list)   # (workload, size, workers, peer) -> [ms]
+    svc = defaultdict(list)       # same key -> [RESULT fields] (service workloads)
+    curves = defaultdict(list)    # same key -> [LATENCY points, µs] (service workloads)
+    svc_n = {}                    # same key -> N, the requests per run (the answer)
     cpu = defaultdict(lambda: [0.0, 0.0, 0.0])  # same key -> [wall, busy, self] seconds
     failures = []                 # text lines
     unsupported = {}              # (peer, workload, size) -> message
@@ -183,6 +239,10 @@ def main():
         ms = [float(r["ms"]) for r in run.results]
         warmup = min(int(h.get("warmup", "1")), len(ms) - 1)
         samples[key].extend(ms[warmup:])
+        if h["workload"] in SERVICE_WORKLOADS:
+            svc[key].extend(run.results[warmup:])
+            curves[key].extend([float(x) for x in l["us"].split(",")] for l in run.latency[warmup:])
+            svc_n[key] = int(run.results[-1]["answer"])
         try:
             acc = cpu[key]
             for i, name in enumerate(("wall", "busy", "self")):
@@ -217,8 +277,12 @@ def main():
 
     failed_keys = {(r.h["workload"], r.h["size"], int(r.h["workers"]), r.h["peer"])
                    for r, _ in failures}
-    cases = sorted({(w, s) for (w, s, _, _) in samples},
-                   key=lambda c: (order_key(WORKLOAD_ORDER)(c[0]), size_key(c[1])))
+    all_cases = sorted({(w, s) for (w, s, _, _) in samples},
+                       key=lambda c: (order_key(WORKLOAD_ORDER)(c[0]), size_key(c[1])))
+    # The ms tables: every workload but the service ones, whose ms is the
+    # length of their arrival schedule; those get a latency table instead.
+    cases = [c for c in all_cases if c[0] not in SERVICE_WORKLOADS]
+    svc_cases = [c for c in all_cases if c[0] in SERVICE_WORKLOADS]
     workers = sorted({p for (_, _, p, _) in samples})
     peers = sorted({peer for (_, _, _, peer) in samples}, key=order_key(PEER_ORDER))
 
@@ -309,10 +373,10 @@ def main():
                                          max(busy(*k) for k in noisy)))
         md.append("")
 
-    if not cases:
+    if not all_cases:
         md.append("No successful run: nothing to tabulate.")
         md.append("")
-    else:
+    if cases:
         head = "| workload | workers | " + " | ".join(peers) + " |"
         rule = "|---|---:|" + "---:|" * len(peers)
 
@@ -410,6 +474,20 @@ def main():
                             100.0 * (max(v) - min(v)) / m if m else 0, fmt_load(busy(w, s, p, peer))))
         md.append("")
 
+    if svc_cases:
+        md.extend(service_tables(svc_cases, workers, svc, failed_keys, busy, is_busy))
+        charts = draw_latency_charts(out, svc_cases, workers, curves, svc_n, failed_keys)
+        if charts:
+            md.append("### Percentile charts")
+            md.append("")
+            md.append("Sojourn (µs, log scale) against the percentile, on a log scale of "
+                      "1 / (1 − p): the tail to the right. Each point is the median over the "
+                      "repetitions of that percentile; lower is better.")
+            md.append("")
+            for c in charts:
+                md.append("![%s](%s)" % (c[:-4], c))
+                md.append("")
+
     if skipped or unsupported:
         md.append("## Skipped")
         md.append("")
@@ -448,8 +526,127 @@ def main():
             else:
                 f.write("%s,%s,%d,%s,0,,,,%d,%s\n" % (w, s, p, peer, bad, other))
 
+    if svc:
+        with open(os.path.join(out, "latency.csv"), "w", encoding="utf-8") as f:
+            f.write("workload,load,workers,peer,n,%s,bg\n" % ",".join(k for k, _ in SERVICE_FIELDS))
+            for (w, s, p, peer), rs in sorted(svc.items()):
+                if not rs or (w, s, p, peer) in failed_keys:
+                    continue
+                bg = ("%.1f" % statistics.median(float(r["bg"]) for r in rs)
+                      if w == "service-bg" else "")
+                f.write("%s,%s,%d,%s,%d,%s,%s\n" % (w, s, p, peer, len(rs), ",".join(
+                    "%.3f" % statistics.median(float(r[k]) for r in rs) for k, _ in SERVICE_FIELDS), bg))
+
     print("report: %s/results.md (%d runs, %d failed)" % (out, len(runs), len(failures)))
     return 1 if failures else 0
+
+
+def service_tables(svc_cases, workers, svc, failed_keys, busy, is_busy):
+    """results.md's section for the service workloads: per workload, one row
+    per load, worker count and peer, with the median over the pooled samples
+    of each percentile."""
+    md = ["## Service latency (µs)", "",
+          "Open-loop service (WORKLOADS.md section 8): 200,000 requests of 10 µs each at "
+          "Poisson times, the load in percent of the workers. Each cell is the median, over "
+          "rounds x (repeat - warmup) runs, of one percentile of the request sojourn (from "
+          "submission to end), in µs; lower is better. *late p99* is the generator's own "
+          "lateness (how far behind its schedule it submitted) at p99: a peer whose "
+          "generator was late served a burstier arrival process than the others. *bg* is "
+          "the median number of whole fib 27 runs the background job made. All fields are in "
+          "latency.csv.", ""]
+    names = dict(SERVICE_FIELDS)
+    for w in SERVICE_WORKLOADS:
+        loads = [s for (x, s) in svc_cases if x == w]
+        if not loads:
+            continue
+        peers = sorted({peer for (x, _, _, peer) in svc if x == w}, key=order_key(PEER_ORDER))
+        cols = [names[k] for k in SERVICE_SHOWN] + (["bg"] if w == "service-bg" else [])
+        md.append("### %s" % w)
+        md.append("")
+        md.append("| load | workers | peer | n | " + " | ".join(cols) + " | other load |")
+        md.append("|---:|---:|---|---:|" + "---:|" * len(cols) + "---:|")
+        for s in loads:
+            for p in workers:
+                for peer in peers:
+                    key = (w, s, p, peer)
+                    if key in failed_keys:
+                        md.append("| %s | %d | %s | — | %s | — |" % (
+                            s, p, peer, " | ".join(["**FAIL**"] * len(cols))))
+                        continue
+                    rs = svc.get(key)
+                    if not rs:
+                        continue
+                    vals = [fmt_us(statistics.median(float(r[k]) for r in rs))
+                            for k in SERVICE_SHOWN]
+                    if w == "service-bg":
+                        vals.append("%g" % statistics.median(float(r["bg"]) for r in rs))
+                    mark = " †" if is_busy(*key) else ""
+                    md.append("| %s | %d | %s | %d | %s | %s%s |" % (
+                        s, p, peer, len(rs), " | ".join(vals), fmt_load(busy(*key)), mark))
+        md.append("")
+    return md
+
+
+def draw_latency_charts(out, svc_cases, workers, curves, svc_n, failed_keys):
+    """One HDR-style chart per service workload, load and worker count:
+    x = the percentile p on a log scale of 1 / (1 - p), y = sojourn µs on a
+    log scale, one line per peer, each point the median over the runs.
+    Writes latency-W-L-Pw.gp (with its data in chart-data/) and .png into
+    the results directory; returns the png names."""
+    if not svc_cases:
+        return []
+    gnuplot = shutil.which("gnuplot")
+    if not gnuplot:
+        print("report: no gnuplot (apt-get install gnuplot-nox): no latency charts", file=sys.stderr)
+        return []
+    os.makedirs(os.path.join(out, "chart-data"), exist_ok=True)
+    done = []
+    for w, s in svc_cases:
+        for p in workers:
+            peers = sorted((peer for (x, y, q, peer) in curves
+                            if (x, y, q) == (w, s, p) and curves[(x, y, q, peer)]
+                            and (x, y, q, peer) not in failed_keys), key=order_key(PEER_ORDER))
+            if not peers:
+                continue
+            n = max(svc_n.get((w, s, p, peer), 0) for peer in peers) or 200000
+            xs = [1 / (1 - q / 100.0) for q in LATENCY_POINTS] + [float(n)]
+            name = "latency-%s-%s-%dw" % (w, s, p)
+            dat = os.path.join("chart-data", name + ".dat")
+            with open(os.path.join(out, dat), "w", encoding="utf-8") as f:
+                f.write("# x=1/(1-p) " + " ".join(peers) + "  (sojourn us, median over runs)\n")
+                for i, x in enumerate(xs):
+                    f.write("%.6g %s\n" % (x, " ".join(
+                        "%.3f" % statistics.median(c[i] for c in curves[(w, s, p, peer)])
+                        for peer in peers)))
+            ticks = [("50%%", 2), ("90%%", 10), ("99%%", 100), ("99.9%%", 1000),
+                     ("99.99%%", 10000), ("max", n)]
+            gp = [
+                "# %s %s at %d worker(s): run from the results directory with gnuplot %s.gp"
+                % (w, s, p, name),
+                "set terminal pngcairo size 800,500 font 'sans,10'",
+                "set output '%s.png'" % name,
+                "set logscale xy",
+                "set xrange [1.6:%g]" % (n * 1.6),
+                "set xtics (%s)" % ", ".join("'%s' %g" % t for t in ticks),
+                "set xlabel 'percentile'",
+                "set ylabel 'sojourn (µs), median over runs'",
+                "set format y '%g'",
+                "set grid xtics ytics mytics",
+                "set key left top",
+                "set title '%s, load %s%%, %d worker%s: request sojourn by percentile (lower is better)'"
+                % (w, s, p, "" if p == 1 else "s"),
+                "plot " + ", ".join("'%s' using 1:%d with linespoints lw 2 title '%s'"
+                                    % (dat if i == 0 else "", i + 2, peer)
+                                    for i, peer in enumerate(peers)),
+            ]
+            with open(os.path.join(out, name + ".gp"), "w", encoding="utf-8") as f:
+                f.write("\n".join(gp) + "\n")
+            r = subprocess.run([gnuplot, name + ".gp"], cwd=out, capture_output=True, text=True)
+            if r.returncode != 0:
+                print("report: gnuplot failed on %s.gp:\n%s" % (name, r.stderr), file=sys.stderr)
+                continue
+            done.append(name + ".png")
+    return done
 
 
 def draw_chart(out, cases, workers, peers, samples, failed_keys):

@@ -20,17 +20,26 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ORIG_ARGS="$*"
 ROOT=$(cd "$HERE/../.." && pwd)
 
-ALL_WORKLOADS="fib nqueens uts fanout tri sort pingpong"
-ALL_PEERS="wsched serial std-sort omp-gcc omp-clang tbb pthreadpool go java-fj rayon"
+ALL_WORKLOADS="fib nqueens uts fanout tri sort pingpong service service-bg"
+ALL_PEERS="wsched wsched-lifo serial std-sort omp-gcc omp-clang tbb pthreadpool go java-fj rayon tokio"
 # Peers that run on one thread whatever --workers says: run at 1 worker only.
 SERIAL_PEERS="serial std-sort"
 C_PEERS="serial std-sort omp-gcc omp-clang tbb pthreadpool"
+# wsched-lifo is wsbench in LIFO order, run only where the order is what is
+# measured; everywhere else LIFO is wsched's default and it would repeat
+# wsched's numbers.
+WSCHED_LIFO_WORKLOADS="pingpong service service-bg"
+# Workloads whose RESULT lines carry latency percentiles and are followed by
+# one LATENCY line each (WORKLOADS.md section 8).
+SERVICE_WORKLOADS="service service-bg"
 
-# Sizes: full run and --quick. uts takes tree names; a workload may have several.
+# Sizes: full run and --quick. uts takes tree names; a workload may have
+# several, run one after the other (service: the offered load in percent).
 declare -A SIZES=([fib]="32" [nqueens]="12" [uts]="T1 T3" [fanout]="1000000" [tri]="34000"
-                  [sort]="10000000" [pingpong]="1000000")
+                  [sort]="10000000" [pingpong]="1000000" [service]="50 80 95"
+                  [service-bg]="50 80 95")
 declare -A QUICK_SIZES=([fib]="25" [nqueens]="10" [uts]="T1" [fanout]="100000" [tri]="10000"
-                        [sort]="1000000" [pingpong]="100000")
+                        [sort]="1000000" [pingpong]="100000" [service]="50" [service-bg]="50")
 
 # wsbench's name for a workload where it differs: its own `sort` is a
 # hand-written cilksort, `psort` is the library's ws_parallel_sort on the
@@ -40,7 +49,12 @@ declare -A WSBENCH_NAME=([sort]="psort")
 # order, where each hop goes through the worker's next slot, Go's runnext
 # (`wsbench --order lifo pingpong` is the deque path, for comparison). The
 # RUN header records them, spaces as commas, as prog_args=.
-declare -A WSBENCH_ARGS=([pingpong]="--order fifo")
+# service and service-bg run in FIFO order too, named with --impl so that
+# the RESULT lines tell wsched from wsched-lifo.
+declare -A WSBENCH_ARGS=([pingpong]="--order fifo" [service]="--impl wsched --order fifo"
+                         [service-bg]="--impl wsched --order fifo")
+# wsched-lifo: the same wsbench in LIFO order, for every workload it runs.
+WSCHED_LIFO_ARGS="--impl wsched-lifo --order lifo"
 
 # Debian packages the peers need, by what they provide. The C peers' list is
 # extended by bench/compare/c/packages.txt when that file exists.
@@ -49,12 +63,14 @@ PKGS_C="gcc g++ clang libomp-dev libtbb-dev libssl-dev"
 PKGS_GO="golang-go"
 PKGS_JAVA="openjdk-17-jdk-headless"
 PKGS_RUST="librust-rayon-dev librust-sha1-dev"   # cargo + rustc added if no cargo
+PKGS_TOKIO="librust-tokio-dev librust-libc-dev"  # the same
 
 usage() {
     cat <<EOF
 usage: bench/compare/run.sh [options]
 
   --quick               small sizes, 1 round, --repeat 2 (a few minutes)
+                        (service, service-bg: load 50 only; full run: 50 80 95)
   --workloads LIST      comma-separated subset of: ${ALL_WORKLOADS// /,}
   --peers LIST          comma-separated subset of: ${ALL_PEERS// /,}
   --rounds N            interleaved rounds per (workload, workers)   [5; quick 1]
@@ -144,6 +160,7 @@ want_peer() { [[ " $PEERS " == *" $1 "* ]]; }
 # want_any "A B C": is any of these peers wanted?
 want_any() { local p; for p in $1; do want_peer "$p" && return 0; done; return 1; }
 is_serial_peer() { [[ " $SERIAL_PEERS " == *" $1 "* ]]; }
+is_service() { [[ " $SERVICE_WORKLOADS " == *" $1 "* ]]; }
 
 # Raw output goes next to the peers' build, outside the source tree (build/ is
 # ignored by git), so a run never leaves files to commit by mistake.
@@ -173,8 +190,9 @@ install_packages() {
     fi
     [[ " $PEERS " == *" go "* ]] && want="$want $PKGS_GO"
     [[ " $PEERS " == *" java-fj "* ]] && want="$want $PKGS_JAVA"
-    if [[ " $PEERS " == *" rayon "* ]]; then
-        want="$want $PKGS_RUST"
+    [[ " $PEERS " == *" rayon "* ]] && want="$want $PKGS_RUST"
+    [[ " $PEERS " == *" tokio "* ]] && want="$want $PKGS_TOKIO"
+    if want_any "rayon tokio"; then
         command -v "$CARGO" >/dev/null 2>&1 || want="$want cargo rustc"
     fi
     command -v dpkg-query >/dev/null 2>&1 || { note "no dpkg: not checking packages"; return; }
@@ -264,6 +282,25 @@ build_rust() {
     fi
 }
 
+build_tokio() {
+    command -v "$CARGO" >/dev/null 2>&1 || { SKIP[tokio]="no cargo (apt-get install cargo rustc)"; return; }
+    local crate
+    for crate in tokio libc; do
+        compgen -G "/usr/share/cargo/registry/$crate-[0-9]*" >/dev/null \
+            || { SKIP[tokio]="no $crate crate in /usr/share/cargo/registry (apt-get install $PKGS_TOKIO)"; return; }
+    done
+    # As for rayon: a copy, so the source tree gets no Cargo.lock.
+    local src="$BUILD/tokio-src"
+    rm -rf "$src" && mkdir -p "$src" && cp -r "$HERE/tokio/Cargo.toml" "$HERE/tokio/src" "$HERE/tokio/.cargo" "$src/"
+    rm -f "$BIN/tokio"
+    if build_step tokio env CARGO_HOME="${CARGO_HOME:-$BUILD/cargo-home}" sh -c \
+        "cd '$src' && '$CARGO' build --release --offline --target-dir '$BUILD/tokio-target'"; then
+        cp "$BUILD/tokio-target/release/tokio" "$BIN/tokio"
+    else
+        SKIP[tokio]="build failed (see build.log)"
+    fi
+}
+
 # wsched: an explicit WSBENCH is used as given. Otherwise run.sh builds the
 # wsbench target in a Release tree of its own, $BUILD/wsched, so it never
 # races a developer's build in build/ nor picks up a sanitizer build.
@@ -288,12 +325,15 @@ build_wsched() {
 }
 
 if [ "$BUILD_PEERS" = 1 ]; then
-    want_peer wsched && build_wsched
+    want_any "wsched wsched-lifo" && build_wsched
     want_any "$C_PEERS" && build_c
     want_peer go && build_go
     want_peer java-fj && build_java
     want_peer rayon && build_rust
+    want_peer tokio && build_tokio
 fi
+# wsched-lifo is the same wsbench: it cannot run when wsched cannot.
+[ -n "${SKIP[wsched]:-}" ] && SKIP[wsched-lifo]="${SKIP[wsched]}"
 if [ -z "${WSBENCH:-}" ] && [ -x "$WSCHED_TREE/wsbench" ] && [ "$BUILD_PEERS" = 0 ]; then
     WSBENCH="$WSCHED_TREE/wsbench"
 fi
@@ -302,7 +342,7 @@ WSBENCH="${WSBENCH:-$WSBENCH_DEFAULT}"
 # peer_cmd PEER: the command prefix for PEER, or nothing when it cannot run.
 peer_cmd() {
     case "$1" in
-    wsched) [ -x "$WSBENCH" ] && echo "$WSBENCH" ;;
+    wsched|wsched-lifo) [ -x "$WSBENCH" ] && echo "$WSBENCH" ;;
     *) [ -x "$BIN/$1" ] && echo "$BIN/$1" ;;
     esac
 }
@@ -311,7 +351,7 @@ ACTIVE=""
 for p in $PEERS; do
     if [ -n "${SKIP[$p]:-}" ]; then :
     elif [ -z "$(peer_cmd "$p")" ]; then
-        if [ "$p" = wsched ]; then SKIP[$p]="no executable at $WSBENCH (set WSBENCH)"
+        if [ "$p" = wsched ] || [ "$p" = wsched-lifo ]; then SKIP[$p]="no executable at $WSBENCH (set WSBENCH)"
         else SKIP[$p]="no executable at $BIN/$p (not built)"; fi
     fi
     if [ -n "${SKIP[$p]:-}" ]; then
@@ -352,12 +392,13 @@ pkg_version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not inst
     echo "java: $(first_line "$JAVA" -version) / $("$JAVA" -version 2>&1 | sed -n 2p)"
     echo "cargo: $(first_line "$CARGO" --version)"
     echo "rustc: $(first_line env CARGO_HOME="${CARGO_HOME:-$BUILD/cargo-home}" "${RUSTC:-rustc}" --version)"
-    lock="$BUILD/rust-src/Cargo.lock"
-    if [ -f "$lock" ]; then
-        for c in rayon rayon-core sha1; do
+    for lock_crates in "rust-src:rayon rayon-core sha1" "tokio-src:tokio libc"; do
+        lock="$BUILD/${lock_crates%%:*}/Cargo.lock"
+        [ -f "$lock" ] || continue
+        for c in ${lock_crates#*:}; do
             echo "$c: $(awk -v c="$c" '$0 == "name = \"" c "\"" {getline; gsub(/version = |"/, ""); print}' "$lock")"
         done
-    fi
+    done
 } >"$OUT/versions.txt"
 
 # ---- 4. runs ------------------------------------------------------------------
@@ -397,10 +438,11 @@ run_one() {
     local b0 b1 c0 c1 load prog_wl="$wl" prog_args=""
     cmd=$(peer_cmd "$peer")
     local -a argv=("$cmd" --workers "$p" --repeat "$REPEAT")
-    if [ "$peer" = wsched ]; then
+    if [ "$peer" = wsched ] || [ "$peer" = wsched-lifo ]; then
         argv+=(--results)
         prog_wl="${WSBENCH_NAME[$wl]:-$wl}"
         prog_args="${WSBENCH_ARGS[$wl]:-}"
+        [ "$peer" = wsched-lifo ] && prog_args="$WSCHED_LIFO_ARGS"
         # shellcheck disable=SC2206  # options split on spaces, as documented
         [ -n "$prog_args" ] && argv+=($prog_args)
     fi
@@ -416,10 +458,13 @@ run_one() {
                  f = "?"
                  if (w >= 0.5) { f = (b - c) / w; if (f < 0) f = 0; f = sprintf("%.2f", f) }
                  printf("wall=%.3f busy=%.2f self=%.2f|%s", w, b, c, f) }')
-    local nres nbad
+    local nres nbad nlat="$REPEAT"
     nres=$(grep -c '^RESULT ' "$TMP/out")
-    nbad=$(grep '^RESULT ' "$TMP/out" | grep -vc ' ok=1$')
-    if [ "$rc" = 0 ] && [ "$nres" = "$REPEAT" ] && [ "$nbad" = 0 ]; then
+    # ok=1 ends the line, or is followed by the service fields.
+    nbad=$(grep '^RESULT ' "$TMP/out" | grep -Evc ' ok=1( |$)')
+    # A service run prints one LATENCY line per repetition: the chart's data.
+    is_service "$wl" && nlat=$(grep -c '^LATENCY ' "$TMP/out")
+    if [ "$rc" = 0 ] && [ "$nres" = "$REPEAT" ] && [ "$nbad" = 0 ] && [ "$nlat" = "$REPEAT" ]; then
         status=ok
     elif [ "$rc" = 2 ] && [ "$nres" = 0 ]; then
         status=unsupported
@@ -433,16 +478,20 @@ run_one() {
             "$peer" "$wl" "$size" "$p" "$round" "$REPEAT" "$WARMUP" "$rc" "$status" "${load%|*}" \
             "$([ "$prog_wl" != "$wl" ] && echo " prog_workload=$prog_wl")" \
             "$([ -n "$prog_args" ] && echo " prog_args=${prog_args// /,}")"
-        grep '^RESULT ' "$TMP/out"
-        grep -v '^RESULT ' "$TMP/out" | sed 's/^/OUT /'
+        grep -E '^(RESULT|LATENCY) ' "$TMP/out"
+        grep -Ev '^(RESULT|LATENCY) ' "$TMP/out" | sed 's/^/OUT /'
         sed 's/^/ERR /' "$TMP/err" | head -n 20
     } >>"$RAW"
     if [ -s "$TMP/err" ]; then
         { echo "== $peer $wl $size workers=$p round=$round rc=$rc"; cat "$TMP/err"; } >>"$ERRLOG"
     fi
-    summary=$(grep '^RESULT ' "$TMP/out" | sed -n 's/.* ms=\([0-9.]*\).*/\1/p' | tr '\n' ' ')
+    # For a service run the sojourn's p99 says more than the wall time,
+    # which is mostly the length of the arrival schedule.
+    local field=ms
+    is_service "$wl" && field=p99_us
+    summary=$(grep '^RESULT ' "$TMP/out" | sed -n "s/.* $field=\([0-9.]*\).*/\1/p" | tr '\n' ' ')
     case "$status" in
-    ok) printf '    %-12s ok   ms: %s(other load %s CPU)\n' "$peer" "$summary" "${load#*|}" ;;
+    ok) printf '    %-12s ok   %s: %s(other load %s CPU)\n' "$peer" "$field" "$summary" "${load#*|}" ;;
     unsupported)
         printf '    %-12s SKIP does not support %s %s: %s\n' "$peer" "$wl" "$size" "$(head -n 1 "$TMP/err")"
         return 2 ;;
@@ -463,6 +512,8 @@ for wl in $WORKLOADS; do
                 for peer in $ACTIVE; do
                     # serial and std-sort ignore --workers: run them once, at 1 worker.
                     is_serial_peer "$peer" && [ "$p" != 1 ] && continue
+                    # wsched-lifo runs only where the order is what is measured.
+                    [ "$peer" = wsched-lifo ] && [[ " $WSCHED_LIFO_WORKLOADS " != *" $wl "* ]] && continue
                     [ -n "${GAVE_UP[$peer]:-}" ] && continue
                     run_one "$peer" "$wl" "$size" "$p" "$r"
                     case $? in
@@ -486,6 +537,7 @@ python3 "$HERE/report.py" "$OUT"
 echo
 echo "results: $OUT/results.md"
 [ -f "$OUT/chart.png" ] && echo "chart:   $OUT/chart.png"
+ls "$OUT"/latency-*.png >/dev/null 2>&1 && echo "latency: $OUT/latency-*.png (service percentile charts)"
 if [ "$FAILED" = 1 ] || grep -q '^## FAILURES' "$OUT/results.md" 2>/dev/null; then
     echo "run.sh: SOME PEERS FAILED: see the top of $OUT/results.md" >&2
     exit 1

@@ -11,6 +11,8 @@
 //
 //	RESULT impl=go workload=W size=S workers=P ms=M answer=A ok=1|0
 //
+// (service and service-bg add percentile fields after ok= and print a
+// LATENCY line after each RESULT line: WORKLOADS.md section 8)
 // and the process exits 1 if any answer was wrong, 2 on a usage error.
 // The runtime is set up once; the timed region is the workload alone.
 package main
@@ -28,6 +30,8 @@ type outcome struct {
 	elapsed time.Duration // the timed part alone
 	answer  string        // printed as answer=
 	ok      bool          // answer matched the expected value
+	extra   string        // fields printed after ok= (service: percentiles)
+	latency string        // the LATENCY line's us= field, if any (service)
 }
 
 // workload prepares (untimed) a run of one workload at one size and returns
@@ -49,6 +53,8 @@ var workloads = []workload{
 	{"tri", "34000", "parallel loop: P goroutines take chunks of N/(64P) from a counter", prepareTri},
 	{"sort", "10000000", "sort.Slice of N int32 on one goroutine (--workers 1 only)", prepareSort},
 	{"pingpong", "1000000", "two goroutines hand a token over unbuffered channels, N hops", preparePingpong},
+	{"service", "80", "open loop: a generator goroutine starts 200000 10-us requests (go statements) at load L%", prepareService(false)},
+	{"service-bg", "80", "service with fib 27 (goroutines, WaitGroup) looping in the background", prepareService(true)},
 }
 
 func findWorkload(name string) (workload, bool) {
@@ -64,7 +70,7 @@ func usage(msg string) {
 	if msg != "" {
 		fmt.Fprintf(os.Stderr, "go: %s\n", msg)
 	}
-	fmt.Fprintln(os.Stderr, "usage: go [--workers P] [--repeat R] fib|nqueens|uts|fanout|tri|sort|pingpong [SIZE]")
+	fmt.Fprintln(os.Stderr, "usage: go [--workers P] [--repeat R] fib|nqueens|uts|fanout|tri|sort|pingpong|service|service-bg [SIZE]")
 	fmt.Fprintln(os.Stderr, "       go --list")
 	os.Exit(2)
 }
@@ -130,8 +136,15 @@ func main() {
 		} else {
 			allOK = false
 		}
-		fmt.Printf("RESULT impl=go workload=%s size=%s workers=%d ms=%.3f answer=%s ok=%d\n",
-			name, size, workers, float64(out.elapsed.Nanoseconds())/1e6, out.answer, ok)
+		extra := ""
+		if out.extra != "" {
+			extra = " " + out.extra
+		}
+		fmt.Printf("RESULT impl=go workload=%s size=%s workers=%d ms=%.3f answer=%s ok=%d%s\n",
+			name, size, workers, float64(out.elapsed.Nanoseconds())/1e6, out.answer, ok, extra)
+		if out.latency != "" {
+			fmt.Printf("LATENCY impl=go workload=%s size=%s workers=%d %s\n", name, size, workers, out.latency)
+		}
 	}
 	if !allOK {
 		fmt.Fprintln(os.Stderr, "go: WRONG ANSWER")

@@ -66,6 +66,6 @@ func prepareSort(size string, workers int) (func() outcome, error) {
 		elapsed := time.Since(start)
 		sorted := sort.SliceIsSorted(data, func(i, j int) bool { return data[i] < data[j] })
 		got := fingerprint(data)
-		return outcome{elapsed, strconv.FormatUint(got, 10), sorted && got == want}
+		return outcome{elapsed: elapsed, answer: strconv.FormatUint(got, 10), ok: sorted && got == want}
 	}, nil
 }

@@ -47,7 +47,7 @@ func prepareFib(size string, workers int) (func() outcome, error) {
 		start := time.Now()
 		got := fib(n)
 		elapsed := time.Since(start)
-		return outcome{elapsed, strconv.FormatInt(got, 10), got == want}
+		return outcome{elapsed: elapsed, answer: strconv.FormatInt(got, 10), ok: got == want}
 	}, nil
 }
 
@@ -114,7 +114,7 @@ func prepareNqueens(size string, workers int) (func() outcome, error) {
 		start := time.Now()
 		got := queens(all, 0, 0, 0)
 		elapsed := time.Since(start)
-		return outcome{elapsed, strconv.FormatInt(got, 10), got == want}
+		return outcome{elapsed: elapsed, answer: strconv.FormatInt(got, 10), ok: got == want}
 	}, nil
 }
 
@@ -167,7 +167,7 @@ func prepareUts(size string, workers int) (func() outcome, error) {
 		c := utsNode(t, rootDigest(t.seed), 0)
 		elapsed := time.Since(start)
 		ok := c.nodes == t.nodes && c.leaves == t.leaves && c.depth == t.depth
-		return outcome{elapsed, strconv.FormatInt(c.nodes, 10), ok}
+		return outcome{elapsed: elapsed, answer: strconv.FormatInt(c.nodes, 10), ok: ok}
 	}, nil
 }
 
@@ -200,7 +200,7 @@ func prepareFanout(size string, workers int) (func() outcome, error) {
 				good++
 			}
 		}
-		return outcome{elapsed, strconv.FormatInt(good, 10), good == n}
+		return outcome{elapsed: elapsed, answer: strconv.FormatInt(good, 10), ok: good == n}
 	}, nil
 }
 
@@ -254,7 +254,7 @@ func preparePingpong(size string, workers int) (func() outcome, error) {
 		elapsed := end.at.Sub(start)
 		wg.Wait() // untimed: the other side sees its channel closed and exits
 		ok := end.token == n && atomic.LoadInt64(&outOfTurn) == 0
-		return outcome{elapsed, strconv.FormatInt(end.token, 10), ok}
+		return outcome{elapsed: elapsed, answer: strconv.FormatInt(end.token, 10), ok: ok}
 	}, nil
 }
 
@@ -331,7 +331,7 @@ func prepareTri(size string, workers int) (func() outcome, error) {
 		start := time.Now()
 		got := triParallel(uint64(n), workers)
 		elapsed := time.Since(start)
-		return outcome{elapsed, strconv.FormatUint(got, 10), got == want}
+		return outcome{elapsed: elapsed, answer: strconv.FormatUint(got, 10), ok: got == want}
 	}, nil
 }
 
