@@ -118,10 +118,14 @@ typedef enum ws_steal_policy {
  * WS_ORDER_LIFO, the default, is for fork/join and throughput: a worker
  * runs the task it made last (depth first, its data still in cache) and
  * thieves take the oldest. Tasks submitted from outside wait in one global
- * queue, which every worker looks at every 61st task and whenever it has
- * nothing of its own. A child submitted inside a task runs before the
- * tasks its worker queued earlier: under a steady load of independent
- * requests the oldest can wait long (see docs/BENCHMARKS.md).
+ * queue, which every worker looks at whenever it has nothing of its own
+ * and, while it has, at least every 61st task it picks (sooner when tasks
+ * are long: about every 200 us), taking a batch. A child submitted inside
+ * a task runs before the tasks its worker queued earlier: under a steady
+ * load of independent requests the oldest can wait long (see
+ * docs/BENCHMARKS.md), and a task that submits its own successor again
+ * and again keeps its worker's older tasks waiting until a thief takes
+ * them: on one worker, forever. FIFO order has no such case.
  *
  * WS_ORDER_FIFO is for services, where independent requests should run in
  * about the order they arrived and the latency tail matters (Go's run

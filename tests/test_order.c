@@ -20,6 +20,11 @@
  *              task, runs right after the task running when it was
  *              submitted, before a flood of normal tasks queued earlier;
  *              high tasks among themselves oldest first.
+ *   highp    — both orders, 4 workers (more than the CPUs): the worker
+ *              that takes a high task submitted behind a flood of normal
+ *              ones started at most one normal task after the submission
+ *              (counted, not timed; see part_highp for why this is the
+ *              bound that survives preemption).
  *   mixed    — both orders, 1-8 workers, many seeds: normal and high
  *              tasks, children, continuations and fork/join mixed; every
  *              task runs exactly once (a stress test, no order claimed).
@@ -368,6 +373,105 @@ static void part_high(void)
   }
 }
 
+/* --- highp: several workers ------------------------------------------------ */
+
+/* Every normal task takes a ticket from `hp_started` (seq_cst) when it
+   starts and appends it to its worker's log; the high task appends
+   HP_HIGH. The submitter then takes the ticket count S0 with a seq_cst
+   read-modify-write after its ws_submit_ex returned. A worker looks at the
+   high queue before every task it takes (find_work), so a normal ticket
+   >= S0 on the taker's log before HP_HIGH means it took that normal task
+   after the high one was queued: it may have looked just before, once,
+   but not twice. The bound is on the taker's own log because the only
+   other measure, tickets drawn by all workers before the high task starts,
+   grows without bound when the taker is preempted between taking it and
+   running it. */
+enum { HP_WORKERS = 4, HP_FLOOD = 600, HP_LOG = HP_FLOOD + 2, HP_TRIGGER = 200 };
+#define HP_HIGH UINT64_MAX
+static _Atomic uint64_t hp_started, hp_s0;
+static _Atomic int hp_inside; /* this trial's high task comes from the HP_TRIGGER-th task */
+static uint64_t hp_log[HP_WORKERS][HP_LOG]; /* written by worker w only, read after idle */
+static int hp_len[HP_WORKERS];
+
+static void hp_append(uint64_t v)
+{
+  int w = ws_current_worker();
+  if (w < 0 || w >= HP_WORKERS || hp_len[w] >= HP_LOG)
+    TEST_FAIL("highp: worker %d, log %d", w, w >= 0 && w < HP_WORKERS ? hp_len[w] : -1);
+  hp_log[w][hp_len[w]++] = v;
+}
+
+static int hp_high(void *arg)
+{
+  (void)arg;
+  hp_append(HP_HIGH);
+  return 0;
+}
+
+static int hp_normal(void *arg)
+{
+  (void)arg;
+  uint64_t t = atomic_fetch_add_explicit(&hp_started, 1, memory_order_seq_cst);
+  hp_append(t);
+  if (t == HP_TRIGGER && atomic_load_explicit(&hp_inside, memory_order_relaxed)) {
+    ASSERT_OK(ws_submit_ex(ws_current_pool(), hp_high, NULL, WS_SUBMIT_HIGH, NULL));
+    atomic_store_explicit(&hp_s0, atomic_fetch_add_explicit(&hp_started, 0, memory_order_seq_cst),
+                          memory_order_relaxed); /* read after the pool is idle */
+  }
+  for (volatile int spin = 0; spin < 300; spin++) {
+  }
+  return 0;
+}
+
+static void part_highp(void)
+{
+  int trials = 120 / TEST_SCALE_DIV + 10, worst = 0;
+  for (int oi = 0; oi < 2; oi++) {
+    ws_order_t order = oi ? WS_ORDER_LIFO : WS_ORDER_FIFO;
+    ws_pool_t *p = pool_in(order, HP_WORKERS);
+    for (int trial = 0; trial < trials; trial++) {
+      int inside = trial % 2;
+      memset(hp_len, 0, sizeof hp_len);
+      atomic_store(&hp_started, 0);
+      atomic_store(&hp_inside, inside);
+      for (int i = 0; i < HP_FLOOD; i++)
+        ASSERT_OK(ws_submit(p, hp_normal, NULL, NULL));
+      if (!inside) {
+        ASSERT_OK(ws_submit_ex(p, hp_high, NULL, WS_SUBMIT_HIGH, NULL));
+        atomic_store(&hp_s0, atomic_fetch_add_explicit(&hp_started, 0, memory_order_seq_cst));
+      }
+      if (ws_pool_wait_idle(p, TEST_DEADLINE_NS) != 0)
+        TEST_FAIL("highp: %s, trial %d did not finish", order_name(order), trial);
+      uint64_t s0 = atomic_load(&hp_s0);
+      int taker = -1, pos = -1, normal = 0;
+      for (int w = 0; w < HP_WORKERS; w++) {
+        normal += hp_len[w];
+        for (int k = 0; k < hp_len[w]; k++)
+          if (hp_log[w][k] == HP_HIGH) {
+            if (taker >= 0)
+              TEST_FAIL("highp: the high task ran twice");
+            taker = w;
+            pos = k;
+          }
+      }
+      ASSERT(taker >= 0);
+      ASSERT_EQ(normal - 1, HP_FLOOD);
+      int after = 0;
+      for (int k = 0; k < pos; k++)
+        after += hp_log[taker][k] >= s0;
+      if (after > worst)
+        worst = after;
+      if (after > 1)
+        TEST_FAIL("highp: %s, trial %d (%s): worker %d started %d normal tasks after the "
+                  "high one was queued, before it",
+                  order_name(order), trial, inside ? "from a task" : "from outside", taker, after);
+    }
+    ASSERT_OK(ws_pool_destroy(p));
+  }
+  printf("highp: %d trials per order, at most %d normal task(s) before the high one\n", trials,
+         worst);
+}
+
 /* --- mixed ----------------------------------------------------------------- */
 
 enum { MIX_ROOTS = 300 };
@@ -519,9 +623,9 @@ static void part_errors(void)
 }
 
 static const test_part parts[] = {
-    {"ring", part_ring, false},     {"next", part_next, false}, {"streak", part_streak, false},
-    {"global", part_global, false}, {"high", part_high, false}, {"mixed", part_mixed, false},
-    {"errors", part_errors, false},
+    {"ring", part_ring, false},     {"next", part_next, false},     {"streak", part_streak, false},
+    {"global", part_global, false}, {"high", part_high, false},     {"highp", part_highp, false},
+    {"mixed", part_mixed, false},   {"errors", part_errors, false},
 };
 
 TEST_MAIN(parts)

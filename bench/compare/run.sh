@@ -21,7 +21,7 @@ ORIG_ARGS="$*"
 ROOT=$(cd "$HERE/../.." && pwd)
 
 ALL_WORKLOADS="fib nqueens uts fanout tri sort pingpong service service-bg"
-ALL_PEERS="wsched wsched-lifo serial std-sort omp-gcc omp-clang tbb pthreadpool go java-fj rayon tokio"
+ALL_PEERS="wsched wsched-lifo wsched-pin serial std-sort omp-gcc omp-clang tbb pthreadpool go java-fj rayon tokio"
 # Peers that run on one thread whatever --workers says: run at 1 worker only.
 SERIAL_PEERS="serial std-sort"
 C_PEERS="serial std-sort omp-gcc omp-clang tbb pthreadpool"
@@ -29,6 +29,11 @@ C_PEERS="serial std-sort omp-gcc omp-clang tbb pthreadpool"
 # measured; everywhere else LIFO is wsched's default and it would repeat
 # wsched's numbers.
 WSCHED_LIFO_WORKLOADS="pingpong service service-bg"
+# wsched-pin is wsched (FIFO) with its workers pinned one per CPU
+# (ws_options_t.pin, wsbench --pin), for the service workloads only: there
+# an outside generator thread shares the CPUs with the workers and the
+# kernel may stack two workers on one CPU (docs/BENCHMARKS.md).
+WSCHED_PIN_WORKLOADS="service service-bg"
 # Workloads whose RESULT lines carry latency percentiles and are followed by
 # one LATENCY line each (WORKLOADS.md section 8).
 SERVICE_WORKLOADS="service service-bg"
@@ -55,6 +60,7 @@ declare -A WSBENCH_ARGS=([pingpong]="--order fifo" [service]="--impl wsched --or
                          [service-bg]="--impl wsched --order fifo")
 # wsched-lifo: the same wsbench in LIFO order, for every workload it runs.
 WSCHED_LIFO_ARGS="--impl wsched-lifo --order lifo"
+WSCHED_PIN_ARGS="--impl wsched-pin --order fifo --pin"
 
 # Debian packages the peers need, by what they provide. The C peers' list is
 # extended by bench/compare/c/packages.txt when that file exists.
@@ -325,7 +331,7 @@ build_wsched() {
 }
 
 if [ "$BUILD_PEERS" = 1 ]; then
-    want_any "wsched wsched-lifo" && build_wsched
+    want_any "wsched wsched-lifo wsched-pin" && build_wsched
     want_any "$C_PEERS" && build_c
     want_peer go && build_go
     want_peer java-fj && build_java
@@ -333,7 +339,7 @@ if [ "$BUILD_PEERS" = 1 ]; then
     want_peer tokio && build_tokio
 fi
 # wsched-lifo is the same wsbench: it cannot run when wsched cannot.
-[ -n "${SKIP[wsched]:-}" ] && SKIP[wsched-lifo]="${SKIP[wsched]}"
+[ -n "${SKIP[wsched]:-}" ] && SKIP[wsched-lifo]="${SKIP[wsched]}" && SKIP[wsched-pin]="${SKIP[wsched]}"
 if [ -z "${WSBENCH:-}" ] && [ -x "$WSCHED_TREE/wsbench" ] && [ "$BUILD_PEERS" = 0 ]; then
     WSBENCH="$WSCHED_TREE/wsbench"
 fi
@@ -342,7 +348,7 @@ WSBENCH="${WSBENCH:-$WSBENCH_DEFAULT}"
 # peer_cmd PEER: the command prefix for PEER, or nothing when it cannot run.
 peer_cmd() {
     case "$1" in
-    wsched|wsched-lifo) [ -x "$WSBENCH" ] && echo "$WSBENCH" ;;
+    wsched|wsched-lifo|wsched-pin) [ -x "$WSBENCH" ] && echo "$WSBENCH" ;;
     *) [ -x "$BIN/$1" ] && echo "$BIN/$1" ;;
     esac
 }
@@ -351,7 +357,7 @@ ACTIVE=""
 for p in $PEERS; do
     if [ -n "${SKIP[$p]:-}" ]; then :
     elif [ -z "$(peer_cmd "$p")" ]; then
-        if [ "$p" = wsched ] || [ "$p" = wsched-lifo ]; then SKIP[$p]="no executable at $WSBENCH (set WSBENCH)"
+        if [[ "$p" == wsched* ]]; then SKIP[$p]="no executable at $WSBENCH (set WSBENCH)"
         else SKIP[$p]="no executable at $BIN/$p (not built)"; fi
     fi
     if [ -n "${SKIP[$p]:-}" ]; then
@@ -438,11 +444,12 @@ run_one() {
     local b0 b1 c0 c1 load prog_wl="$wl" prog_args=""
     cmd=$(peer_cmd "$peer")
     local -a argv=("$cmd" --workers "$p" --repeat "$REPEAT")
-    if [ "$peer" = wsched ] || [ "$peer" = wsched-lifo ]; then
+    if [[ "$peer" == wsched* ]]; then
         argv+=(--results)
         prog_wl="${WSBENCH_NAME[$wl]:-$wl}"
         prog_args="${WSBENCH_ARGS[$wl]:-}"
         [ "$peer" = wsched-lifo ] && prog_args="$WSCHED_LIFO_ARGS"
+        [ "$peer" = wsched-pin ] && prog_args="$WSCHED_PIN_ARGS"
         # shellcheck disable=SC2206  # options split on spaces, as documented
         [ -n "$prog_args" ] && argv+=($prog_args)
     fi
@@ -514,6 +521,7 @@ for wl in $WORKLOADS; do
                     is_serial_peer "$peer" && [ "$p" != 1 ] && continue
                     # wsched-lifo runs only where the order is what is measured.
                     [ "$peer" = wsched-lifo ] && [[ " $WSCHED_LIFO_WORKLOADS " != *" $wl "* ]] && continue
+                    [ "$peer" = wsched-pin ] && [[ " $WSCHED_PIN_WORKLOADS " != *" $wl "* ]] && continue
                     [ -n "${GAVE_UP[$peer]:-}" ] && continue
                     run_one "$peer" "$wl" "$size" "$p" "$r"
                     case $? in

@@ -7,7 +7,8 @@
  * monotonic clock. Measured: each request's sojourn time, from its
  * ws_submit to its end, as percentiles (p50 ... max), and how late the
  * generator was against the arrival schedule. service-bg also runs fib 27
- * through ws_join again and again in the same pool for the whole run.
+ * through ws_join again and again in the same pool for the whole run, each
+ * run submitted from a driver thread when the last one ended.
  *
  * Where a request waits depends on the pool's order (wsbench --order):
  * in LIFO order submits from outside go to the global queue and a worker
@@ -169,22 +170,45 @@ static int svc_request(void *arg)
   return 0;
 }
 
-/* The background job: fib 27 through ws_join until told to stop. */
-static int svc_background(void *arg)
+/* The background job: one fib 27 through ws_join per run, each run
+   submitted from a driver thread outside the pool when the last one has
+   ended, until told to stop. Not a loop inside one task, nor a task that
+   re-submits itself: a task keeps its worker until it returns (no
+   preemption), and in LIFO order a task's own submission is its worker's
+   newest, run before anything older in its deque, so on one worker either
+   would shut the requests out. A root goes through the global queue, where
+   it queues among the requests. */
+static int svc_fib_run(void *arg)
 {
-  (void)arg;
-  /* relaxed: the flag only ends the loop; the results are read after
-     ws_pool_wait_idle. */
+  wb_fibarg *a = arg;
+  return wb_fib_join(a);
+}
+
+static void *svc_background(void *arg)
+{
+  ws_pool_t *pool = arg;
+  /* relaxed: the flag only ends the loop; the driver is joined before its
+     results are read. */
   while (!atomic_load_explicit(&svc.stop, memory_order_relaxed)) {
     wb_fibarg a = {SVC_BG_FIB, 0};
-    int rc = wb_fib_join(&a);
+    ws_future_t *f;
+    int rc = ws_submit(pool, svc_fib_run, &a, &f);
+    if (rc == 0) {
+      int task_rc = 0;
+      rc = ws_future_wait(f, WS_FOREVER);
+      if (rc == 0)
+        rc = ws_future_result(f, &task_rc);
+      if (rc == 0)
+        rc = task_rc;
+      ws_future_release(f);
+    }
     if (rc != 0 || a.r != wb_fib_exact(SVC_BG_FIB)) {
       svc.bg_err = rc != 0 ? rc : -1;
       break;
     }
     svc.bg_runs++;
   }
-  return 0;
+  return NULL;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -282,7 +306,9 @@ static int svc_parallel_run(ws_pool_t *pool, const char *size, wb_result *r, boo
     return -1;
   }
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-  int rc = bg ? ws_submit(pool, svc_background, NULL, NULL) : 0;
+  pthread_t driver;
+  int rc = bg && pthread_create(&driver, NULL, svc_background, pool) != 0 ? WS_ENOMEM : 0;
+  bool driving = bg && rc == 0;
   int64_t t0 = now_ns();
   long sent = 0;
   for (; rc == 0 && sent < n; sent++) {
@@ -297,6 +323,8 @@ static int svc_parallel_run(ws_pool_t *pool, const char *size, wb_result *r, boo
     pthread_cond_wait(&svc.cv, &svc.mu);
   pthread_mutex_unlock(&svc.mu);
   atomic_store_explicit(&svc.stop, 1, memory_order_relaxed); /* see svc_background */
+  if (driving)
+    pthread_join(driver, NULL);
   ws_pool_wait_idle(pool, WS_FOREVER);
   int64_t last = t0;
   for (long i = 0; i < n; i++)

@@ -122,6 +122,27 @@ static void fan_check(long n, wb_result *r)
   snprintf(r->detail, sizeof r->detail, "slots=%ld/%ld", n - bad, n);
 }
 
+/* Parses n and allocates the zeroed slots; -1 on a bad size or no memory. */
+static long fan_setup(const char *size)
+{
+  long n = wb_size_long(size, 0, 1L << 30);
+  if (n < 0)
+    return -1;
+  slots = calloc((size_t)n, sizeof *slots);
+  return slots == NULL ? -1 : n;
+}
+
+/* Waits for the pool, stops the clock begun at t0 and checks the slots. */
+static void fan_finish(ws_pool_t *pool, double t0, long n, bool all_sent, wb_result *r)
+{
+  ws_pool_wait_idle(pool, WS_FOREVER);
+  r->ms = wb_now_ms() - t0;
+  fan_check(n, r);
+  if (!all_sent)
+    r->ok = false;
+  free(slots);
+}
+
 static int fan_serial(const char *size, wb_result *r)
 {
   long n = wb_size_long(size, 0, 1L << 30);
@@ -141,22 +162,14 @@ static int fan_serial(const char *size, wb_result *r)
 
 static int fan_parallel(ws_pool_t *pool, const char *size, wb_result *r)
 {
-  long n = wb_size_long(size, 0, 1L << 30);
+  long n = fan_setup(size);
   if (n < 0)
-    return -1;
-  slots = calloc((size_t)n, sizeof *slots);
-  if (slots == NULL)
     return -1;
   double t0 = wb_now_ms();
   long submitted = 0;
   for (long i = 0; i < n; i++)
     submitted += ws_submit(pool, fan_task, (void *)(intptr_t)i, NULL) == 0;
-  ws_pool_wait_idle(pool, WS_FOREVER);
-  r->ms = wb_now_ms() - t0;
-  fan_check(n, r);
-  if (submitted != n)
-    r->ok = false;
-  free(slots);
+  fan_finish(pool, t0, n, submitted == n, r);
   return 0;
 }
 
@@ -181,11 +194,8 @@ const wb_workload wb_fanout = {
 
 static int fanb_parallel(ws_pool_t *pool, const char *size, wb_result *r)
 {
-  long n = wb_size_long(size, 0, 1L << 30);
+  long n = fan_setup(size);
   if (n < 0)
-    return -1;
-  slots = calloc((size_t)n, sizeof *slots);
-  if (slots == NULL)
     return -1;
   void *args[FAN_BATCH];
   double t0 = wb_now_ms();
@@ -197,12 +207,7 @@ static int fanb_parallel(ws_pool_t *pool, const char *size, wb_result *r)
     if (ws_submit_batch(pool, fan_task, args, (size_t)k, NULL) == 0)
       submitted += k;
   }
-  ws_pool_wait_idle(pool, WS_FOREVER);
-  r->ms = wb_now_ms() - t0;
-  fan_check(n, r);
-  if (submitted != n)
-    r->ok = false;
-  free(slots);
+  fan_finish(pool, t0, n, submitted == n, r);
   return 0;
 }
 
@@ -214,4 +219,44 @@ const wb_workload wb_fanout_batch = {
     .check_size = fan_check_size,
     .serial = fan_serial,
     .parallel = fanb_parallel,
+};
+
+/* --- spawn storm: the fan-out from inside one task --- */
+
+static long storm_n, storm_sent;
+
+/* The storm: one task submits every tiny task in a loop, so in FIFO order
+   they overflow its ring to the global queue, 129 at a time. */
+static int storm_root(void *arg)
+{
+  ws_pool_t *pool = arg;
+  long sent = 0;
+  for (long i = 0; i < storm_n; i++)
+    sent += ws_submit(pool, fan_task, (void *)(intptr_t)i, NULL) == 0;
+  storm_sent = sent; /* read after ws_pool_wait_idle */
+  return 0;
+}
+
+static int storm_parallel(ws_pool_t *pool, const char *size, wb_result *r)
+{
+  long n = fan_setup(size);
+  if (n < 0)
+    return -1;
+  storm_n = n;
+  storm_sent = -1;
+  double t0 = wb_now_ms();
+  int rc = ws_submit(pool, storm_root, pool, NULL);
+  ws_pool_wait_idle(pool, WS_FOREVER); /* storm_sent is final after it */
+  fan_finish(pool, t0, n, rc == 0 && storm_sent == n, r);
+  return 0;
+}
+
+const wb_workload wb_storm = {
+    .name = "storm",
+    .about = "spawn storm: one task submits n tiny tasks in a loop (fanout from inside)",
+    .default_size = "500000",
+    .small_size = "10000",
+    .check_size = fan_check_size,
+    .serial = fan_serial,
+    .parallel = storm_parallel,
 };

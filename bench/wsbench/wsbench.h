@@ -92,6 +92,7 @@ extern const wb_workload wb_avalanche;
 extern const wb_workload wb_fib_submit;
 extern const wb_workload wb_fanout;
 extern const wb_workload wb_fanout_batch;
+extern const wb_workload wb_storm;
 extern const wb_workload wb_pingpong;
 extern const wb_workload wb_service;
 extern const wb_workload wb_service_bg;

@@ -30,6 +30,13 @@
 /* --------------------------------------------------------------------- */
 /* Workers                                                                */
 
+/* The global queue's periodic check while a worker has local work
+   (worker.c, global_check): at most every WS__GLOBAL_EVERY ticks, and
+   sooner when tasks are long, aiming at one look per WS__GLOBAL_TARGET
+   ws__ticks() (about 200 us at 2.4 GHz, Tokio's target). */
+#define WS__GLOBAL_EVERY 61u
+#define WS__GLOBAL_TARGET 480000u
+
 typedef struct ws__worker {
   /* Thief-visible: the deque (its top and bottom sit on lines of their own). */
   ws__deque deque;
@@ -80,7 +87,12 @@ typedef struct ws__worker {
   unsigned index;
   bool is_spare; /* a spare slot (index >= nworkers), see blocking.c */
   uint64_t rng; /* xorshift64* state for victim selection */
-  uint32_t tick; /* scheduling ticks, for the every-61st global check */
+  uint32_t tick; /* scheduling ticks (find_work calls), owner only */
+  /* The global queue's periodic check (worker.c, global_check): ticks left
+     until the next one, the current interval (2..61 ticks) and ws__ticks()
+     at the last one. Owner only. */
+  uint32_t gcount, ginterval;
+  uint64_t gcheck_at;
   /* WS_ORDER_FIFO: tasks in a row taken from runq's next slot (owner only;
      the ring's head goes first once it reaches WS__NEXT_STREAK). */
   uint32_t next_streak;

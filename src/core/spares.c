@@ -80,6 +80,8 @@ int ws__slot_init(ws_pool_t *p, ws__worker *w, unsigned index, uint64_t seed)
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
   w->rng = (z ^ (z >> 31)) | 1;
+  w->gcount = w->ginterval = WS__GLOBAL_EVERY;
+  w->gcheck_at = ws__ticks();
   return 0;
 }
 

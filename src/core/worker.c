@@ -393,6 +393,25 @@ static ws__task *take_high(ws__worker *w)
   return t;
 }
 
+/* The periodic look at the global queue while local work lasts, so that
+   nothing there waits more than WS__GLOBAL_EVERY (61, Go's and Tokio's
+   figure) of this worker's ticks. The interval adapts to how long tasks
+   take (Tokio's tuning since 1.27, here on the TSC): about
+   WS__GLOBAL_TARGET ticks of ws__ticks() between looks, so with long tasks
+   (a 5 ms background job re-submitting itself) a look comes every 2 tasks,
+   not every 61; with tiny ones it stays at 61. One TSC read per look. It
+   takes a batch, like an empty worker, so that requests queued from outside
+   join the local queue in order instead of one per look. */
+static ws__task *global_check(ws__worker *w)
+{
+  uint64_t now = ws__ticks(), dt = now - w->gcheck_at;
+  w->gcheck_at = now;
+  uint64_t iv = dt != 0 ? (uint64_t)WS__GLOBAL_TARGET * w->ginterval / dt : WS__GLOBAL_EVERY;
+  w->ginterval = iv < 2 ? 2 : iv > WS__GLOBAL_EVERY ? WS__GLOBAL_EVERY : (uint32_t)iv;
+  w->gcount = w->ginterval;
+  return take_global(w, w->runq != NULL ? WS__GLOBAL_BATCH_FIFO : WS__GLOBAL_BATCH);
+}
+
 static ws__task *find_work(ws__worker *w)
 {
   ws__task *t;
@@ -400,7 +419,8 @@ static ws__task *find_work(ws__worker *w)
   if (__builtin_expect(atomic_load_explicit(&w->pool->nhigh, memory_order_relaxed) != 0, 0) &&
       (t = take_high(w)) != NULL)
     return t;
-  if (++w->tick % 61 == 0 && (t = take_global(w, 1)) != NULL)
+  ++w->tick;
+  if (--w->gcount == 0 && (t = global_check(w)) != NULL)
     return t;
   /* FIFO order: the ring before the deque, which then holds only stolen
      or overflowing fork/join children (thieves can take those). */
