@@ -409,7 +409,15 @@ static ws__task *global_check(ws__worker *w)
   uint64_t iv = dt != 0 ? (uint64_t)WS__GLOBAL_TARGET * w->ginterval / dt : WS__GLOBAL_EVERY;
   w->ginterval = iv < 2 ? 2 : iv > WS__GLOBAL_EVERY ? WS__GLOBAL_EVERY : (uint32_t)iv;
   w->gcount = w->ginterval;
-  return take_global(w, w->runq != NULL ? WS__GLOBAL_BATCH_FIFO : WS__GLOBAL_BATCH);
+  if (w->runq == NULL)
+    return take_global(w, WS__GLOBAL_BATCH);
+  /* FIFO: no more than the ring has room for. An overflow would send the
+     ring's older half back to the global queue's tail, behind everything
+     queued there: under overload the oldest requests would go round again
+     (and pay the moves twice). */
+  uint32_t used = ws__runq_size(w->runq);
+  uint32_t room = used < WS__RUNQ_SIZE ? WS__RUNQ_SIZE - used : 0;
+  return take_global(w, 1 + (room < WS__GLOBAL_BATCH_FIFO - 1 ? room : WS__GLOBAL_BATCH_FIFO - 1));
 }
 
 static ws__task *find_work(ws__worker *w)
