@@ -83,6 +83,7 @@ WS_EXTERN int ws_version(void);
   (-7) /* the call would wait for itself (for example awaiting the
                              pool's termination from one of its own tasks) */
 #define WS_ESYS (-8) /* the operating system refused a resource (thread creation) */
+#define WS_ENOTSUP (-9) /* not available on this platform (I/O readiness without epoll) */
 
 /* Returns a static, human-readable description of `code` (never NULL). */
 WS_EXTERN const char *ws_strerror(int code);
@@ -480,6 +481,109 @@ WS_EXTERN int ws_when_all(ws_future_t *const *futures, size_t n, ws_future_t **a
    *index receives that future's position in `futures` before *any is
    final; it must stay valid until then. */
 WS_EXTERN int ws_when_any(ws_future_t *const *futures, size_t n, ws_future_t **any, size_t *index);
+
+/* ------------------------------------------------------------------------ */
+/* Timers and I/O readiness                                                  */
+
+/*
+ * A pool can run a task at a time (ws_after) and when a file descriptor is
+ * ready (ws_io_watch), with no thread of its own for either: a worker that
+ * finds no task looks at due timers and at the descriptors (one at a time,
+ * without blocking) before it steals, and the last worker to go idle sleeps
+ * in the poller (epoll on Linux) until the nearest timer's deadline instead
+ * of on its futex; any new task interrupts that sleep. So an idle pool with
+ * a timer an hour away uses no CPU for that hour. A worker busy with short
+ * tasks still looks about every 200 us (docs/DESIGN.md, "Timers and I/O").
+ * Not guaranteed: a pool whose every worker runs one long task (or one
+ * fork/join computation, which runs to its end on its worker) notices a
+ * deadline or a readiness only when one of them is free. Give such work a
+ * pool of its own, or leave a worker idle.
+ */
+
+/* Runs fn(arg) as a task of the pool no earlier than delay_ns nanoseconds
+   from the call (CLOCK_MONOTONIC). At the deadline the task is queued on
+   the pool's global queue like a ws_submit from outside, so it starts
+   when a worker takes it: never early, late by the queue's wait. Timers
+   fire (are queued) in deadline order, and timers with one deadline in
+   call order; workers take them from the global queue in batches, so they
+   start in that order only roughly, even on one worker (a timer can start
+   before one with an earlier deadline that is still waiting in the
+   worker's own queue, by at most two batches: 256 places, which
+   tests/test_timer.c checks). A timer counts as an outstanding
+   task from the call (ws_pool_wait_idle and ws_await_termination wait for
+   it). *future, if future is not NULL, receives its handle (release it as
+   any other): ws_future_cancel cancels it until it fires, and releases its
+   count at once. Refused with WS_ESHUTDOWN from every thread, tasks
+   included, once ws_shutdown() was called, and ws_shutdown() cancels every
+   timer that has not fired (its future says WS_FUTURE_CANCELLED; its
+   continuations run). delay_ns 0 fires at once. Returns 0, WS_EINVAL (NULL
+   pool or fn, negative delay_ns), WS_ESHUTDOWN or WS_ENOMEM; on error
+   nothing was queued and *future is NULL. Any thread. */
+WS_EXTERN int ws_after(ws_pool_t *pool, int64_t delay_ns, ws_task_fn fn, void *arg,
+                       ws_future_t **future);
+
+/* A watch of one file descriptor (opaque): ws_io_watch gives it,
+   ws_io_release drops it. */
+typedef struct ws_io ws_io_t;
+
+/* Events to watch (ws_io_watch, ws_io_rearm) and events that happened
+   (the handler's revents, which may also hold WS_IO_HUP and WS_IO_ERROR
+   whatever was asked for). */
+#define WS_IO_READ 0x1u /* readable, or the peer closed its side */
+#define WS_IO_WRITE 0x2u /* writable */
+#define WS_IO_HUP 0x4u /* revents only: hang-up (the peer closed, or both sides) */
+#define WS_IO_ERROR 0x8u /* revents only: an error is pending on the descriptor */
+
+/* A readiness handler: fd became ready with revents; io is its watch (to
+   re-arm it, or release it). Returns 0 or an error code, as a task. */
+typedef int (*ws_io_fn)(void *arg, int fd, unsigned revents, ws_io_t *io);
+
+/* Watches fd for events (WS_IO_READ and/or WS_IO_WRITE): once fd is ready,
+   fn(arg, fd, revents, io) runs as a task of the pool (queued like a
+   ws_submit from outside). One-shot: a watch fires once per arming, so
+   exactly one task handles one readiness; ws_io_rearm arms it again (from
+   the handler or any thread). The watch is level-triggered: re-armed while
+   data is still unread, it fires again at once, so a handler may read as
+   little as it likes; code that reads until EAGAIN (edge-triggered style)
+   works too, and loses nothing either way. The descriptor should be
+   non-blocking (a handler that blocks holds its worker). The library never
+   closes fd. Close it only while its watch is not armed: after
+   ws_io_cancel, or in (or after) its handler without re-arming. Closing
+   an armed descriptor makes the kernel forget it, so the watch never
+   fires; cancel the watch before that descriptor number can be watched
+   again (the cancel would remove the new watch's registration).
+   Watches do not count as outstanding tasks until they fire (an idle
+   server is idle); a handler that was queued does. ws_shutdown() cancels
+   every armed watch (ws_io_cancel then returns WS_ECANCELED). *io
+   receives the handle, to be released with ws_io_release(), before the
+   watch is armed (its handler may run before ws_io_watch returns, and
+   finds the handle stored). Returns 0,
+   WS_EINVAL (NULL pool, fn or io, fd < 0, events not a non-empty mix of
+   WS_IO_READ and WS_IO_WRITE), WS_ESHUTDOWN, WS_ENOMEM, WS_ENOTSUP
+   (a platform without epoll: the posix build), or WS_ESYS (the kernel
+   refused fd: not open, or a regular file); on error *io is NULL. Any
+   thread. */
+WS_EXTERN int ws_io_watch(ws_pool_t *pool, int fd, unsigned events, ws_io_fn fn, void *arg,
+                          ws_io_t **io);
+
+/* Arms a watch that fired again, for events. Returns 0, WS_EBUSY (it is
+   armed), WS_ECANCELED (it was cancelled), WS_ESHUTDOWN (the pool was shut
+   down; the watch is cancelled), WS_ESYS (the kernel refused: fd was
+   closed; the watch stays disarmed) or WS_EINVAL. Any thread. */
+WS_EXTERN int ws_io_rearm(ws_io_t *io, unsigned events);
+
+/* Cancels the watch for good: it is disarmed and never fires again.
+   Returns 0 when it was armed (no handler runs for that arming), WS_EBUSY
+   when it had fired (its handler is queued, running or done: it runs to
+   its end), WS_ECANCELED when it was cancelled already (by this call or
+   ws_shutdown()), or WS_EINVAL. Any thread, the handler included. */
+WS_EXTERN int ws_io_cancel(ws_io_t *io);
+
+/* Releases the caller's handle, cancelling the watch first if it is
+   armed. A handler already queued still runs, with a valid io. NULL is
+   ignored. Any thread, the handler included; also after the pool was
+   destroyed. */
+WS_EXTERN void ws_io_release(ws_io_t *io);
 
 /* ------------------------------------------------------------------------ */
 /* Blocking calls                                                            */

@@ -120,6 +120,8 @@ int ws_future_cancel(ws_future_t *f)
   if (!ws__task_leave_pending(t, WS_FUTURE_CANCELLED, NULL))
     return WS_EBUSY; /* claimed (running or finished) or already cancelled */
   ws__future_settle(t); /* its continuations run now: it is final */
+  if (t->flags & WS__TASK_TIMER)
+    ws__timer_cancelled(t); /* out of the timer heap now, not at its deadline */
   return 0;
 }
 

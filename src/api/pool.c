@@ -65,7 +65,8 @@ enum {
   MADE_TRACE_LOCK = 1u << 3,
   MADE_PROF_LOCK = 1u << 4,
   MADE_INJECT = 1u << 5,
-  MADE_HIGH = 1u << 6
+  MADE_HIGH = 1u << 6,
+  MADE_POLLS = 1u << 7
 };
 
 /* Frees pool p, whose first nslots worker slots are initialised and whose
@@ -87,6 +88,8 @@ static void pool_free(ws_pool_t *p, unsigned nslots)
     ws__inject_destroy(&p->inject);
   if (p->made & MADE_HIGH)
     ws__inject_destroy(&p->high);
+  if (p->made & MADE_POLLS)
+    ws__polls_destroy(&p->polls);
   if (p->made & MADE_DEPOT)
     ws__task_depot_destroy(&p->depot);
   if (p->made & MADE_COMP_LOCK)
@@ -237,6 +240,10 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
   if (ws__inject_init(&p->high) != 0)
     goto fail;
   p->made |= MADE_HIGH;
+  if ((rc = ws__polls_init(&p->polls)) != 0)
+    goto fail;
+  p->made |= MADE_POLLS;
+  rc = WS_ENOMEM;
 
   unsigned n = p->nworkers, cap = n + p->max_spares;
   p->coprimes = ws__malloc(n * sizeof *p->coprimes);
@@ -406,6 +413,9 @@ int ws_shutdown(ws_pool_t *p)
 {
   if (p == NULL)
     return WS_EINVAL;
+  /* Timers and watches first (core/poll.c): once the pool drains, nothing
+     may fire into it. */
+  ws__polls_shutdown(p);
   uint64_t v = atomic_load_explicit(&p->life, memory_order_relaxed);
   while (ws__life_state(v) == WS_POOL_ACCEPTING) {
     /* seq_cst: pairs with the root submitters' fetch_add (core/life.c). */

@@ -21,6 +21,7 @@
 
 #include "counters.h"
 #include "options.h"
+#include "poll.h"
 
 #include <assert.h>
 #include <stdalign.h>
@@ -57,6 +58,10 @@ typedef struct ws__worker {
   alignas(WS__CACHELINE) _Atomic uint32_t park_word;
   struct ws__worker *idle_prev, *idle_next;
   bool on_idle;
+  /* Under idle_lock: the worker sleeps in the poller, not on park_word's
+     futex (core/poll.c), so a waker interrupts the poller instead. Set and
+     cleared by the owner, read by wakers. */
+  bool in_poll;
   /* Spares only, covered by the pool's comp_lock: the list of spares parked
      until ws_blocking needs them again. */
   struct ws__worker *spare_next;
@@ -195,6 +200,9 @@ struct ws_pool {
 
   ws__inject inject;
   ws__inject high; /* see nhigh */
+
+  /* Timers and watches (core/poll.h says who touches what). */
+  ws__polls polls;
 
   /* Free task records shared by the pool's workers and the threads that
      submit to it (task.c): workers move their cache's overflow here,

@@ -58,6 +58,7 @@
 #include "hooks.h"
 #include "life.h"
 #include "park.h"
+#include "poll.h"
 
 #include <limits.h>
 
@@ -104,9 +105,8 @@ static void idle_unlink(ws_pool_t *p, ws__worker *w)
   atomic_fetch_sub_explicit(&p->nidle, 1, memory_order_seq_cst); /* see idle_push */
 }
 
-/* Takes the calling worker off the idle list if nobody has done it yet.
-   Returns false when a waker got there first (its park_word is then set). */
-static bool idle_remove_self(ws_pool_t *p, ws__worker *w)
+/* park.h */
+bool ws__idle_remove_self(ws_pool_t *p, ws__worker *w)
 {
   bool was_on;
   pthread_mutex_lock(&p->idle_lock);
@@ -148,11 +148,19 @@ void ws__wake_one(ws_pool_t *p)
     /* seq_cst: pairs with the spinners' decrements and ws__notify's loads. */
     if (atomic_compare_exchange_strong_explicit(&p->nspinning, &zero, 1, memory_order_seq_cst,
                                                 memory_order_relaxed)) {
+      /* The head, unless it sleeps in the poller and another worker is
+         parked: the poller keeps watching (poll.c). */
       w = p->idle_head;
+      if (w->in_poll && w->idle_next != NULL)
+        w = w->idle_next;
       idle_unlink(p, w);
       WS__PARKLOG(2, 1, w->index);
       /* Release: the woken worker acquires it; it now owns one nspinning. */
       atomic_store_explicit(&w->park_word, WS__PARK_SPINNER, memory_order_release);
+      if (w->in_poll) {
+        ws__poll_wake(w); /* its futex is not what it sleeps on */
+        w = NULL;
+      }
     }
   }
   if (w == NULL)
@@ -243,7 +251,7 @@ void ws__park(ws__worker *w)
        same. (Found by the soak run: a surplus spare woken this way while
        parking dropped the role without handing it on, and a phase's 200
        roots waited in the global queue with every worker asleep.) */
-    if (idle_remove_self(p, w) ||
+    if (ws__idle_remove_self(p, w) ||
         atomic_load_explicit(&w->park_word, memory_order_acquire) != WS__PARK_SPINNER) {
       /* We leave to take work that publishers may have seen a spinner
          for (ours, given up in S2) and so woke nobody: take the spinner
@@ -264,9 +272,11 @@ void ws__park(ws__worker *w)
     if (__builtin_expect(ws__hooks(w) & WS__HOOK_TRACE, 0))
       ws__trace_event(w, WS__EV_PARK, 0, 0);
     /* S5: sleep until a waker stores a non-ASLEEP value (acquire pairs with
-       its release store). */
-    while (atomic_load_explicit(&w->park_word, memory_order_acquire) == WS__PARK_ASLEEP)
-      ws__futex_wait(&w->park_word, WS__PARK_ASLEEP, WS__NO_DEADLINE);
+       its release store): in the poller if timers or watches want one and
+       nobody holds it (core/poll.c), else on our futex. */
+    if (!ws__poll_park(w))
+      while (atomic_load_explicit(&w->park_word, memory_order_acquire) == WS__PARK_ASLEEP)
+        ws__futex_wait(&w->park_word, WS__PARK_ASLEEP, WS__NO_DEADLINE);
     ws__stat1(&w->stats, WS__S_wakeups, 1);
     if (__builtin_expect(ws__hooks(w) & WS__HOOK_TRACE, 0))
       ws__trace_event(w, WS__EV_WAKE, 0, 0);

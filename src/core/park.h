@@ -6,6 +6,7 @@
 #define WS_PARK_H
 
 #include "internal.h"
+#include "poll.h"
 
 /* Values of park_word. */
 enum {
@@ -56,8 +57,23 @@ void ws__park(ws__worker *w);
 static inline void ws__unpark(ws__worker *w, uint32_t v)
 {
   atomic_store_explicit(&w->park_word, v, memory_order_release);
+  if (w->in_poll) /* under idle_lock, with the list */
+    ws__poll_wake(w); /* it sleeps in the poller (core/poll.c) */
+  else
+    ws__futex_wake(&w->park_word, 1);
+}
+
+/* The same for a spare on the spare list (comp_lock held, spares.c): it
+   sleeps on its futex, never in the poller. */
+static inline void ws__unpark_spare(ws__worker *w, uint32_t v)
+{
+  atomic_store_explicit(&w->park_word, v, memory_order_release); /* as ws__unpark */
   ws__futex_wake(&w->park_word, 1);
 }
+
+/* Takes the calling worker off the idle list if nobody has done it yet.
+   Returns false when a waker got there first (its park_word is then set). */
+bool ws__idle_remove_self(ws_pool_t *p, ws__worker *w);
 
 /* w stops spinning. If it was the last spinner and a worker is parked, that
    worker takes over the search (Go's rule: the work just found may be the

@@ -92,7 +92,7 @@ static void wake_listed_spare(ws_pool_t *p)
   ws__worker *s = p->spare_head;
   p->spare_head = s->spare_next;
   s->on_spare_list = false;
-  ws__unpark(s, WS__PARK_WOKEN);
+  ws__unpark_spare(s, WS__PARK_WOKEN);
 }
 
 /* comp_lock held. Starts a spare thread in the lowest free spare slot.

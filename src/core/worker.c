@@ -409,6 +409,10 @@ static ws__task *global_check(ws__worker *w)
   uint64_t iv = dt != 0 ? (uint64_t)WS__GLOBAL_TARGET * w->ginterval / dt : WS__GLOBAL_EVERY;
   w->ginterval = iv < 2 ? 2 : iv > WS__GLOBAL_EVERY ? WS__GLOBAL_EVERY : (uint32_t)iv;
   w->gcount = w->ginterval;
+  /* Timers due and ready descriptors join the global queue first (a busy
+     pool notices them here, core/poll.c). */
+  if (ws__poll_due(&w->pool->polls))
+    (void)ws__poll_try(w);
   if (w->runq == NULL)
     return take_global(w, WS__GLOBAL_BATCH);
   /* FIFO: no more than the ring has room for. An overflow would send the
@@ -436,7 +440,12 @@ static ws__task *find_work(ws__worker *w)
     return t;
   if ((t = ws__deque_pop(&w->deque)) != NULL)
     return t;
-  if ((t = take_global(w, w->runq != NULL ? WS__GLOBAL_BATCH_FIFO : WS__GLOBAL_BATCH)) != NULL)
+  unsigned batch = w->runq != NULL ? WS__GLOBAL_BATCH_FIFO : WS__GLOBAL_BATCH;
+  if ((t = take_global(w, batch)) != NULL)
+    return t;
+  /* Go's findRunnable: the poller (without blocking, one worker at a time)
+     before stealing. What it finds goes to the global queue. */
+  if (ws__poll_due(&w->pool->polls) && ws__poll_try(w) != 0 && (t = take_global(w, batch)) != NULL)
     return t;
   return steal_work(w);
 }

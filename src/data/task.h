@@ -44,6 +44,12 @@ struct ws__worker;
                                 completion goes into the frame itself (state,
                                 rc), the waiter being `owner` */
 
+#define WS__TASK_TIMER                                                                             \
+  0x10u /* with FUTURE: a ws_after timer; while it waits
+                                in its pool's timer heap (core/poll.c) `rc`
+                                holds its position there and `state` has
+                                WS__ST_HELD */
+
 /* Group children (FRAME without JOIN), once published: `refs` is the number
    of consecutive children of one group, in one chunk of the frame stack,
    that this record stands for on the deque (a bundle, core/frames.c), 1 for

@@ -23,6 +23,8 @@ const char *ws_strerror(int code)
     return "the call would wait for itself";
   case WS_ESYS:
     return "the system refused a resource";
+  case WS_ENOTSUP:
+    return "not supported on this platform";
   default:
     return "unknown error";
   }

@@ -119,6 +119,57 @@ int ws__thread_start(pthread_t *thread, size_t stack_size, void *(*fn)(void *), 
    {NULL, 0} when the platform cannot tell. */
 void ws__thread_stack(char **low, size_t *size);
 
+/* --- the poller: readiness of file descriptors, and a sleep that another
+   thread can interrupt (core/poll.c uses it). linux/platform.c: epoll (one
+   shot registrations), an eventfd to interrupt, epoll_pwait2 for a
+   nanosecond deadline where the kernel has it (else whole milliseconds,
+   rounded up: never early). posix/platform.c: poll() on a self-pipe, which
+   gives the interruptible sleep but no readiness (ws__poller_has_io is
+   false there). ---------------------------------------------------------- */
+
+/* Events of a registration, and what a wait reports (the WS_IO_* values of
+   wsched.h, which the platform translates). */
+typedef struct ws__pollev {
+  void *key; /* what ws__poller_arm was given */
+  uint32_t events; /* WS_IO_* that happened */
+} ws__pollev;
+
+typedef struct ws__poller {
+  int fd; /* the epoll instance (linux), -1 on posix */
+  int wake_r, wake_w; /* the interrupt: one eventfd twice (linux), a pipe (posix) */
+} ws__poller;
+
+/* Whether this platform's poller reports readiness (linux) or only sleeps
+   (posix). */
+extern const bool ws__poller_has_io;
+
+/* 0, or WS_ESYS when the descriptors cannot be had (nothing is left open). */
+int ws__poller_open(ws__poller *pl);
+void ws__poller_close(ws__poller *pl);
+
+/* Arms a one-shot registration of fd for `events` (WS_IO_READ,
+   WS_IO_WRITE) with `key`: the next wait that sees fd ready reports it
+   once, then fd is disarmed until armed again. fd may be registered
+   already (a disarmed or armed earlier registration is replaced). Returns
+   0 or the errno of the refusal (EBADF, EPERM for a regular file, ...). */
+int ws__poller_arm(ws__poller *pl, int fd, uint32_t events, void *key);
+
+/* Removes fd's registration. A wait that already returned it still
+   reports it: the caller must keep `key` alive until no wait that started
+   before this call is still being handled. */
+void ws__poller_disarm(ws__poller *pl, int fd);
+
+/* Waits until a registration is ready, ws__poller_break is called, or the
+   absolute monotonic deadline passes (one at or before now: no wait at all;
+   WS__NO_DEADLINE: none). Fills ev with up to max ready registrations and
+   returns their number (0 for a break, the deadline, or EINTR). */
+int ws__poller_wait(ws__poller *pl, ws__pollev *ev, int max, int64_t deadline_ns);
+
+/* Interrupts the current or the next ws__poller_wait (a wait that starts
+   later returns at once: the interrupt stays pending until a wait sees it).
+   Any thread. */
+void ws__poller_break(ws__poller *pl);
+
 /* --- alloc.c ----------------------------------------------------------------- */
 
 /* The library's allocations. ws__malloc and ws__aligned_alloc return NULL

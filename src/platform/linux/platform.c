@@ -7,10 +7,13 @@
 #include "wsched.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -99,4 +102,132 @@ bool ws__futex_wait(_Atomic uint32_t *addr, uint32_t expected, int64_t deadline_
 void ws__futex_wake(_Atomic uint32_t *addr, int n)
 {
   syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, n, NULL, NULL, 0);
+}
+
+/* --- the poller (platform.h) ---------------------------------------------- */
+
+const bool ws__poller_has_io = true;
+
+int ws__poller_open(ws__poller *pl)
+{
+  pl->fd = epoll_create1(EPOLL_CLOEXEC);
+  if (pl->fd < 0)
+    return WS_ESYS;
+  int e = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  /* The eventfd is level-triggered and never one-shot: a break stays
+     pending until a wait drains it. Its key is the poller itself. */
+  struct epoll_event ev = {.events = EPOLLIN, .data.ptr = pl};
+  if (e < 0 || epoll_ctl(pl->fd, EPOLL_CTL_ADD, e, &ev) != 0) {
+    if (e >= 0)
+      close(e);
+    close(pl->fd);
+    pl->fd = -1;
+    return WS_ESYS;
+  }
+  pl->wake_r = pl->wake_w = e;
+  return 0;
+}
+
+void ws__poller_close(ws__poller *pl)
+{
+  close(pl->wake_r);
+  close(pl->fd);
+}
+
+static uint32_t to_epoll(uint32_t events)
+{
+  uint32_t e = EPOLLONESHOT;
+  if (events & WS_IO_READ)
+    e |= EPOLLIN | EPOLLRDHUP;
+  if (events & WS_IO_WRITE)
+    e |= EPOLLOUT;
+  return e;
+}
+
+static uint32_t from_epoll(uint32_t e)
+{
+  uint32_t r = 0;
+  if (e & EPOLLIN)
+    r |= WS_IO_READ;
+  if (e & EPOLLOUT)
+    r |= WS_IO_WRITE;
+  if (e & (EPOLLHUP | EPOLLRDHUP))
+    r |= WS_IO_HUP;
+  if (e & EPOLLERR)
+    r |= WS_IO_ERROR;
+  return r;
+}
+
+int ws__poller_arm(ws__poller *pl, int fd, uint32_t events, void *key)
+{
+  struct epoll_event ev = {.events = to_epoll(events), .data.ptr = key};
+  /* MOD first: re-arming (the common case) is one call. A descriptor never
+     registered, or closed and reopened since (the kernel forgot it), gives
+     ENOENT: add it. */
+  if (epoll_ctl(pl->fd, EPOLL_CTL_MOD, fd, &ev) == 0)
+    return 0;
+  if (errno != ENOENT)
+    return errno;
+  if (epoll_ctl(pl->fd, EPOLL_CTL_ADD, fd, &ev) == 0)
+    return 0;
+  return errno;
+}
+
+void ws__poller_disarm(ws__poller *pl, int fd)
+{
+  /* ENOENT or EBADF: the descriptor was closed, and the kernel dropped the
+     registration with it. Nothing else can fail here. */
+  (void)epoll_ctl(pl->fd, EPOLL_CTL_DEL, fd, NULL);
+}
+
+#ifndef SYS_epoll_pwait2
+#define SYS_epoll_pwait2 441 /* the same number on every architecture */
+#endif
+static _Atomic bool no_pwait2; /* the kernel said ENOSYS once; relaxed: a cache */
+
+int ws__poller_wait(ws__poller *pl, ws__pollev *out, int max, int64_t deadline_ns)
+{
+  struct epoll_event ev[64];
+  if (max > 64)
+    max = 64;
+  int n;
+  int64_t left = deadline_ns == WS__NO_DEADLINE ? -1 : deadline_ns - ws__now_ns();
+  if (left < 0 && deadline_ns != WS__NO_DEADLINE)
+    left = 0;
+  if (left > 0 && !atomic_load_explicit(&no_pwait2, memory_order_relaxed)) {
+    struct timespec ts = {.tv_sec = left / 1000000000, .tv_nsec = left % 1000000000};
+    n = (int)syscall(SYS_epoll_pwait2, pl->fd, ev, max, &ts, NULL, 0);
+    if (n < 0 && errno == ENOSYS) {
+      atomic_store_explicit(&no_pwait2, true, memory_order_relaxed);
+      return 0; /* a spurious return: the caller loops */
+    }
+  } else {
+    /* Whole milliseconds, rounded up so that a timer never fires early. */
+    int ms = left < 0                              ? -1
+             : left > (int64_t)INT32_MAX * 1000000 ? INT32_MAX
+                                                   : (int)((left + 999999) / 1000000);
+    n = epoll_wait(pl->fd, ev, max, ms);
+  }
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    if (ev[i].data.ptr == pl) {
+      uint64_t v;
+      /* Drain the interrupt (EAGAIN if another wait drained it first). */
+      ssize_t r = read(pl->wake_r, &v, sizeof v);
+      (void)r;
+      continue;
+    }
+    out[k].key = ev[i].data.ptr;
+    out[k].events = from_epoll(ev[i].events);
+    k++;
+  }
+  return k;
+}
+
+void ws__poller_break(ws__poller *pl)
+{
+  uint64_t one = 1;
+  /* EAGAIN only when the counter is at its maximum: a break is pending. */
+  ssize_t r = write(pl->wake_w, &one, sizeof one);
+  (void)r;
 }

@@ -57,8 +57,11 @@
 
 #include <errno.h>
 #include <stdalign.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
 const char ws__platform_name[] = "posix";
 bool ws__membarrier_ok; /* never set here: the barriers are fences */
@@ -187,4 +190,73 @@ void ws__futex_wake(_Atomic uint32_t *addr, int n)
   pthread_mutex_lock(&b->lock);
   pthread_cond_broadcast(&b->cond);
   pthread_mutex_unlock(&b->lock);
+}
+
+/* --- the poller (platform.h): a self-pipe and poll(), no readiness ------- */
+
+const bool ws__poller_has_io = false;
+
+int ws__poller_open(ws__poller *pl)
+{
+  int fds[2];
+  if (pipe(fds) != 0)
+    return WS_ESYS;
+  for (int i = 0; i < 2; i++) {
+    int fl = fcntl(fds[i], F_GETFL);
+    if (fl < 0 || fcntl(fds[i], F_SETFL, fl | O_NONBLOCK) != 0 ||
+        fcntl(fds[i], F_SETFD, FD_CLOEXEC) != 0) {
+      close(fds[0]);
+      close(fds[1]);
+      return WS_ESYS;
+    }
+  }
+  pl->fd = -1;
+  pl->wake_r = fds[0];
+  pl->wake_w = fds[1];
+  return 0;
+}
+
+void ws__poller_close(ws__poller *pl)
+{
+  close(pl->wake_r);
+  close(pl->wake_w);
+}
+
+int ws__poller_arm(ws__poller *pl, int fd, uint32_t events, void *key)
+{
+  (void)pl, (void)fd, (void)events, (void)key;
+  return ENOSYS; /* ws_io_watch says WS_ENOTSUP before it gets here */
+}
+
+void ws__poller_disarm(ws__poller *pl, int fd)
+{
+  (void)pl, (void)fd;
+}
+
+int ws__poller_wait(ws__poller *pl, ws__pollev *out, int max, int64_t deadline_ns)
+{
+  (void)out, (void)max;
+  struct pollfd p = {.fd = pl->wake_r, .events = POLLIN};
+  int ms = -1;
+  if (deadline_ns != WS__NO_DEADLINE) {
+    int64_t left = deadline_ns - ws__now_ns();
+    /* Whole milliseconds, rounded up: a timer never fires early. */
+    ms = left <= 0                             ? 0
+         : left > (int64_t)INT32_MAX * 1000000 ? INT32_MAX
+                                               : (int)((left + 999999) / 1000000);
+  }
+  if (poll(&p, 1, ms) > 0) {
+    char buf[64];
+    while (read(pl->wake_r, buf, sizeof buf) > 0) /* drain every pending break */
+      ;
+  }
+  return 0;
+}
+
+void ws__poller_break(ws__poller *pl)
+{
+  char c = 1;
+  /* EAGAIN: the pipe is full of breaks already, one is pending. */
+  ssize_t r = write(pl->wake_w, &c, 1);
+  (void)r;
 }

@@ -1,0 +1,667 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Timers and I/O readiness inside the pool: Go's netpoller, in C.
+ *
+ * The poller role
+ * ---------------
+ * A pool has one poller (platform.h: epoll and an eventfd on Linux) and one
+ * role to go with it, `busy`: whoever holds it may wait on the poller, fire
+ * timers from it and handle what the wait returned. Three kinds of holder:
+ *   - a worker that looks for work (find_work, before it steals; and the
+ *     periodic look of a busy worker, global_check) takes it if it is free,
+ *     polls without blocking, queues what it found and lets it go;
+ *   - the last worker to go idle takes it in ws__park and sleeps in the
+ *     poller until the nearest timer's deadline, a readiness, or a wake-up
+ *     (a publisher of work wakes it through the poller's eventfd instead of
+ *     its futex: ws__poll_wake);
+ *   - ws_shutdown takes it to cancel every watch and timer (it interrupts a
+ *     sleeping holder until it gets the role).
+ * One holder at a time is what Go gets from `sched.lastpoll`: only one
+ * thread blocks in netpoll, and the others do not poll while it does.
+ *
+ * What is queued. A timer's record is counted from ws_after on; at its
+ * deadline it moves to the global queue, like a root submission, in
+ * deadline order. A watch is not counted while armed (an idle server is
+ * idle); at its readiness the holder makes a task record for its handler,
+ * counts it and queues it on the global queue. Either way the holder
+ * queues after it left the idle list, with the spinner role (ws__poll_park)
+ * or as a worker that is looking for work anyway: the usual notify then
+ * wakes a parked worker for a burst.
+ *
+ * Keeping a poller when one is needed ("rule R"). Whenever something is
+ * to be polled (a timer pending, a watch armed), either a thread holds the
+ * role, or some worker is awake and will look (find_work polls before it
+ * parks, and a parker takes the role), or a parked worker is woken to take
+ * it. The Dekker pairs, all seq_cst:
+ *   - a holder that lets the role go stores busy = 0, then loads
+ *     next_deadline and narmed; if anything is to be polled it notifies
+ *     (ws__notify: wakes a parked worker unless one spins);
+ *   - whoever adds a timer at the heap's top or arms a watch stores
+ *     next_deadline / increments narmed, then loads busy: 1, it interrupts
+ *     the holder's sleep (a new earlier deadline; a new registration wakes
+ *     epoll by itself); 0, it notifies (ws__poll_kick);
+ *   - a parker increments nidle (joining the idle list), then loads
+ *     next_deadline and narmed (ws__poll_wanted) before it picks its sleep.
+ * So a new timer or watch is seen by the holder's release, or the holder is
+ * seen by the adder; and an adder that saw nobody holding sees the parker
+ * counted idle and wakes one (verify/park.pml models the poller).
+ *
+ * Timers: one heap per pool under a mutex, not one per worker (Go moved to
+ * per-P heaps in 1.14). One holder fires them anyway, and a sleeping
+ * poller's deadline is the minimum over all timers, which a per-worker
+ * heap would have to compute across workers, and steal from when its
+ * owner sleeps (Go's timer stealing). The cost is a mutex per ws_after and
+ * per fire: docs/DESIGN.md has the measurement.
+ *
+ * Watches. A watch's state (ARMED, FIRED, CANCELLED) changes only under
+ * io_lock. The kernel registration is one-shot: a readiness is reported
+ * once per arming, and the holder that reports it moves the watch from
+ * ARMED to FIRED under the lock, so exactly one handler task runs per
+ * arming; a cancel that won the lock first leaves the readiness unused.
+ * References: one for the user's handle, one for the armed registration
+ * (which becomes the queued handler's when it fires). A cancelled
+ * registration's reference is parked on the zombie list, not dropped: a
+ * holder may have the watch's address from a wait that returned before the
+ * cancel, and uses it under io_lock. Only a holder frees zombies, before
+ * its own next wait: every wait that began before the cancel has been
+ * handled by then (holders follow each other).
+ */
+#include "internal.h"
+#include "life.h"
+#include "park.h"
+#include "poll.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+
+/* A watch (ws_io_t). */
+enum { IO_ARMED = 1, IO_FIRED = 2, IO_CANCELLED = 3 };
+
+struct ws_io {
+  ws_pool_t *pool; /* read-only */
+  int fd; /* read-only */
+  ws_io_fn fn; /* read-only */
+  void *arg; /* read-only */
+  /* Changed under the pool's io_lock; read there, or (relaxed) by a release
+     that decides whether to cancel first. */
+  _Atomic uint32_t state;
+  uint32_t events; /* under io_lock: what the current arming asked for */
+  /* The user's handle, the armed registration or queued handler, a zombie.
+     acq_rel on the last decrement frees. */
+  _Atomic uint32_t refs;
+  struct ws_io *prev, *next; /* the armed list, under io_lock */
+  struct ws_io *znext; /* the zombie list, under io_lock */
+};
+
+int ws__polls_init(ws__polls *s)
+{
+  memset(s, 0, sizeof *s);
+  atomic_init(&s->next_deadline, WS__NO_DEADLINE);
+  if (pthread_mutex_init(&s->tlock, NULL) != 0)
+    return WS_ENOMEM;
+  if (pthread_mutex_init(&s->io_lock, NULL) != 0) {
+    pthread_mutex_destroy(&s->tlock);
+    return WS_ENOMEM;
+  }
+  int rc = ws__poller_open(&s->poller);
+  if (rc != 0) {
+    pthread_mutex_destroy(&s->io_lock);
+    pthread_mutex_destroy(&s->tlock);
+    return rc;
+  }
+  s->opened = true;
+  return 0;
+}
+
+static void io_unref(struct ws_io *io)
+{
+  /* acq_rel: the last one sees every use of the watch. */
+  if (atomic_fetch_sub_explicit(&io->refs, 1, memory_order_acq_rel) == 1)
+    ws__free(io);
+}
+
+/* The holder of the role, or the destroyer: frees the zombies. */
+static void drain_zombies(ws__polls *s)
+{
+  pthread_mutex_lock(&s->io_lock);
+  struct ws_io *z = s->zombies;
+  s->zombies = NULL;
+  atomic_store_explicit(&s->nzombies, 0, memory_order_relaxed); /* under io_lock */
+  pthread_mutex_unlock(&s->io_lock);
+  while (z != NULL) {
+    struct ws_io *next = z->znext;
+    io_unref(z);
+    z = next;
+  }
+}
+
+void ws__polls_destroy(ws__polls *s)
+{
+  if (!s->opened)
+    return;
+  drain_zombies(s);
+  WS__CHECK(s->n == 0); /* ws_shutdown cancelled every timer */
+  ws__free(s->heap);
+  ws__poller_close(&s->poller);
+  pthread_mutex_destroy(&s->io_lock);
+  pthread_mutex_destroy(&s->tlock);
+  s->opened = false;
+}
+
+/* --- the role -------------------------------------------------------------- */
+
+static bool role_take(ws__polls *s)
+{
+  uint32_t zero = 0;
+  /* Relaxed pre-check: most calls find it taken. Acquire on success: the
+     previous holder's handling happened before ours. */
+  return atomic_load_explicit(&s->busy, memory_order_relaxed) == 0 &&
+         atomic_compare_exchange_strong_explicit(&s->busy, &zero, 1, memory_order_acquire,
+                                                 memory_order_relaxed);
+}
+
+/* Rule R (top of this file). */
+static void role_release(ws_pool_t *p)
+{
+  atomic_store_explicit(&p->polls.busy, 0, memory_order_seq_cst); /* pairs with ws__poll_kick */
+  if (ws__poll_wanted(&p->polls))
+    ws__notify(p);
+}
+
+/* Something new to poll was added (a timer at the heap's top: deadline
+   true; an armed watch: false). */
+static void poll_kick(ws_pool_t *p, bool deadline)
+{
+  /* seq_cst: after the adder's seq_cst store of next_deadline / narmed;
+     pairs with role_release. */
+  if (atomic_load_explicit(&p->polls.busy, memory_order_seq_cst) != 0) {
+    if (deadline)
+      ws__poller_break(&p->polls.poller); /* the sleeper's deadline is too late now */
+  } else {
+    ws__notify(p);
+  }
+}
+
+/* --- timers ---------------------------------------------------------------- */
+
+static bool timer_before(const ws__timer *a, const ws__timer *b)
+{
+  return a->deadline < b->deadline || (a->deadline == b->deadline && a->seq < b->seq);
+}
+
+/* tlock held: heap[i] = x, and x's record learns where it is (rc holds the
+   position + 1 while the record is in the heap: the task has not run, and
+   cannot while it is here, so nothing else uses rc). */
+static void heap_set(ws__polls *s, size_t i, ws__timer x)
+{
+  s->heap[i] = x;
+  x.t->rc = (int)(i + 1);
+}
+
+static void heap_up(ws__polls *s, size_t i, ws__timer x)
+{
+  while (i > 0) {
+    size_t up = (i - 1) / 2;
+    if (!timer_before(&x, &s->heap[up]))
+      break;
+    heap_set(s, i, s->heap[up]);
+    i = up;
+  }
+  heap_set(s, i, x);
+}
+
+static void heap_down(ws__polls *s, size_t i, ws__timer x)
+{
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= s->n)
+      break;
+    if (c + 1 < s->n && timer_before(&s->heap[c + 1], &s->heap[c]))
+      c++;
+    if (!timer_before(&s->heap[c], &x))
+      break;
+    heap_set(s, i, s->heap[c]);
+    i = c;
+  }
+  heap_set(s, i, x);
+}
+
+/* tlock held: removes heap[i]; its record is no longer in the heap. */
+static void heap_remove(ws__polls *s, size_t i)
+{
+  s->heap[i].t->rc = 0;
+  ws__timer last = s->heap[--s->n];
+  if (i == s->n)
+    return;
+  if (i > 0 && timer_before(&last, &s->heap[(i - 1) / 2]))
+    heap_up(s, i, last);
+  else
+    heap_down(s, i, last);
+}
+
+/* tlock held: publishes the heap's top. */
+static void top_store(ws__polls *s)
+{
+  int64_t d = s->n != 0 ? s->heap[0].deadline : WS__NO_DEADLINE;
+  /* seq_cst: pairs with the role's release and with parkers (see top). */
+  atomic_store_explicit(&s->next_deadline, d, memory_order_seq_cst);
+}
+
+int ws__timer_add(ws_pool_t *p, ws__task *t, int64_t deadline)
+{
+  ws__polls *s = &p->polls;
+  pthread_mutex_lock(&s->tlock);
+  if (s->tclosed) {
+    pthread_mutex_unlock(&s->tlock);
+    return WS_ESHUTDOWN;
+  }
+  if (s->n == s->cap) {
+    size_t cap = s->cap != 0 ? 2 * s->cap : 64;
+    ws__timer *h = cap < (size_t)INT_MAX ? ws__malloc(cap * sizeof *h) : NULL;
+    if (h == NULL) {
+      pthread_mutex_unlock(&s->tlock);
+      return WS_ENOMEM;
+    }
+    if (s->n != 0)
+      memcpy(h, s->heap, s->n * sizeof *h);
+    ws__free(s->heap);
+    s->heap = h;
+    s->cap = cap;
+  }
+  ws__timer x = {deadline, s->seq++, t};
+  heap_up(s, s->n++, x);
+  bool top = s->heap[0].t == t;
+  if (top)
+    top_store(s);
+  pthread_mutex_unlock(&s->tlock);
+  if (top)
+    poll_kick(p, true);
+  return 0;
+}
+
+void ws__timer_cancelled(ws__task *t)
+{
+  ws_pool_t *p = t->pool;
+  ws__polls *s = &p->polls;
+  pthread_mutex_lock(&s->tlock);
+  bool here = t->rc != 0; /* see heap_set */
+  if (here) {
+    size_t i = (size_t)t->rc - 1;
+    bool top = i == 0;
+    heap_remove(s, i);
+    if (top)
+      top_store(s);
+  }
+  pthread_mutex_unlock(&s->tlock);
+  if (!here)
+    return; /* fired: the queue's claim drops it (worker.c, ws__run) */
+  ws__task_unref(NULL, NULL, t); /* the heap's reference: the handle holds the other */
+  ws__life_done(p, 1);
+}
+
+/* Moves the due timers into the chain [*first, *last]; returns how many. */
+static unsigned fire_timers(ws__polls *s, ws__task **first, ws__task **last)
+{
+  if (atomic_load_explicit(&s->next_deadline, memory_order_relaxed) == WS__NO_DEADLINE)
+    return 0; /* a hint: a timer added meanwhile kicks the role (poll_kick) */
+  unsigned n = 0;
+  int64_t now = ws__now_ns();
+  pthread_mutex_lock(&s->tlock);
+  while (s->n != 0 && s->heap[0].deadline <= now) {
+    ws__task *t = s->heap[0].t;
+    heap_remove(s, 0);
+    /* Relaxed: the chain is ours until the push publishes it. */
+    atomic_store_explicit(&t->qnext, NULL, memory_order_relaxed);
+    if (n == 0)
+      *first = t;
+    else
+      atomic_store_explicit(&(*last)->qnext, t, memory_order_relaxed);
+    *last = t;
+    n++;
+  }
+  if (n != 0)
+    top_store(s);
+  pthread_mutex_unlock(&s->tlock);
+  return n;
+}
+
+/* --- watches --------------------------------------------------------------- */
+
+/* io_lock held. */
+static void armed_link(ws__polls *s, struct ws_io *io)
+{
+  io->prev = NULL;
+  io->next = s->armed;
+  if (s->armed != NULL)
+    s->armed->prev = io;
+  s->armed = io;
+  atomic_fetch_add_explicit(&s->narmed, 1, memory_order_seq_cst); /* see poll_kick */
+}
+
+/* io_lock held. */
+static void armed_unlink(ws__polls *s, struct ws_io *io)
+{
+  if (io->prev != NULL)
+    io->prev->next = io->next;
+  else
+    s->armed = io->next;
+  if (io->next != NULL)
+    io->next->prev = io->prev;
+  io->prev = io->next = NULL;
+  atomic_fetch_sub_explicit(&s->narmed, 1, memory_order_seq_cst); /* see poll_kick */
+}
+
+/* io_lock held, io ARMED: cancels it; the registration's reference becomes
+   a zombie's. Returns true when enough zombies wait for a holder to wake
+   a sleeping one. */
+static bool cancel_armed(ws__polls *s, struct ws_io *io)
+{
+  atomic_store_explicit(&io->state, IO_CANCELLED, memory_order_relaxed); /* under io_lock */
+  armed_unlink(s, io);
+  ws__poller_disarm(&s->poller, io->fd);
+  io->znext = s->zombies;
+  s->zombies = io;
+  uint32_t nz = atomic_load_explicit(&s->nzombies, memory_order_relaxed) + 1; /* under io_lock */
+  atomic_store_explicit(&s->nzombies, nz, memory_order_relaxed);
+  return nz >= 64;
+}
+
+/* The handler task of a watch that fired. Its record's rc holds revents
+   (set by the holder before the push; the record has no future, so the
+   runner never writes rc): read here, where the record is the running
+   task (jf.cur), before fn may re-arm the watch. */
+static int io_task(void *arg)
+{
+  struct ws_io *io = arg;
+  const ws__task *self = ws__tls_worker->jf.cur;
+  unsigned revents = (unsigned)self->rc;
+  int rc = io->fn(io->arg, io->fd, revents, io);
+  io_unref(io); /* the reference the registration handed to this task */
+  return rc;
+}
+
+/* The holder handles n events of one wait: each watch still armed fires
+   (its handler record joins the chain), the others are left alone. A
+   readiness for which no record can be had re-arms its watch: it is
+   reported again (level-triggered), nothing is lost. */
+static unsigned fire_watches(ws__worker *w, ws__pollev *ev, int n, ws__task **first,
+                             ws__task **last, unsigned k)
+{
+  ws_pool_t *p = w->pool;
+  ws__polls *s = &p->polls;
+  ws__task *rec[64];
+  for (int i = 0; i < n; i++)
+    rec[i] = ws__task_new(w, p, io_task, ev[i].key, 0, 1, NULL);
+  unsigned fired = 0;
+  pthread_mutex_lock(&s->io_lock);
+  for (int i = 0; i < n; i++) {
+    struct ws_io *io = ev[i].key;
+    if (atomic_load_explicit(&io->state, memory_order_relaxed) != IO_ARMED) /* under io_lock */
+      continue; /* cancelled since the wait returned: the readiness goes unused */
+    if (rec[i] == NULL) {
+      (void)ws__poller_arm(&s->poller, io->fd, io->events, io); /* see above */
+      continue;
+    }
+    atomic_store_explicit(&io->state, IO_FIRED, memory_order_relaxed); /* under io_lock */
+    armed_unlink(s, io);
+    rec[i]->rc = (int)ev[i].events; /* see io_task */
+    atomic_store_explicit(&rec[i]->qnext, NULL, memory_order_relaxed); /* ours until pushed */
+    if (k + fired == 0)
+      *first = rec[i];
+    else
+      atomic_store_explicit(&(*last)->qnext, rec[i], memory_order_relaxed);
+    *last = rec[i];
+    rec[i] = NULL;
+    fired++;
+  }
+  pthread_mutex_unlock(&s->io_lock);
+  for (int i = 0; i < n; i++)
+    if (rec[i] != NULL)
+      ws__task_free(&w->records, &p->depot, rec[i]);
+  if (fired != 0) {
+    /* Counted like root submissions, which they are. No shutdown can be
+       between: ws_shutdown takes the role before the pool drains, and we
+       hold it. seq_cst as ws__submit_roots. */
+    atomic_fetch_add_explicit(&p->life, fired * WS__LIFE_ONE, memory_order_seq_cst);
+    atomic_fetch_add_explicit(&p->submitted, fired, memory_order_relaxed); /* a statistic */
+  }
+  return fired;
+}
+
+/* The holder, w, waits on the poller until `deadline` (now or earlier:
+   not at all), fires what is due and ready into the chain. Returns the
+   chain's length. */
+static unsigned poll_wait(ws__worker *w, int64_t deadline, ws__task **first, ws__task **last)
+{
+  ws__polls *s = &w->pool->polls;
+  ws__pollev ev[64];
+  if (atomic_load_explicit(&s->nzombies, memory_order_relaxed) != 0) /* a hint, see nzombies */
+    drain_zombies(s);
+  int n = ws__poller_wait(&s->poller, ev, 64, deadline);
+  unsigned k = fire_timers(s, first, last);
+  ws__task *f2 = NULL, *l2 = NULL;
+  unsigned k2 = fire_watches(w, ev, n, &f2, &l2, 0);
+  if (k2 != 0) {
+    if (k == 0)
+      *first = f2;
+    else
+      atomic_store_explicit(&(*last)->qnext, f2, memory_order_relaxed); /* ours until pushed */
+    *last = l2;
+  }
+  return k + k2;
+}
+
+static void queue_chain(ws_pool_t *p, ws__task *first, ws__task *last, unsigned n)
+{
+  if (n == 0)
+    return;
+  ws__inject_push(&p->inject, first, last, n);
+  ws__notify(p);
+}
+
+unsigned ws__poll_try(ws__worker *w)
+{
+  ws_pool_t *p = w->pool;
+  ws__polls *s = &p->polls;
+  if (!role_take(s))
+    return 0;
+  atomic_store_explicit(&s->polled_at, ws__ticks(), memory_order_relaxed); /* a rate hint */
+  ws__task *first = NULL, *last = NULL;
+  unsigned n = poll_wait(w, 0, &first, &last);
+  queue_chain(p, first, last, n);
+  role_release(p);
+  return n;
+}
+
+void ws__poll_wake(ws__worker *w)
+{
+  (void)w;
+  ws__poller_break(&w->pool->polls.poller);
+}
+
+bool ws__poll_park(ws__worker *w)
+{
+  ws_pool_t *p = w->pool;
+  ws__polls *s = &p->polls;
+  /* seq_cst loads (ws__poll_wanted) after our nidle increment and heavy
+     barrier: see "rule R" at the top. */
+  if (!ws__poll_wanted(s) || !role_take(s))
+    return false;
+  pthread_mutex_lock(&p->idle_lock);
+  bool on = w->on_idle;
+  w->in_poll = on; /* wakers now break the poller instead of our futex */
+  pthread_mutex_unlock(&p->idle_lock);
+  ws__task *first = NULL, *last = NULL;
+  unsigned n = 0;
+  /* Sleep until a waker set park_word (acquire: pairs with its release) or
+     the wait gave us tasks. A break with nothing for us (a new earlier
+     timer, zombies to free) goes round again with the new deadline. */
+  bool yielded = false;
+  while (on && n == 0 &&
+         atomic_load_explicit(&w->park_word, memory_order_acquire) == WS__PARK_ASLEEP) {
+    if (atomic_load_explicit(&s->yield_req, memory_order_relaxed)) {
+      yielded = true; /* ws_shutdown wants the role: sleep on the futex */
+      break;
+    }
+    int64_t d = atomic_load_explicit(&s->next_deadline, memory_order_relaxed); /* see top */
+    n = poll_wait(w, d, &first, &last);
+  }
+  pthread_mutex_lock(&p->idle_lock);
+  w->in_poll = false;
+  pthread_mutex_unlock(&p->idle_lock);
+  if (yielded) {
+    role_release(p);
+    return false;
+  }
+  if (on && ws__idle_remove_self(p, w)) {
+    /* Nobody woke us: we leave with tasks to queue. Take the spinner role,
+       as step S4 does when it finds work, so that the notify of our queue
+       wakes nobody and finding a task hands the search on to a parked
+       worker (ws__stop_spinning), which takes the poller after us. */
+    atomic_fetch_add_explicit(&p->nspinning, 1, memory_order_seq_cst); /* see stop_spinning */
+    w->spinning = true;
+  }
+  queue_chain(p, first, last, n);
+  role_release(p);
+  return true;
+}
+
+void ws__polls_shutdown(ws_pool_t *p)
+{
+  ws__polls *s = &p->polls;
+  /* Take the role: a sleeping holder is interrupted until it lets go (a
+     holder never waits for anything but the poller). */
+  atomic_store_explicit(&s->yield_req, 1, memory_order_relaxed); /* see yield_req */
+  while (!role_take(s)) {
+    ws__poller_break(&s->poller);
+    ws__yield();
+  }
+  atomic_store_explicit(&s->yield_req, 0, memory_order_relaxed);
+  pthread_mutex_lock(&s->io_lock);
+  s->io_closed = true;
+  while (s->armed != NULL)
+    (void)cancel_armed(s, s->armed);
+  pthread_mutex_unlock(&s->io_lock);
+  drain_zombies(s); /* we hold the role: no wait is being handled */
+
+  pthread_mutex_lock(&s->tlock);
+  s->tclosed = true;
+  ws__timer *h = s->heap;
+  size_t n = s->n;
+  for (size_t i = 0; i < n; i++)
+    h[i].t->rc = 0; /* out of the heap (see heap_set) */
+  s->heap = NULL;
+  s->n = s->cap = 0;
+  top_store(s);
+  pthread_mutex_unlock(&s->tlock);
+  for (size_t i = 0; i < n; i++) {
+    ws__task *t = h[i].t;
+    if (ws__task_leave_pending(t, WS_FUTURE_CANCELLED, NULL))
+      ws__future_settle(t); /* its continuations run: they were counted */
+    ws__task_unref(NULL, NULL, t); /* the heap's reference */
+  }
+  ws__free(h);
+  if (n != 0)
+    ws__life_done(p, n);
+  role_release(p);
+}
+
+/* --- the calls behind ws_io_watch, ws_io_rearm, ws_io_cancel, ws_io_release */
+
+/* io_lock held, io FIRED (or new): arms it. Returns 0 or WS_ESYS. */
+static int arm(ws__polls *s, struct ws_io *io, unsigned events)
+{
+  io->events = events;
+  atomic_store_explicit(&io->state, IO_ARMED, memory_order_relaxed); /* under io_lock */
+  atomic_fetch_add_explicit(&io->refs, 1, memory_order_relaxed); /* the registration's */
+  armed_link(s, io);
+  if (ws__poller_arm(&s->poller, io->fd, events, io) == 0)
+    return 0;
+  armed_unlink(s, io);
+  atomic_store_explicit(&io->state, IO_FIRED, memory_order_relaxed);
+  atomic_fetch_sub_explicit(&io->refs, 1, memory_order_relaxed); /* ours is still there */
+  return WS_ESYS;
+}
+
+int ws__io_watch(ws_pool_t *p, int fd, unsigned events, ws_io_fn fn, void *arg, ws_io_t **out)
+{
+  if (!ws__poller_has_io)
+    return WS_ENOTSUP;
+  struct ws_io *io = ws__malloc(sizeof *io);
+  if (io == NULL)
+    return WS_ENOMEM;
+  memset(io, 0, sizeof *io);
+  io->pool = p;
+  io->fd = fd;
+  io->fn = fn;
+  io->arg = arg;
+  atomic_init(&io->state, IO_FIRED); /* not armed yet */
+  atomic_init(&io->refs, 1); /* the handle */
+  ws__polls *s = &p->polls;
+  *out = io; /* before it is armed: its handler may run at once */
+  pthread_mutex_lock(&s->io_lock);
+  int rc = s->io_closed ? WS_ESHUTDOWN : arm(s, io, events);
+  pthread_mutex_unlock(&s->io_lock);
+  if (rc != 0) {
+    *out = NULL;
+    ws__free(io);
+    return rc;
+  }
+  poll_kick(p, false);
+  return 0;
+}
+
+int ws__io_rearm(ws_io_t *io, unsigned events)
+{
+  ws__polls *s = &io->pool->polls;
+  int rc;
+  pthread_mutex_lock(&s->io_lock);
+  uint32_t st = atomic_load_explicit(&io->state, memory_order_relaxed); /* under io_lock */
+  if (st == IO_CANCELLED) {
+    rc = WS_ECANCELED;
+  } else if (st == IO_ARMED) {
+    rc = WS_EBUSY;
+  } else if (s->io_closed) {
+    atomic_store_explicit(&io->state, IO_CANCELLED, memory_order_relaxed);
+    rc = WS_ESHUTDOWN;
+  } else {
+    rc = arm(s, io, events);
+  }
+  pthread_mutex_unlock(&s->io_lock);
+  if (rc == 0)
+    poll_kick(io->pool, false);
+  return rc;
+}
+
+int ws__io_cancel(ws_io_t *io)
+{
+  ws__polls *s = &io->pool->polls;
+  int rc;
+  bool kick = false;
+  pthread_mutex_lock(&s->io_lock);
+  uint32_t st = atomic_load_explicit(&io->state, memory_order_relaxed); /* under io_lock */
+  if (st == IO_ARMED) {
+    kick = cancel_armed(s, io);
+    rc = 0;
+  } else if (st == IO_FIRED) {
+    atomic_store_explicit(&io->state, IO_CANCELLED, memory_order_relaxed);
+    rc = WS_EBUSY;
+  } else {
+    rc = WS_ECANCELED;
+  }
+  pthread_mutex_unlock(&s->io_lock);
+  if (kick)
+    ws__poller_break(&s->poller); /* a sleeping holder frees them before it waits again */
+  return rc;
+}
+
+void ws__io_release(ws_io_t *io)
+{
+  /* Relaxed: only an armed watch needs its pool (to be cancelled); a
+     watch that is not armed may outlive its pool. Arming it meanwhile
+     from another thread is a race of the caller's. */
+  if (atomic_load_explicit(&io->state, memory_order_relaxed) == IO_ARMED)
+    (void)ws__io_cancel(io);
+  io_unref(io);
+}

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Timers and I/O readiness inside the pool (poll.c, which explains the
+ * design): the state a pool keeps for them, and the calls the worker loop,
+ * the parking code and the API make.
+ */
+#ifndef WS_POLL_H
+#define WS_POLL_H
+
+#include "platform.h"
+#include "task.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct ws__worker;
+
+/* One pending timer: its record fires (is queued) once now >= deadline;
+   seq breaks ties in call order. */
+typedef struct ws__timer {
+  int64_t deadline;
+  uint64_t seq;
+  ws__task *t;
+} ws__timer;
+
+/* A pool's timers and watches. */
+typedef struct ws__polls {
+  /* Hints every worker reads when it looks for work. next_deadline: the
+     heap's earliest deadline, WS__NO_DEADLINE when it is empty; stored
+     (seq_cst) under tlock by whoever changes the heap's top. narmed: armed
+     watches, changed (seq_cst RMW) under io_lock. Loaded relaxed by the
+     due check (a stale value delays a look, and the Dekker pairs below
+     guarantee a later one), seq_cst where they pair with busy and nidle. */
+  _Atomic int64_t next_deadline;
+  _Atomic uint32_t narmed;
+  /* The poller role: 1 while one thread holds it, to wait on the poller
+     (without blocking, or asleep as the last idle worker), to fire timers
+     from it, or to shut it down. CAS 0 -> 1 (acquire: the last holder's
+     handling of events happened before) and stored 0 (seq_cst: pairs with
+     the loads of next_deadline/narmed by ws__poll_kick, see poll.c). Only
+     the holder calls ws__poller_wait or frees zombies. */
+  _Atomic uint32_t busy;
+  /* ws_shutdown wants the role: set and cleared (relaxed) by it, read
+     (relaxed) by a sleeping holder after each interrupt. ws_shutdown
+     interrupts until it has the role, so a stale read only costs a round. */
+  _Atomic uint32_t yield_req;
+  /* ws__ticks() at the last poll without blocking: stored and loaded
+     relaxed by workers, a rate limit only. */
+  _Atomic uint64_t polled_at;
+  ws__poller poller; /* opened at creation; its descriptors read-only after */
+  bool opened; /* the poller is open (pool.c's cleanup) */
+
+  /* tlock covers the heap (heap, n, cap), seq, tclosed and the heap
+     positions kept in the records (their rc field, poll.c). */
+  alignas(WS__CACHELINE) pthread_mutex_t tlock;
+  ws__timer *heap;
+  size_t n, cap;
+  uint64_t seq;
+  bool tclosed; /* ws_shutdown was called: ws_after refuses */
+
+  /* io_lock covers every watch's state changes and links, the armed list,
+     the zombie list and io_closed. */
+  alignas(WS__CACHELINE) pthread_mutex_t io_lock;
+  struct ws_io *armed; /* armed watches, doubly linked (ws_shutdown cancels them) */
+  struct ws_io *zombies; /* registrations cancelled, freed by the next poll */
+  /* Zombies waiting: changed under io_lock, read (relaxed) by a holder
+     as a hint before it waits (drain_zombies takes the lock). */
+  _Atomic uint32_t nzombies;
+  bool io_closed; /* ws_shutdown was called: watches refuse to arm */
+} ws__polls;
+
+/* 0, or WS_ESYS/WS_ENOMEM (nothing is left to free). */
+int ws__polls_init(ws__polls *s);
+/* After termination: frees what is left (zombies, the heap) and closes the
+   poller. */
+void ws__polls_destroy(ws__polls *s);
+
+/* Timers or armed watches exist: a worker going to sleep should sleep in
+   the poller. seq_cst: a parker's load pairs with ws__poll_kick (poll.c). */
+static inline bool ws__poll_wanted(ws__polls *s)
+{
+  return atomic_load_explicit(&s->next_deadline, memory_order_seq_cst) != WS__NO_DEADLINE ||
+         atomic_load_explicit(&s->narmed, memory_order_seq_cst) != 0;
+}
+
+/* A worker that looks for work should poll now: a timer is due, or
+   watches are armed, nobody holds the poller, and the last poll without
+   blocking is a while ago. Relaxed loads: hints (see next_deadline). */
+#define WS__POLL_GAP 24000u /* ws__ticks(), about 10 us */
+static inline bool ws__poll_due(ws__polls *s)
+{
+  int64_t d = atomic_load_explicit(&s->next_deadline, memory_order_relaxed);
+  if (__builtin_expect(d != WS__NO_DEADLINE, 0) && ws__now_ns() >= d)
+    return true;
+  if (__builtin_expect(atomic_load_explicit(&s->narmed, memory_order_relaxed) == 0, 1))
+    return false;
+  return atomic_load_explicit(&s->busy, memory_order_relaxed) == 0 &&
+         ws__ticks() - atomic_load_explicit(&s->polled_at, memory_order_relaxed) > WS__POLL_GAP;
+}
+
+/* Worker w polls without blocking if nobody else holds the poller: fires
+   due timers and queues the handlers of ready watches on the global
+   queue. Returns how many tasks it queued. */
+unsigned ws__poll_try(struct ws__worker *w);
+
+/* ws__park, step S5 for the last worker to go idle: w is on the idle list
+   and found no work. If something is to be polled and nobody holds the
+   poller, w takes it and sleeps in it until woken (park_word), until a
+   deadline or a readiness gave it tasks to queue (it then leaves the idle
+   list with the spinner role, queues them and returns), and returns true.
+   Returns false when w should sleep on its futex: it took no role, or it
+   gave the role up to ws_shutdown (w is still on the idle list then). */
+bool ws__poll_park(struct ws__worker *w);
+
+/* A sleeping poller must be woken (it was taken off the idle list): its
+   futex is not what it sleeps on. idle_lock held, w unlinked just now. */
+void ws__poll_wake(struct ws__worker *w);
+
+/* ws_shutdown, before the pool starts draining: cancels every armed watch
+   and every pending timer, and refuses new ones. */
+void ws__polls_shutdown(ws_pool_t *p);
+
+/* Record t of a timer (WS__TASK_TIMER) was cancelled through its future:
+   out of the heap, its count released, if it has not fired yet. */
+void ws__timer_cancelled(ws__task *t);
+
+/* ws_after: queues timer record t (a future record, counted by the caller
+   as a root) to fire at deadline. Returns 0, or WS_ESHUTDOWN or WS_ENOMEM
+   (t is then the caller's still). */
+int ws__timer_add(ws_pool_t *p, ws__task *t, int64_t deadline);
+
+/* The calls behind ws_io_watch, ws_io_rearm, ws_io_cancel and
+   ws_io_release (api/io.c checks the arguments). */
+int ws__io_watch(ws_pool_t *p, int fd, unsigned events, ws_io_fn fn, void *arg, ws_io_t **io);
+int ws__io_rearm(ws_io_t *io, unsigned events);
+int ws__io_cancel(ws_io_t *io);
+void ws__io_release(ws_io_t *io);
+
+#endif /* WS_POLL_H */
