@@ -11,10 +11,11 @@
  * exits 0. --workers must be 1 (the loop is one thread); --job (a fork/join
  * job in the same process) is not supported: exit 2, as for any usage error.
  *
- * Each connection reads whatever has arrived into a fresh 64 KiB buffer and
- * writes it back with uv_write. Back-pressure: while more than HIGH_WATER
- * bytes wait in a connection's write queue it stops reading, and it reads
- * again once its writes drain below LOW_WATER. On EOF the pending echoes are
+ * Each connection reads whatever has arrived (into one 64 KiB buffer that
+ * every read shares) and writes it back at once with uv_try_write; what the
+ * socket does not take is copied into a uv_write request. Back-pressure:
+ * while more than HIGH_WATER bytes wait in a connection's write queue it
+ * stops reading, and it reads again once they drain to LOW_WATER. On EOF the pending echoes are
  * flushed (uv_shutdown) and the connection is closed.
  */
 #define _GNU_SOURCE
@@ -38,7 +39,8 @@ struct client {
   int eof; /* the peer has shut its side: never read again */
 };
 
-/* One echo in flight: the request and the buffer it writes. */
+/* One queued echo: the request, the buffer it writes and, after them, the
+ * bytes themselves. */
 struct echo_write {
   uv_write_t req;
   uv_buf_t buf;
@@ -46,6 +48,10 @@ struct echo_write {
 
 static uv_tcp_t server;
 static uv_signal_t sig_term, sig_int;
+
+/* Every read lands here: the loop is one thread, and read_cb is done with
+ * the bytes (written, or copied into a write request) before the next read. */
+static char rbuf[READ_BUF];
 
 /* Frees what a handle's data points to (a struct client, or nothing). */
 static void close_cb(uv_handle_t *h)
@@ -63,8 +69,8 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
   (void)h;
   (void)suggested;
-  buf->base = malloc(READ_BUF);
-  buf->len = buf->base ? READ_BUF : 0;
+  buf->base = rbuf;
+  buf->len = sizeof rbuf;
 }
 
 static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
@@ -74,7 +80,6 @@ static void write_cb(uv_write_t *req, int status)
   struct echo_write *w = (struct echo_write *)req;
   uv_stream_t *s = req->handle;
   struct client *c = s->data;
-  free(w->buf.base);
   free(w);
   if (status < 0) {
     close_client(s);
@@ -99,7 +104,6 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
   struct client *c = s->data;
   if (nread <= 0) {
-    free(buf->base);
     if (nread == 0) /* EAGAIN */
       return;
     c->reading = 0;
@@ -111,15 +115,25 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     }
     return;
   }
-  struct echo_write *w = malloc(sizeof *w);
-  if (!w) {
-    free(buf->base);
+  /* Write it back now if the socket takes it (uv_try_write refuses while
+   * earlier echoes are queued, so the order holds); queue what is left. */
+  uv_buf_t now = uv_buf_init(buf->base, (unsigned)nread);
+  int n = uv_try_write(s, &now, 1);
+  if (n == nread)
+    return;
+  if (n < 0 && n != UV_EAGAIN) {
     close_client(s);
     return;
   }
-  w->buf = uv_buf_init(buf->base, (unsigned)nread);
+  size_t done = n > 0 ? (size_t)n : 0, rest = (size_t)nread - done;
+  struct echo_write *w = malloc(sizeof *w + rest);
+  if (!w) {
+    close_client(s);
+    return;
+  }
+  memcpy(w + 1, buf->base + done, rest);
+  w->buf = uv_buf_init((char *)(w + 1), (unsigned)rest);
   if (uv_write(&w->req, s, &w->buf, 1, write_cb) != 0) {
-    free(buf->base);
     free(w);
     close_client(s);
     return;
