@@ -3,12 +3,18 @@
 # runs nothing by itself): the Debian packages each peer needs and their
 # check, build_step, and the builds of the Go and Rust peers.
 #
-# The sourcing script sets, before calling any function here:
-#   PROG     its name, for messages          HERE    bench/compare
-#   BUILD    the build directory             BIN     where programs go
+# Sourcing it sets the shell options both scripts run with, HERE
+# (bench/compare) and ROOT (the repository). The sourcing script sets,
+# before calling any function here:
+#   PROG     its name, for messages          BUILD   the build directory
+#   BIN      where programs go
 #   LOG      the build log                   INSTALL 1: apt-get may install
 #   GO, CARGO  the toolchains                SKIP    an associative array,
 #                                                    peer -> why it cannot run
+
+set -uo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
 
 # Debian packages the peers need, by what they provide. run.sh extends the
 # C peers' list with bench/compare/c/packages.txt when that file exists.
@@ -22,6 +28,21 @@ PKGS_UV="libuv1-dev"                             # echo.sh's libuv server
 
 note() { echo "$PROG: $*" >&2; }
 die() { note "$*"; exit 2; }
+
+# common_option ARGS...: the options both scripts take, with one meaning:
+# --out, --build-dir, --no-install, --no-build (BUILD_PEERS=0), -h/--help;
+# anything else is an unknown option. Returns how many words it used, for
+# the caller's option loop: *) common_option "$@"; shift $(($? - 1)) ;;
+common_option() {
+    case "$1" in
+    --out) OUT="${2:?}"; return 2 ;;
+    --build-dir) BUILD="${2:?}"; return 2 ;;
+    --no-install) INSTALL=0; return 1 ;;
+    --no-build) BUILD_PEERS=0; return 1 ;;
+    -h|--help) usage; exit 0 ;;
+    *) usage >&2; die "unknown option '$1'" ;;
+    esac
+}
 
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 

@@ -14,15 +14,11 @@
 # skipped with a message; a peer that prints ok=0, exits non-zero or times out
 # is a FAILURE: it is reported at the top of results.md and this script exits 1.
 # See bench/compare/README.md.
-set -uo pipefail
-
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ORIG_ARGS="$*"
-ROOT=$(cd "$HERE/../.." && pwd)
 PROG=run.sh
 # note, die, the package lists and their check, build_step, build_go, build_cargo
 # and build_tokio: shared with echo.sh.
-. "$HERE/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"  # also sets HERE, ROOT and set -uo pipefail
 
 ALL_WORKLOADS="fib nqueens uts fanout tri sort pingpong service service-bg"
 ALL_PEERS="wsched wsched-lifo wsched-pin serial std-sort omp-gcc omp-clang tbb pthreadpool go java-fj rayon tokio"
@@ -123,13 +119,8 @@ while [ $# -gt 0 ]; do
         [[ "$kv" == *=* ]] || die "--size wants W=S, got '$kv'"
         SIZE_OVERRIDE["${kv%%=*}"]="${kv#*=}"
         ;;
-    --out) OUT="${2:?}"; shift ;;
-    --build-dir) BUILD="${2:?}"; shift ;;
     --timeout) TIMEOUT="${2:?}"; shift ;;
-    --no-install) INSTALL=0 ;;
-    --no-build) BUILD_PEERS=0 ;;
-    -h|--help) usage; exit 0 ;;
-    *) usage >&2; die "unknown option '$1'" ;;
+    *) common_option "$@"; shift $(($? - 1)) ;; # --out --build-dir --no-install --no-build --help
     esac
     shift
 done
