@@ -29,7 +29,7 @@ ALL_SERVERS="wsched go tokio libuv"
 declare -A MSGS=([1]=30000 [64]=1000 [1000]=60)
 MSGS_TOTAL=60000 MSGS_MIN=20
 # With --job far fewer: the Go server, its goroutines queued behind the
-# job's, answered 100 to 300 round trips a second here.
+# job's, answered 50 to 300 round trips a second here.
 declare -A MSGS_JOB=([1]=1000 [64]=50 [1000]=5)
 MSGS_JOB_TOTAL=5000 MSGS_JOB_MIN=5
 
