@@ -14,11 +14,11 @@
 # skipped with a message; a peer that prints ok=0, exits non-zero or times out
 # is a FAILURE: it is reported at the top of results.md and this script exits 1.
 # See bench/compare/README.md.
-set -uo pipefail
-
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ORIG_ARGS="$*"
-ROOT=$(cd "$HERE/../.." && pwd)
+PROG=run.sh
+# note, die, the package lists and their check, build_step, build_go, build_cargo
+# and build_tokio: shared with echo.sh.
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"  # also sets HERE, ROOT and set -uo pipefail
 
 ALL_WORKLOADS="fib nqueens uts fanout tri sort pingpong service service-bg"
 ALL_PEERS="wsched wsched-lifo wsched-pin serial std-sort omp-gcc omp-clang tbb pthreadpool go java-fj rayon tokio"
@@ -62,15 +62,6 @@ declare -A WSBENCH_ARGS=([pingpong]="--order fifo" [service]="--impl wsched --or
 WSCHED_LIFO_ARGS="--impl wsched-lifo --order lifo"
 WSCHED_PIN_ARGS="--impl wsched-pin --order fifo --pin"
 
-# Debian packages the peers need, by what they provide. The C peers' list is
-# extended by bench/compare/c/packages.txt when that file exists.
-PKGS_BASE="make python3 gnuplot-nox"
-PKGS_C="gcc g++ clang libomp-dev libtbb-dev libssl-dev"
-PKGS_GO="golang-go"
-PKGS_JAVA="openjdk-17-jdk-headless"
-PKGS_RUST="librust-rayon-dev librust-sha1-dev"   # cargo + rustc added if no cargo
-PKGS_TOKIO="librust-tokio-dev librust-libc-dev"  # the same
-
 usage() {
     cat <<EOF
 usage: bench/compare/run.sh [options]
@@ -98,9 +89,6 @@ builds the wsbench target in a Release tree of its own, BUILD-DIR/wsched
 JAVA, JAVAC pick toolchains.
 EOF
 }
-
-die() { echo "run.sh: $*" >&2; exit 2; }
-note() { echo "run.sh: $*" >&2; }
 
 # ---- options ----------------------------------------------------------------
 QUICK=0
@@ -131,13 +119,8 @@ while [ $# -gt 0 ]; do
         [[ "$kv" == *=* ]] || die "--size wants W=S, got '$kv'"
         SIZE_OVERRIDE["${kv%%=*}"]="${kv#*=}"
         ;;
-    --out) OUT="${2:?}"; shift ;;
-    --build-dir) BUILD="${2:?}"; shift ;;
     --timeout) TIMEOUT="${2:?}"; shift ;;
-    --no-install) INSTALL=0 ;;
-    --no-build) BUILD_PEERS=0 ;;
-    -h|--help) usage; exit 0 ;;
-    *) usage >&2; die "unknown option '$1'" ;;
+    *) common_option "$@"; shift $(($? - 1)) ;; # --out --build-dir --no-install --no-build --help
     esac
     shift
 done
@@ -186,10 +169,8 @@ JAVA="${JAVA:-java}"
 JAVAC="${JAVAC:-javac}"
 
 # ---- 1. packages ----------------------------------------------------------------
-have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-
 install_packages() {
-    local want="$PKGS_BASE" missing="" p
+    local want="$PKGS_BASE"
     want_any "$C_PEERS" && want="$want $PKGS_C"
     if [ -f "$HERE/c/packages.txt" ]; then
         want="$want $(grep -v '^#' "$HERE/c/packages.txt" | tr '\n' ' ')"
@@ -201,37 +182,12 @@ install_packages() {
     if want_any "rayon tokio"; then
         command -v "$CARGO" >/dev/null 2>&1 || want="$want cargo rustc"
     fi
-    command -v dpkg-query >/dev/null 2>&1 || { note "no dpkg: not checking packages"; return; }
-    for p in $want; do have_pkg "$p" || missing="$missing $p"; done
-    [ -z "$missing" ] && return
-    if [ "$INSTALL" = 1 ] && [ "$(id -u)" = 0 ]; then
-        note "installing:$missing"
-        { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing; } \
-            >>"$LOG" 2>&1 || note "apt-get failed (see $LOG); peers that need$missing will be skipped"
-    else
-        note "missing Debian packages:$missing"
-        note "install them with: sudo apt-get update && sudo apt-get install$missing"
-    fi
+    install_missing $want
 }
 install_packages
 
 # ---- 2. build -------------------------------------------------------------------
 declare -A SKIP=()   # peer -> reason it is not run at all
-
-# build_step NAME CMD...: runs CMD with output in build.log; on failure prints
-# the tail and returns 1.
-build_step() {
-    local name="$1"; shift
-    echo "== build $name: $*" >>"$LOG"
-    if "$@" >>"$LOG" 2>&1; then
-        note "built $name"
-        return 0
-    fi
-    note "BUILD FAILED: $name (last lines of $LOG follow)"
-    tail -n 15 "$LOG" | sed 's/^/    /' >&2
-    return 1
-}
-
 
 build_c() {
     if [ ! -f "$HERE/c/Makefile" ]; then
@@ -244,15 +200,6 @@ build_c() {
     local c
     for c in $C_PEERS; do rm -f "${BIN:?}/$c"; done
     build_step "C peers" make -k -C "$HERE/c" OUT="$BIN" || true
-}
-
-build_go() {
-    command -v "$GO" >/dev/null 2>&1 || { SKIP[go]="no go toolchain (apt-get install golang-go)"; return; }
-    # A private cache keeps the build independent of HOME; GOPROXY=off makes
-    # sure nothing is fetched (the module has no dependencies).
-    build_step go env GOCACHE="${GOCACHE:-$BUILD/go-cache}" GOPROXY=off GOFLAGS=-buildvcs=false \
-        GOTOOLCHAIN=local sh -c "cd '$HERE/go' && '$GO' build -trimpath -o '$BIN/go' ." \
-        || SKIP[go]="build failed (see build.log)"
 }
 
 build_java() {
@@ -273,39 +220,7 @@ EOF
     fi
 }
 
-build_rust() {
-    command -v "$CARGO" >/dev/null 2>&1 || { SKIP[rayon]="no cargo (apt-get install cargo rustc)"; return; }
-    [ -d /usr/share/cargo/registry ] || { SKIP[rayon]="no /usr/share/cargo/registry (apt-get install $PKGS_RUST)"; return; }
-    # Build a copy so the source tree gets no Cargo.lock; the copy's
-    # .cargo/config.toml points crates-io at Debian's crate directory.
-    local src="$BUILD/rust-src"
-    rm -rf "$src" && mkdir -p "$src" && cp -r "$HERE/rust/Cargo.toml" "$HERE/rust/src" "$HERE/rust/.cargo" "$src/"
-    if build_step rayon env CARGO_HOME="${CARGO_HOME:-$BUILD/cargo-home}" sh -c \
-        "cd '$src' && '$CARGO' build --release --offline --target-dir '$BUILD/rust-target'"; then
-        cp "$BUILD/rust-target/release/rayon" "$BIN/rayon"
-    else
-        SKIP[rayon]="build failed (see build.log)"
-    fi
-}
-
-build_tokio() {
-    command -v "$CARGO" >/dev/null 2>&1 || { SKIP[tokio]="no cargo (apt-get install cargo rustc)"; return; }
-    local crate
-    for crate in tokio libc; do
-        compgen -G "/usr/share/cargo/registry/$crate-[0-9]*" >/dev/null \
-            || { SKIP[tokio]="no $crate crate in /usr/share/cargo/registry (apt-get install $PKGS_TOKIO)"; return; }
-    done
-    # As for rayon: a copy, so the source tree gets no Cargo.lock.
-    local src="$BUILD/tokio-src"
-    rm -rf "$src" && mkdir -p "$src" && cp -r "$HERE/tokio/Cargo.toml" "$HERE/tokio/src" "$HERE/tokio/.cargo" "$src/"
-    rm -f "$BIN/tokio"
-    if build_step tokio env CARGO_HOME="${CARGO_HOME:-$BUILD/cargo-home}" sh -c \
-        "cd '$src' && '$CARGO' build --release --offline --target-dir '$BUILD/tokio-target'"; then
-        cp "$BUILD/tokio-target/release/tokio" "$BIN/tokio"
-    else
-        SKIP[tokio]="build failed (see build.log)"
-    fi
-}
+build_rust() { build_cargo rayon rust "rayon sha1" "$PKGS_RUST" rayon; }
 
 # wsched: an explicit WSBENCH is used as given. Otherwise run.sh builds the
 # wsbench target in a Release tree of its own, $BUILD/wsched, so it never

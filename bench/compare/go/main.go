@@ -6,6 +6,7 @@
 // Usage: go [--workers P] [--repeat R] WORKLOAD [SIZE]
 //
 //	go --list
+//	go echo [--port P] [--workers N] [--job]   (the echo server: echo.go)
 //
 // Every repetition prints one line
 //
@@ -72,10 +73,14 @@ func usage(msg string) {
 	}
 	fmt.Fprintln(os.Stderr, "usage: go [--workers P] [--repeat R] fib|nqueens|uts|fanout|tri|sort|pingpong|service|service-bg [SIZE]")
 	fmt.Fprintln(os.Stderr, "       go --list")
+	fmt.Fprintln(os.Stderr, "       go echo [--port P] [--workers N] [--job]")
 	os.Exit(2)
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "echo" {
+		echoMain(os.Args[2:]) // the echo server (echo.go); it never returns
+	}
 	workers := runtime.NumCPU()
 	repeat := 1
 	args := os.Args[1:]
