@@ -165,7 +165,49 @@ static int on_listen(void *arg, int lfd, unsigned revents, ws_io_t *io)
 }
 
 /* --job: a fork/join computation that runs again as soon as it ends, until
-   the pool shuts down (ws_submit then refuses the next round). */
+   main sets `stopping` (the round in progress ends early): fib(30)
+   through ws_join here; UTS T1 (a group child per tree node, as wsbench's
+   uts) in the benchmark build echo_server_uts (bench/CMakeLists.txt), the
+   job the Go peer of bench/compare/echo.sh runs. */
+static _Atomic long job_rounds;
+/* Set by main before the shutdown: the round in progress stops early (a
+   UTS T1 round takes seconds, and the pool drains only once it ends). */
+static _Atomic int stopping;
+
+#ifdef ECHO_JOB_UTS
+#include "uts.h"
+
+static uts_params_t tree;
+static _Atomic long job_nodes;
+
+static int job_visit(void *arg)
+{
+  const uts_node_t *n = arg;
+  if (atomic_load_explicit(&stopping, memory_order_relaxed))
+    return 0;
+  int k = uts_num_children(&tree, n);
+  atomic_fetch_add_explicit(&job_nodes, 1, memory_order_relaxed);
+  if (k == 0)
+    return 0;
+  uts_node_t kids[k];
+  ws_group_t g;
+  ws_group_init(&g, NULL);
+  for (int i = 0; i < k; i++) {
+    uts_child(&tree, n, i, &kids[i]);
+    ws_group_spawn(&g, job_visit, &kids[i]);
+  }
+  return ws_group_wait(&g);
+}
+
+static int job_round(void)
+{
+  if (atomic_load_explicit(&job_rounds, memory_order_relaxed) == 0)
+    uts_preset(&tree, "T1"); /* the first round, before any other reads it */
+  uts_node_t root;
+  uts_root(&tree, &root);
+  return job_visit(&root);
+}
+#else
 typedef struct fibarg {
   long n, r;
 } fibarg;
@@ -173,7 +215,7 @@ typedef struct fibarg {
 static int fib_task(void *arg)
 {
   fibarg *f = arg;
-  if (f->n < 2) {
+  if (f->n < 2 || atomic_load_explicit(&stopping, memory_order_relaxed)) {
     f->r = f->n;
     return 0;
   }
@@ -183,17 +225,23 @@ static int fib_task(void *arg)
   return rc;
 }
 
-static _Atomic long job_rounds;
+static int job_round(void)
+{
+  fibarg f = {30, 0};
+  return fib_task(&f) != 0 || f.r != 832040;
+}
+#endif
 
 static int job(void *arg)
 {
   (void)arg;
-  fibarg f = {30, 0};
-  if (fib_task(&f) != 0 || f.r != 832040)
+  int rc = job_round();
+  if (atomic_load_explicit(&stopping, memory_order_relaxed))
+    return 0; /* cut short; and a task's ws_submit is accepted while the pool drains */
+  if (rc != 0)
     return 1;
   atomic_fetch_add_explicit(&job_rounds, 1, memory_order_relaxed);
-  (void)ws_submit(pool, job, NULL, NULL); /* WS_ESHUTDOWN once we stop */
-  return 0;
+  return ws_submit(pool, job, NULL, NULL);
 }
 
 int main(int argc, char **argv)
@@ -257,6 +305,7 @@ int main(int argc, char **argv)
 
   int sig;
   sigwait(&stop, &sig);
+  atomic_store_explicit(&stopping, 1, memory_order_relaxed);
   /* Shutting down cancels every armed watch; handlers already queued run
      to their end (their re-arm says WS_ESHUTDOWN). */
   ws_shutdown(pool);

@@ -494,10 +494,13 @@ WS_EXTERN int ws_when_any(ws_future_t *const *futures, size_t n, ws_future_t **a
  * of on its futex; any new task interrupts that sleep. So an idle pool with
  * a timer an hour away uses no CPU for that hour. A worker busy with short
  * tasks still looks about every 200 us (docs/DESIGN.md, "Timers and I/O").
- * Not guaranteed: a pool whose every worker runs one long task (or one
- * fork/join computation, which runs to its end on its worker) notices a
- * deadline or a readiness only when one of them is free. Give such work a
- * pool of its own, or leave a worker idle.
+ * When every worker is busy (perhaps each inside one long task, or one
+ * fork/join computation, which looks at no queue until it ends), a spare
+ * thread, the I/O spare, sleeps in the poller instead and runs the
+ * handlers and timers that come due itself, next to the busy workers (the
+ * kernel time-slices them): so a server keeps answering while the pool
+ * computes. Not guaranteed without spares (WS_SPARES_NONE): a deadline or
+ * readiness then waits until some worker is free.
  */
 
 /* Runs fn(arg) as a task of the pool no earlier than delay_ns nanoseconds

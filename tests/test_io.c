@@ -23,6 +23,9 @@
  *   nest     — a handler that joins, waits in a group, blocks, waits for a
  *              timer and for a future, and watches another descriptor whose
  *              handler does the same (a chain of 200 hand-offs over pipes).
+ *   busy     — every worker runs a task that never looks at a queue: 200
+ *              round trips through a watched socket and a timer are
+ *              handled all the same (by the I/O spare, core/poll.c).
  *   errors   — bad arguments, a regular file and a closed descriptor
  *              (WS_ESYS), re-arm while armed (WS_EBUSY), cancel twice.
  */
@@ -520,6 +523,93 @@ static void part_nest(void)
   }
 }
 
+/* --- busy ------------------------------------------------------------------- */
+
+/* Holds its worker until released: a long task that looks at no queue. */
+static int hog(void *arg)
+{
+  _Atomic int *stop = arg;
+  while (!atomic_load(stop))
+    sched_yield();
+  return 0;
+}
+
+typedef struct pingpong {
+  int sv[2];
+  _Atomic long echoed;
+} pingpong;
+
+/* The server side: reads a byte, writes it back, re-arms. */
+static int echo_byte(void *arg, int fd, unsigned revents, ws_io_t *io)
+{
+  pingpong *pp = arg;
+  (void)revents;
+  char b;
+  if (read(fd, &b, 1) == 1) {
+    ASSERT_EQ(write(fd, &b, 1), 1);
+    atomic_fetch_add(&pp->echoed, 1);
+  }
+  int rc = ws_io_rearm(io, WS_IO_READ);
+  ASSERT(rc == 0 || rc == WS_ESHUTDOWN);
+  return 0;
+}
+
+static int timer_mark(void *arg)
+{
+  atomic_fetch_add((_Atomic long *)arg, 1);
+  return 0;
+}
+
+static void part_busy(void)
+{
+  if (posix_build())
+    return;
+  for (unsigned workers = 1; workers <= 2; workers++) {
+    ws_pool_t *p = make_pool(workers, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+    _Atomic int stop = 0;
+    ws_future_t *h[2];
+    for (unsigned i = 0; i < workers; i++)
+      ASSERT_OK(ws_submit(p, hog, &stop, &h[i]));
+    pingpong pp = {.echoed = 0};
+    make_pair(pp.sv);
+    ws_io_t *io;
+    ASSERT_OK(ws_io_watch(p, pp.sv[0], WS_IO_READ, echo_byte, &pp, &io));
+    /* Every worker runs a task that never looks at a queue: the I/O spare
+       handles the readiness (and fires the timers). Without it, nothing
+       would until the hogs end, and they end only after this loop. */
+    int rounds = 200 / TEST_SCALE_DIV;
+    for (int i = 0; i < rounds; i++) {
+      char b = (char)i, r = 0;
+      ASSERT_EQ(write(pp.sv[1], &b, 1), 1);
+      int64_t end = test_now_ns() + TEST_DEADLINE_NS;
+      while (read(pp.sv[1], &r, 1) != 1) {
+        ASSERT(errno == EAGAIN || errno == EWOULDBLOCK);
+        if (test_now_ns() > end)
+          TEST_FAIL("round %d: no echo while every worker is busy", i);
+        sched_yield();
+      }
+      ASSERT_EQ(r, b);
+    }
+    _Atomic long fired = 0;
+    ws_future_t *t;
+    ASSERT_OK(ws_after(p, 1000000, timer_mark, &fired, &t));
+    ASSERT_OK(ws_future_wait(t, TEST_DEADLINE_NS));
+    ASSERT_EQ(atomic_load(&fired), 1);
+    ws_future_release(t);
+    ASSERT_EQ(atomic_load(&pp.echoed), rounds);
+    atomic_store(&stop, 1);
+    for (unsigned i = 0; i < workers; i++) {
+      ASSERT_OK(ws_future_wait(h[i], TEST_DEADLINE_NS));
+      ws_future_release(h[i]);
+    }
+    ASSERT_OK(ws_io_cancel(io));
+    ws_io_release(io);
+    ASSERT_OK(ws_pool_destroy(p));
+    close(pp.sv[0]);
+    close(pp.sv[1]);
+  }
+}
+
 /* --- errors ----------------------------------------------------------------- */
 
 static int never(void *arg, int fd, unsigned revents, ws_io_t *io)
@@ -584,7 +674,7 @@ static const test_part parts[] = {
     {"once", part_once, false},         {"exactly", part_exactly, false},
     {"cancel", part_cancel, false},     {"close", part_close, false},
     {"shutdown", part_shutdown, false}, {"nest", part_nest, false},
-    {"errors", part_errors, false},
+    {"busy", part_busy, false},         {"errors", part_errors, false},
 };
 
 TEST_MAIN(parts)

@@ -67,6 +67,11 @@ typedef struct ws__worker {
   struct ws__worker *spare_next;
   bool on_spare_list;
   bool thread_joinable; /* a thread was started in this slot and not joined */
+  /* The slot is the pool's I/O spare (core/poll.c): set under comp_lock
+     by ws__io_spare_want before the thread is woken or started (read by
+     the owner after the wake-up's acquire), cleared by the owner under
+     comp_lock. */
+  bool io_spare;
   bool spare_alive; /* a spare thread runs in this slot */
 
   /* Observation (trace.c, profile.c): the trace buffer, set by the thread

@@ -203,8 +203,15 @@ void ws__stop_spinning(ws__worker *w)
   w->spinning = false;
   uint32_t old = atomic_fetch_sub_explicit(&p->nspinning, 1, memory_order_seq_cst); /* see park.h */
   WS__PARKLOG(4, old, 0);
-  if (old == 1 && atomic_load_explicit(&p->nidle, memory_order_seq_cst) != 0)
+  if (old != 1)
+    return;
+  if (atomic_load_explicit(&p->nidle, memory_order_seq_cst) != 0)
     ws__wake_one(p);
+  else if (__builtin_expect(atomic_load_explicit(&p->polls.narmed, memory_order_relaxed) != 0 ||
+                                atomic_load_explicit(&p->polls.next_deadline,
+                                                     memory_order_relaxed) != WS__NO_DEADLINE,
+                            0))
+    ws__poll_spinner_done(p); /* relaxed pre-check: a hint, poll.c decides */
 }
 
 /* Steps S1-S5 of the essay. */

@@ -19,6 +19,21 @@
  * One holder at a time is what Go gets from `sched.lastpoll`: only one
  * thread blocks in netpoll, and the others do not poll while it does.
  *
+ * The I/O spare. When the role is let go while something is to be polled
+ * and no worker is parked (every worker is running tasks, perhaps one long
+ * fork/join computation that looks at no queue until it ends), nobody
+ * would poll until a worker is free. Instead a spare thread (the spare
+ * slots of ws_blocking, core/spares.c) becomes the I/O spare: it sleeps in
+ * the poller, and when something is ready it queues the handlers and runs
+ * them itself (its own queue and the global queue, no stealing), next to
+ * the busy workers: the kernel time-slices it with them. This is the one
+ * place the pool runs more threads than workers without a ws_blocking
+ * call; Go has no equivalent (its netpoller thread holds no P and waits for
+ * a P to free up, or for preemption). The I/O spare steps down when nothing
+ * is to be polled, or when a parked worker can take over and nothing came
+ * for spare_idle_ms; the role is then released with rule R. Pools without
+ * spares (WS_SPARES_NONE) have no I/O spare.
+ *
  * What is queued. A timer's record is counted from ws_after on; at its
  * deadline it moves to the global queue, like a root submission, in
  * deadline order. A watch is not counted while armed (an idle server is
@@ -44,7 +59,14 @@
  *     next_deadline and narmed (ws__poll_wanted) before it picks its sleep.
  * So a new timer or watch is seen by the holder's release, or the holder is
  * seen by the adder; and an adder that saw nobody holding sees the parker
- * counted idle and wakes one (verify/park.pml models the poller).
+ * counted idle and wakes one (verify/poll.pml models the poller). Where
+ * nobody is parked, the I/O spare takes the role (below). Where the
+ * notify found a spinner and so woke nobody, the spinner parks (and takes
+ * the role) or finds work; the last spinner to find work wakes a parked
+ * worker, or, with nobody parked, starts the I/O spare if nobody holds
+ * the role (ws__poll_spinner_done). Without that, a spinner that found
+ * a task that never ends left an armed watch with no poller (found by
+ * test_io busy, 1 run in ~20).
  *
  * Timers: one heap per pool under a mutex, not one per worker (Go moved to
  * per-P heaps in 1.14). One holder fires them anyway, and a sleeping
@@ -70,6 +92,7 @@
 #include "life.h"
 #include "park.h"
 #include "poll.h"
+#include "spares.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -161,11 +184,18 @@ static bool role_take(ws__polls *s)
                                                  memory_order_relaxed);
 }
 
-/* Rule R (top of this file). */
+/* Rule R (top of this file): something to poll and nobody parked to take
+   the role: the I/O spare takes it. */
 static void role_release(ws_pool_t *p)
 {
   atomic_store_explicit(&p->polls.busy, 0, memory_order_seq_cst); /* pairs with ws__poll_kick */
-  if (ws__poll_wanted(&p->polls))
+  if (!ws__poll_wanted(&p->polls))
+    return;
+  /* seq_cst: pairs with the parkers' idle_push (nidle) before their
+     ws__poll_wanted: either we see the parker, or it sees the role free. */
+  if (atomic_load_explicit(&p->nidle, memory_order_seq_cst) == 0)
+    ws__io_spare_want(p);
+  else
     ws__notify(p);
 }
 
@@ -178,6 +208,8 @@ static void poll_kick(ws_pool_t *p, bool deadline)
   if (atomic_load_explicit(&p->polls.busy, memory_order_seq_cst) != 0) {
     if (deadline)
       ws__poller_break(&p->polls.poller); /* the sleeper's deadline is too late now */
+  } else if (atomic_load_explicit(&p->nidle, memory_order_seq_cst) == 0) {
+    ws__io_spare_want(p); /* nobody parked to take the role (see role_release) */
   } else {
     ws__notify(p);
   }
@@ -472,6 +504,42 @@ unsigned ws__poll_try(ws__worker *w)
   queue_chain(p, first, last, n);
   role_release(p);
   return n;
+}
+
+int ws__poll_io_wait(ws__worker *w, int64_t limit)
+{
+  ws_pool_t *p = w->pool;
+  ws__polls *s = &p->polls;
+  if (!role_take(s))
+    return -1;
+  ws__task *first = NULL, *last = NULL;
+  int64_t d = atomic_load_explicit(&s->next_deadline, memory_order_relaxed); /* see top */
+  unsigned n = 0;
+  if (!atomic_load_explicit(&s->yield_req, memory_order_relaxed)) /* ws_shutdown wants it */
+    n = poll_wait(w, d < limit ? d : limit, &first, &last);
+  queue_chain(p, first, last, n);
+  /* No rule R: the I/O spare takes the role again at once, or, stepping
+     down, releases it with rule R (ws__poll_io_done). */
+  atomic_store_explicit(&s->busy, 0, memory_order_seq_cst); /* as role_release */
+  return (int)n;
+}
+
+void ws__poll_io_done(ws_pool_t *p)
+{
+  uint32_t zero = 0;
+  /* Rule R as if we had held the role: whoever needs a poller now gets
+     one. (A CAS so that a holder's own release is not duplicated.) */
+  if (atomic_compare_exchange_strong_explicit(&p->polls.busy, &zero, 1, memory_order_acquire,
+                                              memory_order_relaxed))
+    role_release(p);
+}
+
+void ws__poll_spinner_done(ws_pool_t *p)
+{
+  /* seq_cst, as role_release: the role's release store and the adders'
+     stores are ordered against these loads. */
+  if (ws__poll_wanted(&p->polls) && atomic_load_explicit(&p->polls.busy, memory_order_seq_cst) == 0)
+    ws__io_spare_want(p);
 }
 
 void ws__poll_wake(ws__worker *w)

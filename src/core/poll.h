@@ -46,6 +46,9 @@ typedef struct ws__polls {
      (relaxed) by a sleeping holder after each interrupt. ws_shutdown
      interrupts until it has the role, so a stale read only costs a round. */
   _Atomic uint32_t yield_req;
+  /* An I/O spare is active (poll.c, "The I/O spare"): changed under the
+     pool's comp_lock, read (relaxed) as a hint. */
+  _Atomic uint32_t io_spare_on;
   /* ws__ticks() at the last poll without blocking: stored and loaded
      relaxed by workers, a rate limit only. */
   _Atomic uint64_t polled_at;
@@ -113,6 +116,19 @@ unsigned ws__poll_try(struct ws__worker *w);
    Returns false when w should sleep on its futex: it took no role, or it
    gave the role up to ws_shutdown (w is still on the idle list then). */
 bool ws__poll_park(struct ws__worker *w);
+
+/* The I/O spare w waits once on the poller (until `limit` or the next
+   timer, whichever comes first), queues what it found and lets the role
+   go without waking anyone for it. Returns the number of tasks queued, or
+   -1 when another thread holds the role. */
+int ws__poll_io_wait(struct ws__worker *w, int64_t limit);
+/* The I/O spare of p stepped down: rule R, as a holder's release. */
+void ws__poll_io_done(ws_pool_t *p);
+
+/* The last spinner found work and nobody is parked: if something is to
+   be polled and nobody holds the role, nobody would take it (rule R left
+   it to the spinners): the I/O spare does. */
+void ws__poll_spinner_done(ws_pool_t *p);
 
 /* A sleeping poller must be woken (it was taken off the idle list): its
    futex is not what it sleeps on. idle_lock held, w unlinked just now. */

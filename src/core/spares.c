@@ -95,9 +95,10 @@ static void wake_listed_spare(ws_pool_t *p)
   ws__unpark_spare(s, WS__PARK_WOKEN);
 }
 
-/* comp_lock held. Starts a spare thread in the lowest free spare slot.
-   Returns 0 or an error (nothing changed). */
-static int start_spare(ws_pool_t *p)
+/* comp_lock held. Starts a spare thread in the lowest free spare slot,
+   as the I/O spare when io (core/poll.c). Returns 0 or an error (nothing
+   changed). */
+static int start_spare(ws_pool_t *p, bool io)
 {
   unsigned nslots = atomic_load_explicit(&p->nslots, memory_order_relaxed); /* we are the writer */
   unsigned i;
@@ -120,8 +121,10 @@ static int start_spare(ws_pool_t *p)
     s->thread_joinable = false;
   }
   s->spare_alive = true;
+  s->io_spare = io; /* read by the thread once it runs */
   if (ws__thread_start(&s->thread, p->stack_size, ws__worker_main, s) != 0) {
     s->spare_alive = false;
+    s->io_spare = false;
     return WS_ESYS;
   }
   s->thread_joinable = true;
@@ -144,7 +147,7 @@ void ws__blocking_begin(ws__worker *w)
     atomic_store_explicit(&p->nspares_active, active + 1, memory_order_seq_cst);
     wake_listed_spare(p);
     done = true;
-  } else if (p->max_spares != 0 && start_spare(p) == 0) {
+  } else if (p->max_spares != 0 && start_spare(p, false) == 0) {
     atomic_store_explicit(&p->nspares_active, active + 1, memory_order_seq_cst);
     done = true;
   }
@@ -165,6 +168,8 @@ void ws__blocking_end(ws__worker *w)
   if (ws__spare_surplus(p))
     ws__wake_idle_spare(p);
 }
+
+static bool spare_park(ws__worker *w);
 
 bool ws__spare_step_down(ws__worker *w)
 {
@@ -188,6 +193,21 @@ bool ws__spare_step_down(ws__worker *w)
     return false; /* someone blocked again meanwhile: keep going */
   }
   atomic_store_explicit(&p->nspares_active, active - 1, memory_order_seq_cst);
+  pthread_mutex_unlock(&p->comp_lock);
+  return spare_park(w);
+}
+
+/* w parks on the spare list until woken (false) or idle for spare_idle_ms
+   or the pool terminated (true: its thread exits). */
+static bool spare_park(ws__worker *w)
+{
+  ws_pool_t *p = w->pool;
+  pthread_mutex_lock(&p->comp_lock);
+  /* As in ws__spare_step_down: a termination before our lock is seen here. */
+  if (ws__life_state(atomic_load_explicit(&p->life, memory_order_acquire)) == WS_POOL_TERMINATED) {
+    pthread_mutex_unlock(&p->comp_lock);
+    return true;
+  }
   /* No waker can touch park_word before we are on the list. */
   atomic_store_explicit(&w->park_word, WS__PARK_ASLEEP, memory_order_relaxed);
   w->spare_next = p->spare_head;
@@ -216,7 +236,8 @@ bool ws__spare_step_down(ws__worker *w)
     if (retire)
       return true;
   }
-  /* Woken: activated by ws_blocking, or the pool terminated. */
+  /* Woken: activated by ws_blocking or as the I/O spare, or the pool
+     terminated. */
   return false;
 }
 
@@ -226,4 +247,39 @@ void ws__wake_spares(ws_pool_t *p)
   while (p->spare_head != NULL)
     wake_listed_spare(p);
   pthread_mutex_unlock(&p->comp_lock);
+}
+
+void ws__io_spare_want(ws_pool_t *p)
+{
+  /* Relaxed: a hint; the decision is made under comp_lock. */
+  if (atomic_load_explicit(&p->polls.io_spare_on, memory_order_relaxed) || p->max_spares == 0)
+    return;
+  pthread_mutex_lock(&p->comp_lock);
+  if (!atomic_load_explicit(&p->polls.io_spare_on, memory_order_relaxed)) { /* under comp_lock */
+    bool on = false;
+    if (p->spare_head != NULL) {
+      p->spare_head->io_spare = true; /* before the wake-up's release store */
+      wake_listed_spare(p);
+      on = true;
+    } else {
+      on = start_spare(p, true) == 0;
+    }
+    if (on)
+      atomic_store_explicit(&p->polls.io_spare_on, 1, memory_order_relaxed); /* under comp_lock */
+  }
+  pthread_mutex_unlock(&p->comp_lock);
+}
+
+void ws__io_spare_resign(ws__worker *w)
+{
+  ws_pool_t *p = w->pool;
+  pthread_mutex_lock(&p->comp_lock);
+  w->io_spare = false;
+  atomic_store_explicit(&p->polls.io_spare_on, 0, memory_order_relaxed); /* under comp_lock */
+  pthread_mutex_unlock(&p->comp_lock);
+}
+
+bool ws__spare_park(ws__worker *w)
+{
+  return spare_park(w);
 }

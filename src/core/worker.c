@@ -674,6 +674,48 @@ void ws__run(ws__worker *w, ws__task *t)
   ws__life_credit_add(w);
 }
 
+/* The I/O spare's loop (core/poll.c, "The I/O spare"): the tasks it
+   queued and what they spawn, never stolen work, and otherwise a wait on
+   the poller. Returns true when its thread must exit, false when it
+   stopped being the I/O spare (and was woken again from the spare list). */
+static bool io_spare_loop(ws__worker *w)
+{
+  ws_pool_t *p = w->pool;
+  int64_t idle_ns = (int64_t)p->spare_idle_ms * 1000000, since = ws__now_ns();
+  for (;;) {
+    if (pool_terminated(p))
+      return true;
+    ws__task *t = NULL;
+    if (w->runq != NULL)
+      t = take_fifo(w);
+    if (t == NULL)
+      t = ws__deque_pop(&w->deque);
+    if (t == NULL)
+      t = take_global(w, w->runq != NULL ? WS__GLOBAL_BATCH_FIFO : WS__GLOBAL_BATCH);
+    if (t != NULL) {
+      ws__run(w, t);
+      since = ws__now_ns();
+      continue;
+    }
+    ws__life_credit_flush(w); /* we may sleep: finished tasks must not stay counted */
+    /* seq_cst: as the parkers' load in ws__poll_wanted. */
+    bool parked = atomic_load_explicit(&p->nidle, memory_order_seq_cst) != 0;
+    if (!ws__poll_wanted(&p->polls) || (parked && ws__now_ns() - since >= idle_ns))
+      break; /* nothing to poll, or a parked worker can take over */
+    int n = ws__poll_io_wait(w, since + idle_ns);
+    if (n < 0) {
+      if (parked)
+        break; /* a parked worker sleeps in the poller: leave it to it */
+      ws__yield(); /* a busy worker polls without blocking: briefly */
+    }
+  }
+  /* Resign first, then rule R (which may make us the I/O spare again:
+     our park then returns at once), then park. */
+  ws__io_spare_resign(w);
+  ws__poll_io_done(p);
+  return ws__spare_park(w);
+}
+
 void *ws__worker_main(void *arg)
 {
   ws__worker *w = arg;
@@ -705,6 +747,12 @@ void *ws__worker_main(void *arg)
      loop) would otherwise make spares that never run anything. */
   bool looked = false;
   for (;;) {
+    if (__builtin_expect(w->io_spare, 0)) {
+      if (io_spare_loop(w))
+        break;
+      looked = false;
+      continue;
+    }
     if (w->is_spare && looked && ws__spare_surplus(p)) {
       /* A spare no longer needed: step down between tasks (blocking.c). */
       if (w->spinning)
