@@ -25,7 +25,7 @@
  *              handler does the same (a chain of 200 hand-offs over pipes).
  *   busy     — every worker runs a task that never looks at a queue: 200
  *              round trips through a watched socket and a timer are
- *              handled all the same (by the I/O spare, core/poll.c).
+ *              handled all the same (by the I/O spare, core/netpoll.c).
  *   errors   — bad arguments, a regular file and a closed descriptor
  *              (WS_ESYS), re-arm while armed (WS_EBUSY), cancel twice.
  */

@@ -58,7 +58,8 @@ usage: bench/compare/echo.sh [options]
   -h, --help         this text
 
 Environment: WSCHED_ECHO = wsched's echo server
-[build/release/examples/echo_server; not built by this script], ECHO_LOAD =
+[build/release/examples/echo_server, with --job build/release/echo_server_uts;
+not built by this script], ECHO_LOAD =
 the load generator [built from examples/echo_load.c into BUILD-DIR/bin],
 GO, CARGO, CC.
 EOF
@@ -135,7 +136,13 @@ ERRLOG="$OUT/stderr.log"
 : >>"$LOG"
 GO="${GO:-go}"
 CARGO="${CARGO:-cargo}"
-WSCHED_ECHO="${WSCHED_ECHO:-$ROOT/build/release/examples/echo_server}"
+# With --job, the build of examples/echo_server.c whose job is UTS T1 (the
+# Go peer's job); without, the example itself.
+if [ "$JOB" = 1 ]; then
+    WSCHED_ECHO="${WSCHED_ECHO:-$ROOT/build/release/echo_server_uts}"
+else
+    WSCHED_ECHO="${WSCHED_ECHO:-$ROOT/build/release/examples/echo_server}"
+fi
 
 # ---- packages and builds ----------------------------------------------------------
 want_server() { [[ " $SERVERS " == *" $1 "* ]]; }
@@ -179,7 +186,7 @@ for s in $SERVERS; do
     read -r exe _ <<<"$(server_cmd "$s")"
     if [ -z "${SKIP[$s]:-}" ] && [ ! -x "$exe" ]; then
         SKIP[$s]="no executable at $exe"
-        [ "$s" = wsched ] && SKIP[$s]="${SKIP[$s]} (cmake --build build/release --target echo_server, or set WSCHED_ECHO)"
+        [ "$s" = wsched ] && SKIP[$s]="${SKIP[$s]} (cmake --build build/release --target echo_server echo_server_uts, or set WSCHED_ECHO)"
     fi
     if [ -n "${SKIP[$s]:-}" ]; then note "SKIP $s: ${SKIP[$s]}"; else ACTIVE="$ACTIVE $s"; fi
 done

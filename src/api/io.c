@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ws_after and the ws_io_* calls: argument checks and counting; the timers
- * and watches themselves are core/poll.c.
+ * and watches themselves are core/netpoll.c.
  */
 #include "internal.h"
 #include "life.h"
-#include "poll.h"
+#include "netpoll.h"
 
 int ws_after(ws_pool_t *p, int64_t delay_ns, ws_task_fn fn, void *arg, ws_future_t **future)
 {

@@ -413,7 +413,7 @@ int ws_shutdown(ws_pool_t *p)
 {
   if (p == NULL)
     return WS_EINVAL;
-  /* Timers and watches first (core/poll.c): once the pool drains, nothing
+  /* Timers and watches first (core/netpoll.c): once the pool drains, nothing
      may fire into it. */
   ws__polls_shutdown(p);
   uint64_t v = atomic_load_explicit(&p->life, memory_order_relaxed);

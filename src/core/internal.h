@@ -21,7 +21,7 @@
 
 #include "counters.h"
 #include "options.h"
-#include "poll.h"
+#include "netpoll.h"
 
 #include <assert.h>
 #include <stdalign.h>
@@ -59,7 +59,7 @@ typedef struct ws__worker {
   struct ws__worker *idle_prev, *idle_next;
   bool on_idle;
   /* Under idle_lock: the worker sleeps in the poller, not on park_word's
-     futex (core/poll.c), so a waker interrupts the poller instead. Set and
+     futex (core/netpoll.c), so a waker interrupts the poller instead. Set and
      cleared by the owner, read by wakers. */
   bool in_poll;
   /* Spares only, covered by the pool's comp_lock: the list of spares parked
@@ -67,7 +67,7 @@ typedef struct ws__worker {
   struct ws__worker *spare_next;
   bool on_spare_list;
   bool thread_joinable; /* a thread was started in this slot and not joined */
-  /* The slot is the pool's I/O spare (core/poll.c): set under comp_lock
+  /* The slot is the pool's I/O spare (core/netpoll.c): set under comp_lock
      by ws__io_spare_want before the thread is woken or started (read by
      the owner after the wake-up's acquire), cleared by the owner under
      comp_lock. */
@@ -206,7 +206,7 @@ struct ws_pool {
   ws__inject inject;
   ws__inject high; /* see nhigh */
 
-  /* Timers and watches (core/poll.h says who touches what). */
+  /* Timers and watches (core/netpoll.h says who touches what). */
   ws__polls polls;
 
   /* Free task records shared by the pool's workers and the threads that

@@ -34,7 +34,7 @@ void ws__try_terminate(ws_pool_t *p)
       ws__futex_wake(&p->term_word, INT32_MAX);
       ws__wake_all(p); /* parked workers re-check and exit */
       ws__wake_spares(p); /* spares parked on the spare list exit too */
-      ws__poller_break(&p->polls.poller); /* and the I/O spare (core/poll.c) */
+      ws__poller_break(&p->polls.poller); /* and the I/O spare (core/netpoll.c) */
       return;
     }
   }

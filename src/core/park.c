@@ -58,7 +58,7 @@
 #include "hooks.h"
 #include "life.h"
 #include "park.h"
-#include "poll.h"
+#include "netpoll.h"
 
 #include <limits.h>
 
@@ -149,7 +149,7 @@ void ws__wake_one(ws_pool_t *p)
     if (atomic_compare_exchange_strong_explicit(&p->nspinning, &zero, 1, memory_order_seq_cst,
                                                 memory_order_relaxed)) {
       /* The head, unless it sleeps in the poller and another worker is
-         parked: the poller keeps watching (poll.c). */
+         parked: the poller keeps watching (netpoll.c). */
       w = p->idle_head;
       if (w->in_poll && w->idle_next != NULL)
         w = w->idle_next;
@@ -211,7 +211,7 @@ void ws__stop_spinning(ws__worker *w)
                                 atomic_load_explicit(&p->polls.next_deadline,
                                                      memory_order_relaxed) != WS__NO_DEADLINE,
                             0))
-    ws__poll_spinner_done(p); /* relaxed pre-check: a hint, poll.c decides */
+    ws__poll_spinner_done(p); /* relaxed pre-check: a hint, netpoll.c decides */
 }
 
 /* Steps S1-S5 of the essay. */
@@ -280,7 +280,7 @@ void ws__park(ws__worker *w)
       ws__trace_event(w, WS__EV_PARK, 0, 0);
     /* S5: sleep until a waker stores a non-ASLEEP value (acquire pairs with
        its release store): in the poller if timers or watches want one and
-       nobody holds it (core/poll.c), else on our futex. */
+       nobody holds it (core/netpoll.c), else on our futex. */
     if (!ws__poll_park(w))
       while (atomic_load_explicit(&w->park_word, memory_order_acquire) == WS__PARK_ASLEEP)
         ws__futex_wait(&w->park_word, WS__PARK_ASLEEP, WS__NO_DEADLINE);

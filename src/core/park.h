@@ -6,7 +6,7 @@
 #define WS_PARK_H
 
 #include "internal.h"
-#include "poll.h"
+#include "netpoll.h"
 
 /* Values of park_word. */
 enum {
@@ -58,7 +58,7 @@ static inline void ws__unpark(ws__worker *w, uint32_t v)
 {
   atomic_store_explicit(&w->park_word, v, memory_order_release);
   if (w->in_poll) /* under idle_lock, with the list */
-    ws__poll_wake(w); /* it sleeps in the poller (core/poll.c) */
+    ws__poll_wake(w); /* it sleeps in the poller (core/netpoll.c) */
   else
     ws__futex_wake(&w->park_word, 1);
 }

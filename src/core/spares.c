@@ -96,7 +96,7 @@ static void wake_listed_spare(ws_pool_t *p)
 }
 
 /* comp_lock held. Starts a spare thread in the lowest free spare slot,
-   as the I/O spare when io (core/poll.c). Returns 0 or an error (nothing
+   as the I/O spare when io (core/netpoll.c). Returns 0 or an error (nothing
    changed). */
 static int start_spare(ws_pool_t *p, bool io)
 {

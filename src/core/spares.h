@@ -27,7 +27,7 @@ void ws__wake_spares(ws_pool_t *p);
 /* spares.c: count the caller as blocked and compensate; and the reverse. */
 void ws__blocking_begin(ws__worker *w);
 void ws__blocking_end(ws__worker *w);
-/* spares.c: makes a spare the pool's I/O spare (core/poll.c, "The I/O
+/* spares.c: makes a spare the pool's I/O spare (core/netpoll.c, "The I/O
    spare") unless one is active or the pool has no spares. */
 void ws__io_spare_want(ws_pool_t *p);
 /* spares.c: the I/O spare w stops being one (a later ws__io_spare_want

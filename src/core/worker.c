@@ -410,7 +410,7 @@ static ws__task *global_check(ws__worker *w)
   w->ginterval = iv < 2 ? 2 : iv > WS__GLOBAL_EVERY ? WS__GLOBAL_EVERY : (uint32_t)iv;
   w->gcount = w->ginterval;
   /* Timers due and ready descriptors join the global queue first (a busy
-     pool notices them here, core/poll.c). */
+     pool notices them here, core/netpoll.c). */
   if (ws__poll_due(&w->pool->polls))
     (void)ws__poll_try(w);
   if (w->runq == NULL)
@@ -674,7 +674,7 @@ void ws__run(ws__worker *w, ws__task *t)
   ws__life_credit_add(w);
 }
 
-/* The I/O spare's loop (core/poll.c, "The I/O spare"): the tasks it
+/* The I/O spare's loop (core/netpoll.c, "The I/O spare"): the tasks it
    queued and what they spawn, never stolen work, and otherwise a wait on
    the poller. Returns true when its thread must exit, false when it
    stopped being the I/O spare (and was woken again from the spare list). */

@@ -46,7 +46,7 @@ struct ws__worker;
 
 #define WS__TASK_TIMER                                                                             \
   0x10u /* with FUTURE: a ws_after timer; while it waits
-                                in its pool's timer heap (core/poll.c) `rc`
+                                in its pool's timer heap (core/netpoll.c) `rc`
                                 holds its position there and `state` has
                                 WS__ST_HELD */
 

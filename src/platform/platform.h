@@ -120,7 +120,7 @@ int ws__thread_start(pthread_t *thread, size_t stack_size, void *(*fn)(void *), 
 void ws__thread_stack(char **low, size_t *size);
 
 /* --- the poller: readiness of file descriptors, and a sleep that another
-   thread can interrupt (core/poll.c uses it). linux/platform.c: epoll (one
+   thread can interrupt (core/netpoll.c uses it). linux/platform.c: epoll (one
    shot registrations), an eventfd to interrupt, epoll_pwait2 for a
    nanosecond deadline where the kernel has it (else whole milliseconds,
    rounded up: never early). posix/platform.c: poll() on a self-pipe, which

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Timers and I/O readiness inside the pool (poll.c, which explains the
+ * Timers and I/O readiness inside the pool (netpoll.c, which explains the
  * design): the state a pool keeps for them, and the calls the worker loop,
  * the parking code and the API make.
  */
-#ifndef WS_POLL_H
-#define WS_POLL_H
+#ifndef WS_NETPOLL_H
+#define WS_NETPOLL_H
 
 #include "platform.h"
 #include "task.h"
@@ -46,7 +46,7 @@ typedef struct ws__polls {
      (relaxed) by a sleeping holder after each interrupt. ws_shutdown
      interrupts until it has the role, so a stale read only costs a round. */
   _Atomic uint32_t yield_req;
-  /* An I/O spare is active (poll.c, "The I/O spare"): changed under the
+  /* An I/O spare is active (netpoll.c, "The I/O spare"): changed under the
      pool's comp_lock, read (relaxed) as a hint. */
   _Atomic uint32_t io_spare_on;
   /* ws__ticks() at the last poll without blocking: stored and loaded
@@ -81,7 +81,7 @@ int ws__polls_init(ws__polls *s);
 void ws__polls_destroy(ws__polls *s);
 
 /* Timers or armed watches exist: a worker going to sleep should sleep in
-   the poller. seq_cst: a parker's load pairs with ws__poll_kick (poll.c). */
+   the poller. seq_cst: a parker's load pairs with ws__poll_kick (netpoll.c). */
 static inline bool ws__poll_wanted(ws__polls *s)
 {
   return atomic_load_explicit(&s->next_deadline, memory_order_seq_cst) != WS__NO_DEADLINE ||
@@ -154,4 +154,4 @@ int ws__io_rearm(ws_io_t *io, unsigned events);
 int ws__io_cancel(ws_io_t *io);
 void ws__io_release(ws_io_t *io);
 
-#endif /* WS_POLL_H */
+#endif /* WS_NETPOLL_H */

@@ -91,7 +91,7 @@
 #include "internal.h"
 #include "life.h"
 #include "park.h"
-#include "poll.h"
+#include "netpoll.h"
 #include "spares.h"
 
 #include <errno.h>
