@@ -512,7 +512,9 @@ WS_EXTERN int ws_when_any(ws_future_t *const *futures, size_t n, ws_future_t **a
    start in that order only roughly, even on one worker (a timer can start
    before one with an earlier deadline that is still waiting in the
    worker's own queue, by at most two batches: 256 places, which
-   tests/test_timer.c checks). A timer counts as an outstanding
+   tests/test_timer.c checks without spares; with them, the I/O spare of
+   "Timers and I/O readiness" may run some beside a busy worker, in no
+   order with it). A timer counts as an outstanding
    task from the call (ws_pool_wait_idle and ws_await_termination wait for
    it). *future, if future is not NULL, receives its handle (release it as
    any other): ws_future_cancel cancels it until it fires, and releases its

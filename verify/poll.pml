@@ -3,12 +3,12 @@
  * poll.pml -- the parking protocol with the poller: timers and I/O
  * readiness (issue #16).
  *
- * Source: the essay at the top of src/core/poll.c ("The poller role",
+ * Source: the essay at the top of src/core/netpoll.c ("The poller role",
  * "The I/O spare", "rule R"), role_take, role_release, poll_kick,
  * ws__timer_add, top_store, fire_timers, fire_watches, poll_wait,
  * queue_chain, ws__poll_try, ws__poll_park, ws__poll_io_wait,
- * ws__poll_io_done, arm / ws__io_watch (poll.c); ws__poll_wanted,
- * ws__poll_due (poll.h); ws__park, ws__wake_one, ws__stop_spinning,
+ * ws__poll_io_done, arm / ws__io_watch (netpoll.c); ws__poll_wanted,
+ * ws__poll_due (netpoll.h); ws__park, ws__wake_one, ws__stop_spinning,
  * ws__idle_remove_self (park.c); ws__notify (park.h); find_work, spin,
  * ws__worker_main, io_spare_loop (worker.c); ws__io_spare_want,
  * ws__io_spare_resign, spare_park (spares.c); ws__poller_wait,
@@ -48,7 +48,7 @@
  * polls at one place, after a failed take (find_work, before stealing);
  * global_check's poll (a busy worker's) is the same poll_try at another
  * moment of the loop. Memory is sequentially consistent (README: the
- * Dekker pairs of poll.c are seq_cst accesses, or the S3 heavy barrier
+ * Dekker pairs of netpoll.c are seq_cst accesses, or the S3 heavy barrier
  * against the notify's light barrier).
  *
  * The I/O spare (IOSPARE): the pool has one spare slot (max_spares = 1).
@@ -90,7 +90,10 @@
  * LONG: a task from a publisher never ends (a long fork/join computation
  * that looks at no queue); the thread that runs it is gone. With IOSPARE
  * this fails (README, Findings); FIX_SPARE_WINDOW and FIX_SPARE_TAKE model
- * two hypothetical fixes of the code, not the code.
+ * the fixes that followed, which the code has since (the I/O spare resigns
+ * and joins the spare list in one comp_lock section; it takes only from
+ * its own queue): run.sh checks the code with both, and the first
+ * version (without either) as a variant that must fail.
  *
  * Variants (spin -DBROKEN=n), which SPIN must reject:
  *   1: role_release without rule R (nothing is done for what is wanted)
@@ -136,7 +139,7 @@
 #define T_HEAP  1
 #define T_FIRED 2
 
-/* watch states (poll.c: IO_ARMED, IO_FIRED; 0: not armed yet) */
+/* watch states (netpoll.c: IO_ARMED, IO_FIRED; 0: not armed yet) */
 #define IO_NEW   0
 #define IO_ARMED 1
 #define IO_FIRED 2
@@ -304,7 +307,7 @@ inline io_spare_want() {
 #endif
 }
 
-/* ws__poll_spinner_done (poll.c): the last spinner found work and nobody
+/* ws__poll_spinner_done (netpoll.c): the last spinner found work and nobody
    is parked. `f` is a caller's local, a flag here. */
 inline poll_spinner_done(f) {
   if
@@ -328,7 +331,7 @@ inline stop_spinning(v, old) {
   :: atomic { old == 1 && nidle != 0 -> old = 0 }; wake_one(v)
 #ifdef IOSPARE
   :: atomic { old == 1 && nidle == 0 -> old = 0 };
-     /* the relaxed pre-check, then ws__poll_spinner_done (poll.c) */
+     /* the relaxed pre-check, then ws__poll_spinner_done (netpoll.c) */
      if
      :: narmed != 0 || next_deadline != NONE -> poll_spinner_done(old)
      :: else -> skip
@@ -360,7 +363,7 @@ inline take(found) {
   }
 }
 
-/* top_store (poll.c), inside an atomic with tlock held: next_deadline = the
+/* top_store (netpoll.c), inside an atomic with tlock held: next_deadline = the
    heap's minimum (a seq_cst store). */
 inline top_store(i, d) {
   d = NONE;
@@ -388,7 +391,7 @@ inline want_poller(v) {
   fi
 }
 
-/* poll_kick (poll.c): something new to poll was added. */
+/* poll_kick (netpoll.c): something new to poll was added. */
 inline poll_kick(deadline, v) {
   if
   :: busy != 0 ->                       /* seq_cst load, pairs with role_release */
@@ -405,7 +408,7 @@ inline poll_kick(deadline, v) {
   fi
 }
 
-/* role_release (poll.c): rule R. */
+/* role_release (netpoll.c): rule R. */
 inline role_release(v) {
   atomic { assert(busy == 1); busy = 0 };   /* seq_cst store */
 #if BROKEN != 1
@@ -435,7 +438,7 @@ inline poller_return(ev) {
   brk = 0
 }
 
-/* fire_timers (poll.c), one step: moves the due timers into the holder's
+/* fire_timers (netpoll.c), one step: moves the due timers into the holder's
    chain (k). The hint (a relaxed load of next_deadline), ws__now_ns() and
    the heap under tlock: between them only the clock (read by no one
    awake here: the holder is the only thread that fires) and a timer adder
@@ -470,7 +473,7 @@ inline fire_timers(k, i, t) {
   }
 }
 
-/* fire_watches (poll.c): the reported watch, if still armed, fires. */
+/* fire_watches (netpoll.c): the reported watch, if still armed, fires. */
 inline fire_watches(k, ev) {
   if
   :: atomic {
@@ -489,7 +492,7 @@ inline fire_watches(k, ev) {
   fi
 }
 
-/* queue_chain (poll.c): ws__inject_push, then ws__notify. */
+/* queue_chain (netpoll.c): ws__inject_push, then ws__notify. */
 inline queue_chain(k, v) {
   if
   :: atomic { k > 0 -> tasks = tasks + k; published = published + k; k = 0 };
@@ -535,7 +538,7 @@ proctype publisher() {
   nout--
 }
 
-/* An outside thread: ws_after -> ws__timer_add (poll.c). */
+/* An outside thread: ws_after -> ws__timer_add (netpoll.c). */
 proctype timer_adder(byte id) {
   byte d, i, t;
   bool top;
@@ -576,7 +579,7 @@ proctype timer_adder(byte id) {
 }
 
 #if NWATCH > 0
-/* An outside thread: ws_io_watch -> ws__io_watch, arm (poll.c). */
+/* An outside thread: ws_io_watch -> ws__io_watch, arm (netpoll.c). */
 proctype watcher() {
   byte v;
   atomic { io_lock == 0 -> io_lock = 1; wst = IO_ARMED; narmed++ };  /* armed_link */

@@ -24,9 +24,10 @@
  * fork/join computation that looks at no queue until it ends), nobody
  * would poll until a worker is free. Instead a spare thread (the spare
  * slots of ws_blocking, core/spares.c) becomes the I/O spare: it sleeps in
- * the poller, and when something is ready it queues the handlers and runs
- * them itself (its own queue and the global queue, no stealing), next to
- * the busy workers: the kernel time-slices it with them. This is the one
+ * the poller, and when something is ready it queues the handlers on its
+ * own queue and runs them itself (never the global queue, never stolen
+ * work: a computation taken there would keep it from polling), next to the
+ * busy workers: the kernel time-slices it with them. This is the one
  * place the pool runs more threads than workers without a ws_blocking
  * call; Go has no equivalent (its netpoller thread holds no P and waits for
  * a P to free up, or for preemption). The I/O spare steps down when nothing
@@ -492,6 +493,34 @@ static void queue_chain(ws_pool_t *p, ws__task *first, ws__task *last, unsigned 
   ws__notify(p);
 }
 
+/* The I/O spare queues what it fired on its own queue, where it runs them
+   oldest first (and idle workers may steal them), not on the global queue,
+   which it never takes from (worker.c, io_spare_loop). More than fits one
+   turn goes to the global queue. */
+static void queue_own(ws__worker *w, ws__task *first, ws__task *last, unsigned n)
+{
+  enum { OWN_MAX = 256 };
+  ws__task *own[OWN_MAX];
+  unsigned k = 0;
+  /* Relaxed: the chain is ours until pushed. */
+  while (first != NULL && k < OWN_MAX) {
+    own[k++] = first;
+    first = first == last ? NULL : atomic_load_explicit(&first->qnext, memory_order_relaxed);
+  }
+  if (first != NULL)
+    ws__inject_push(&w->pool->inject, first, last, n - k);
+  /* A deque pops its newest first: push the oldest last. A FIFO ring runs
+     in push order. */
+  if (w->runq != NULL)
+    for (unsigned i = 0; i < k; i++)
+      ws__push_local(w, own[i]);
+  else
+    for (unsigned i = k; i-- > 0;)
+      ws__push_local(w, own[i]);
+  if (n != 0)
+    ws__notify(w->pool);
+}
+
 unsigned ws__poll_try(ws__worker *w)
 {
   ws_pool_t *p = w->pool;
@@ -517,7 +546,7 @@ int ws__poll_io_wait(ws__worker *w, int64_t limit)
   unsigned n = 0;
   if (!atomic_load_explicit(&s->yield_req, memory_order_relaxed)) /* ws_shutdown wants it */
     n = poll_wait(w, d < limit ? d : limit, &first, &last);
-  queue_chain(p, first, last, n);
+  queue_own(w, first, last, n);
   /* No rule R: the I/O spare takes the role again at once, or, stepping
      down, releases it with rule R (ws__poll_io_done). */
   atomic_store_explicit(&s->busy, 0, memory_order_seq_cst); /* as role_release */

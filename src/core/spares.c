@@ -170,6 +170,7 @@ void ws__blocking_end(ws__worker *w)
 }
 
 static bool spare_park(ws__worker *w);
+static bool spare_wait(ws__worker *w);
 
 bool ws__spare_step_down(ws__worker *w)
 {
@@ -197,24 +198,38 @@ bool ws__spare_step_down(ws__worker *w)
   return spare_park(w);
 }
 
+/* comp_lock held: w joins the spare list, unless the pool terminated (as
+   in ws__spare_step_down: a termination before our lock is seen here).
+   Returns false when it did not join. */
+static bool spare_list(ws__worker *w)
+{
+  ws_pool_t *p = w->pool;
+  if (ws__life_state(atomic_load_explicit(&p->life, memory_order_acquire)) == WS_POOL_TERMINATED)
+    return false;
+  /* No waker can touch park_word before we are on the list. */
+  atomic_store_explicit(&w->park_word, WS__PARK_ASLEEP, memory_order_relaxed);
+  w->spare_next = p->spare_head;
+  p->spare_head = w;
+  w->on_spare_list = true;
+  return true;
+}
+
 /* w parks on the spare list until woken (false) or idle for spare_idle_ms
    or the pool terminated (true: its thread exits). */
 static bool spare_park(ws__worker *w)
 {
   ws_pool_t *p = w->pool;
   pthread_mutex_lock(&p->comp_lock);
-  /* As in ws__spare_step_down: a termination before our lock is seen here. */
-  if (ws__life_state(atomic_load_explicit(&p->life, memory_order_acquire)) == WS_POOL_TERMINATED) {
-    pthread_mutex_unlock(&p->comp_lock);
-    return true;
-  }
-  /* No waker can touch park_word before we are on the list. */
-  atomic_store_explicit(&w->park_word, WS__PARK_ASLEEP, memory_order_relaxed);
-  w->spare_next = p->spare_head;
-  p->spare_head = w;
-  w->on_spare_list = true;
+  bool listed = spare_list(w);
   pthread_mutex_unlock(&p->comp_lock);
+  return listed ? spare_wait(w) : true;
+}
 
+/* w, on the spare list, sleeps until woken (false) or idle for
+   spare_idle_ms (true, off the list: its thread exits). */
+static bool spare_wait(ws__worker *w)
+{
+  ws_pool_t *p = w->pool;
   int64_t deadline = ws__deadline((int64_t)p->spare_idle_ms * 1000000);
   /* Acquire: pairs with the waker's release store. */
   while (atomic_load_explicit(&w->park_word, memory_order_acquire) == WS__PARK_ASLEEP) {
@@ -270,16 +285,23 @@ void ws__io_spare_want(ws_pool_t *p)
   pthread_mutex_unlock(&p->comp_lock);
 }
 
-void ws__io_spare_resign(ws__worker *w)
+bool ws__io_spare_resign(ws__worker *w)
 {
   ws_pool_t *p = w->pool;
+  /* One section: a ws__io_spare_want that sees io_spare_on 0 finds us on
+     the spare list. Resigning first and listing later left a window in
+     which no slot could be had (ours alive, off the list: start_spare says
+     WS_EBUSY with max_spares 1), and nobody polled (verify/poll.pml,
+     FIX_SPARE_WINDOW). */
   pthread_mutex_lock(&p->comp_lock);
   w->io_spare = false;
   atomic_store_explicit(&p->polls.io_spare_on, 0, memory_order_relaxed); /* under comp_lock */
+  bool listed = spare_list(w);
   pthread_mutex_unlock(&p->comp_lock);
+  return listed;
 }
 
-bool ws__spare_park(ws__worker *w)
+bool ws__spare_wait(ws__worker *w)
 {
-  return spare_park(w);
+  return spare_wait(w);
 }

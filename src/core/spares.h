@@ -30,11 +30,12 @@ void ws__blocking_end(ws__worker *w);
 /* spares.c: makes a spare the pool's I/O spare (core/netpoll.c, "The I/O
    spare") unless one is active or the pool has no spares. */
 void ws__io_spare_want(ws_pool_t *p);
-/* spares.c: the I/O spare w stops being one (a later ws__io_spare_want
-   may make another spare, or w again, the I/O spare). */
-void ws__io_spare_resign(ws__worker *w);
-/* spares.c: spare w parks on the spare list until woken (returns false:
-   activated again) or idle for spare_idle_ms or the pool terminated
-   (true: its thread exits). */
-bool ws__spare_park(ws__worker *w);
+/* spares.c: the I/O spare w stops being one and joins the spare list, in
+   one step (a later ws__io_spare_want may make it the I/O spare again).
+   Returns false, not listed, when the pool terminated. */
+bool ws__io_spare_resign(ws__worker *w);
+/* spares.c: spare w, on the spare list, sleeps until woken (returns
+   false: activated again) or idle for spare_idle_ms (true: its thread
+   exits). */
+bool ws__spare_wait(ws__worker *w);
 #endif /* WS_SPARES_H */

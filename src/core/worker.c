@@ -675,8 +675,8 @@ void ws__run(ws__worker *w, ws__task *t)
 }
 
 /* The I/O spare's loop (core/netpoll.c, "The I/O spare"): the tasks it
-   queued and what they spawn, never stolen work, and otherwise a wait on
-   the poller. Returns true when its thread must exit, false when it
+   fired (into its own queue) and what they spawn, nothing from the global
+   queue or other workers, and otherwise a wait on the poller. Returns true when its thread must exit, false when it
    stopped being the I/O spare (and was woken again from the spare list). */
 static bool io_spare_loop(ws__worker *w)
 {
@@ -685,13 +685,15 @@ static bool io_spare_loop(ws__worker *w)
   for (;;) {
     if (pool_terminated(p))
       return true;
+    /* Its own queues only: what it fired, and what that spawned. The
+       global queue holds other work (a computation submitted from
+       outside): an I/O spare that took it computed while counting as the
+       I/O spare, and nobody polled (verify/poll.pml, FIX_SPARE_TAKE). */
     ws__task *t = NULL;
     if (w->runq != NULL)
       t = take_fifo(w);
     if (t == NULL)
       t = ws__deque_pop(&w->deque);
-    if (t == NULL)
-      t = take_global(w, w->runq != NULL ? WS__GLOBAL_BATCH_FIFO : WS__GLOBAL_BATCH);
     if (t != NULL) {
       ws__run(w, t);
       since = ws__now_ns();
@@ -709,11 +711,11 @@ static bool io_spare_loop(ws__worker *w)
       ws__yield(); /* a busy worker polls without blocking: briefly */
     }
   }
-  /* Resign first, then rule R (which may make us the I/O spare again:
-     our park then returns at once), then park. */
-  ws__io_spare_resign(w);
+  /* Resign and join the spare list, then rule R (which may make us the
+     I/O spare again: our wait then returns at once), then sleep. */
+  bool listed = ws__io_spare_resign(w);
   ws__poll_io_done(p);
-  return ws__spare_park(w);
+  return listed ? ws__spare_wait(w) : true;
 }
 
 void *ws__worker_main(void *arg)
