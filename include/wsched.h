@@ -505,8 +505,9 @@ WS_EXTERN int ws_when_any(ws_future_t *const *futures, size_t n, ws_future_t **a
 
 /* Runs fn(arg) as a task of the pool no earlier than delay_ns nanoseconds
    from the call (CLOCK_MONOTONIC). At the deadline the task is queued on
-   the pool's global queue like a ws_submit from outside, so it starts
-   when a worker takes it: never early, late by the queue's wait. Timers
+   the pool's global queue like a ws_submit from outside (or, fired by the
+   I/O spare below, on that spare's own queue), so it starts when a worker
+   takes it: never early, late by the queue's wait. Timers
    fire (are queued) in deadline order, and timers with one deadline in
    call order; workers take them from the global queue in batches, so they
    start in that order only roughly, even on one worker (a timer can start
@@ -545,7 +546,7 @@ typedef int (*ws_io_fn)(void *arg, int fd, unsigned revents, ws_io_t *io);
 
 /* Watches fd for events (WS_IO_READ and/or WS_IO_WRITE): once fd is ready,
    fn(arg, fd, revents, io) runs as a task of the pool (queued like a
-   ws_submit from outside). One-shot: a watch fires once per arming, so
+   ws_submit from outside, or on the I/O spare's own queue). One-shot: a watch fires once per arming, so
    exactly one task handles one readiness; ws_io_rearm arms it again (from
    the handler or any thread). The watch is level-triggered: re-armed while
    data is still unread, it fires again at once, so a handler may read as
