@@ -6,7 +6,8 @@
  *              fires nothing (checked after two poll rounds, see
  *              poll_rounds); re-armed, the data left fires again at once
  *              (level-triggered); revents says READ, and HUP when the peer
- *              closed.
+ *              closed; a descriptor ready before it is watched: its
+ *              handler finds the handle stored (*io before arming).
  *   exactly  — 64 socket pairs, 4 workers, writer threads sending seeded
  *              random bursts: every handler reads one byte and re-arms, so
  *              every byte is read by exactly one handler, and handlers of
@@ -83,6 +84,7 @@ static void put(int fd, int n)
 /* --- once ------------------------------------------------------------------- */
 
 typedef struct once_arg {
+  ws_io_t *io; /* where ws_io_watch stored the handle, or NULL */
   _Atomic long runs;
   _Atomic unsigned last_revents;
   int read_each; /* bytes each handler reads */
@@ -91,7 +93,8 @@ typedef struct once_arg {
 static int on_ready(void *arg, int fd, unsigned revents, ws_io_t *io)
 {
   once_arg *a = arg;
-  (void)io;
+  if (a->io != NULL)
+    ASSERT(a->io == io); /* stored before the watch was armed */
   char b[64];
   if (a->read_each > 0 && read(fd, b, (size_t)a->read_each) < 0)
     ASSERT(errno == EAGAIN || errno == EWOULDBLOCK); /* a write readiness */
@@ -162,6 +165,17 @@ static void part_once(void)
     ASSERT_EQ(ws_io_rearm(io, WS_IO_READ), WS_ECANCELED);
     ws_io_release(io);
     close(sv[0]);
+    /* Ready before it is watched: the handler may run before ws_io_watch
+       returns, and finds the handle stored already. */
+    make_pair(sv);
+    put(sv[1], 1);
+    once_arg r = {.read_each = 1};
+    ASSERT_OK(ws_io_watch(p, sv[0], WS_IO_READ, on_ready, &r, &r.io));
+    while (atomic_load(&r.runs) == 0)
+      poll_rounds(p);
+    ws_io_release(r.io);
+    close(sv[0]);
+    close(sv[1]);
     ASSERT_OK(ws_pool_destroy(p));
   }
 }

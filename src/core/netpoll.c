@@ -419,7 +419,7 @@ static int io_task(void *arg)
    readiness for which no record can be had re-arms its watch: it is
    reported again (level-triggered), nothing is lost. */
 static unsigned fire_watches(ws__worker *w, ws__pollev *ev, int n, ws__task **first,
-                             ws__task **last, unsigned k)
+                             ws__task **last)
 {
   ws_pool_t *p = w->pool;
   ws__polls *s = &p->polls;
@@ -440,7 +440,7 @@ static unsigned fire_watches(ws__worker *w, ws__pollev *ev, int n, ws__task **fi
     armed_unlink(s, io);
     rec[i]->rc = (int)ev[i].events; /* see io_task */
     atomic_store_explicit(&rec[i]->qnext, NULL, memory_order_relaxed); /* ours until pushed */
-    if (k + fired == 0)
+    if (fired == 0)
       *first = rec[i];
     else
       atomic_store_explicit(&(*last)->qnext, rec[i], memory_order_relaxed);
@@ -474,7 +474,7 @@ static unsigned poll_wait(ws__worker *w, int64_t deadline, ws__task **first, ws_
   int n = ws__poller_wait(&s->poller, ev, 64, deadline);
   unsigned k = fire_timers(s, first, last);
   ws__task *f2 = NULL, *l2 = NULL;
-  unsigned k2 = fire_watches(w, ev, n, &f2, &l2, 0);
+  unsigned k2 = fire_watches(w, ev, n, &f2, &l2);
   if (k2 != 0) {
     if (k == 0)
       *first = f2;
@@ -573,7 +573,6 @@ void ws__poll_spinner_done(ws_pool_t *p)
 
 void ws__poll_wake(ws__worker *w)
 {
-  (void)w;
   ws__poller_break(&w->pool->polls.poller);
 }
 
