@@ -86,8 +86,8 @@ typedef struct ws_mpi_options {
   int progress; /* a ws_mpi_progress_t                                       */
   int seed; /* victim selection; 0: a fixed default (runs are repeatable)    */
   /* Testing: before handling each received message, sleep a random time in
-     [0, delay_ns] (0: never). And slow_ns: sleep this long before every task
-     run on rank slow_rank (-1: no slow rank). */
+     [0, delay_ns] (0: never). And slow_ns: a worker of rank slow_rank sleeps
+     this long after every 256 distributable tasks it runs (-1: none). */
   int64_t delay_ns;
   int64_t slow_ns;
   int slow_rank;
@@ -102,16 +102,23 @@ WS_EXTERN void ws_mpi_options_init(ws_mpi_options_t *o);
    or what ws_pool_create returns. */
 WS_EXTERN int ws_mpi_create(ws_mpi_t **m, MPI_Comm comm, const ws_mpi_options_t *opts);
 
-/* Registers a task type; returns its id (0, 1, ...) or WS_EINVAL (NULL name
-   or fn, name longer than 63 bytes, or called while ws_mpi_run runs). Every
-   rank must register the same names in the same order: ws_mpi_run checks. */
+/* Registers a task type; returns its id (0, 1, ...), WS_EINVAL (NULL name or
+   fn, name longer than 63 bytes), WS_EBUSY (after the first ws_mpi_spawn or
+   ws_mpi_run: every type is registered before any task exists), or
+   WS_ENOMEM. Every rank
+   must register the same names in the same order: ws_mpi_run checks. The
+   thread that created m calls it. */
 WS_EXTERN int ws_mpi_register(ws_mpi_t *m, const char *name, ws_mpi_fn fn);
 
-/* Queues the task `id` with a copy of payload[0..len). From a task of the
-   rank's pool the new task goes to the calling worker; from any other thread
-   (the main thread before ws_mpi_run, typically) it is queued for the pool.
-   Returns 0, WS_EINVAL (unknown id, len > max_payload, NULL payload with
-   len > 0), WS_ENOMEM. */
+/* Queues the task `id` with a copy of payload[0..len). From a distributable
+   task the new task goes to the queue of the calling worker (no allocation,
+   no lock); from any other thread (the main thread before ws_mpi_run,
+   typically) it becomes a new root task of the pool. Returns 0, WS_EINVAL
+   (NULL m, unknown id, len > max_payload, NULL payload with len > 0),
+   WS_ENOMEM, or WS_EBUSY: while ws_mpi_run runs, only tasks of the rank's
+   pool may spawn (a thread outside every pool is refused; a task of some
+   other pool is not detected and must not: work that appears on a rank
+   without a message would break termination detection). */
 WS_EXTERN int ws_mpi_spawn(ws_mpi_t *m, int id, const void *payload, size_t len);
 
 /* Collective over the communicator: runs until no distributable task is left

@@ -219,8 +219,19 @@ int main(int argc, char **argv)
     bad.max_payload = 0;
     ws_mpi_t *m2 = NULL;
     ok = ok && ws_mpi_create(&m2, MPI_COMM_WORLD, &bad) == WS_EINVAL && m2 == NULL;
-    /* An empty run terminates at once, twice in a row. */
-    ok = ok && ws_mpi_run(m) == 0 && ws_mpi_run(m) == 0;
+    /* An empty run terminates at once, twice in a row; then one with a task
+       on every rank; registering after a spawn is refused. */
+    int noop = ws_mpi_register(m, "noop", other);
+    int r1 = ws_mpi_run(m), r2 = ws_mpi_run(m); /* collective: on every rank */
+    ok = ok && r1 == 0 && r2 == 0 && noop == uts_id + 1 && ws_mpi_spawn(m, noop, NULL, 0) == 0 &&
+         ws_mpi_register(m, "late", other) == WS_EBUSY;
+    ok = ws_mpi_run(m) == 0 && ok;
+    ws_mpi_stats_t st;
+    uint64_t ran = 0;
+    ok = ok && ws_mpi_stats(m, &st) == 0 && st.spawned == 1;
+    ran = st.tasks; /* a task may run on another rank: the sum is what counts */
+    int red = ws_mpi_allreduce_u64(m, &ran, 1, WS_MPI_SUM); /* collective: on every rank */
+    ok = ok && red == 0 && ran == (uint64_t)size;
     int all_ok;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (rank == 0)

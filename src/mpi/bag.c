@@ -63,26 +63,18 @@ static int grow(ws__mpi_bag *b)
   return 0;
 }
 
-int ws__mpi_bag_push(ws__mpi_bag *b, uint32_t type, const void *payload, uint32_t len)
+int ws__mpi_bag_push_slow(ws__mpi_bag *b, uint32_t type, const void *payload, uint32_t len)
 {
-  if (b->tail - atomic_load_explicit(&b->head, memory_order_relaxed) >= b->cap) {
-    /* Looks full (head is a lower bound): recheck and grow under the lock,
-       where no thief reads the ring. */
-    pthread_mutex_lock(&b->lock);
-    int rc = 0;
-    if (b->tail - atomic_load_explicit(&b->head, memory_order_relaxed) >= b->cap)
-      rc = grow(b);
-    pthread_mutex_unlock(&b->lock);
-    if (rc != 0)
-      return -1;
-  }
-  unsigned char *s = ws__mpi_bag_slot(b, b->tail);
-  ws__mpi_slot_hdr h = {type, len};
-  memcpy(s, &h, sizeof h);
-  if (len > 0)
-    memcpy(s + sizeof h, payload, len);
-  b->tail++;
-  return 0;
+  /* Looks full (head is a lower bound): recheck and grow under the lock,
+     where no thief reads the ring. */
+  pthread_mutex_lock(&b->lock);
+  int rc = 0;
+  if (b->tail - atomic_load_explicit(&b->head, memory_order_relaxed) >= b->cap)
+    rc = grow(b);
+  pthread_mutex_unlock(&b->lock);
+  if (rc != 0)
+    return -1;
+  return ws__mpi_bag_push(b, type, payload, len);
 }
 
 static void copy_out(ws__mpi_bag *b, uint64_t i)
@@ -93,14 +85,9 @@ static void copy_out(ws__mpi_bag *b, uint64_t i)
   memcpy(b->scratch, s, sizeof h + h.len);
 }
 
-bool ws__mpi_bag_pop(ws__mpi_bag *b)
+bool ws__mpi_bag_reclaim(ws__mpi_bag *b)
 {
   uint64_t split = atomic_load_explicit(&b->split, memory_order_relaxed); /* own variable */
-  if (b->tail > split) {
-    b->tail--;
-    copy_out(b, b->tail);
-    return true;
-  }
   /* Private part empty: reclaim the newest shared task, if a thief left one. */
   if (atomic_load_explicit(&b->shared_hint, memory_order_relaxed) == 0)
     return false; /* a hint, but only the owner adds to the shared part */
@@ -121,10 +108,10 @@ bool ws__mpi_bag_pop(ws__mpi_bag *b)
   return got;
 }
 
-void ws__mpi_bag_release(ws__mpi_bag *b, uint64_t n)
+void ws__mpi_bag_release_slow(ws__mpi_bag *b, uint64_t n)
 {
   uint64_t split = atomic_load_explicit(&b->split, memory_order_relaxed); /* own variable */
-  if (b->tail - split <= 2 * n || atomic_load_explicit(&b->shared_hint, memory_order_relaxed) >= n)
+  if (atomic_load_explicit(&b->shared_hint, memory_order_relaxed) >= n)
     return;
   pthread_mutex_lock(&b->lock);
   uint64_t head = atomic_load_explicit(&b->head, memory_order_relaxed); /* under lock */

@@ -70,12 +70,6 @@ typedef struct pending_send {
   unsigned char *buf;
 } pending_send;
 
-/* Per worker slot counters, written by that slot only. */
-typedef struct slot_stats {
-  _Alignas(64) uint64_t tasks;
-  uint64_t spawned;
-} slot_stats;
-
 struct ws_mpi {
   /* Set at creation, read by everyone. */
   ws_pool_t *pool;
@@ -84,8 +78,14 @@ struct ws_mpi {
   ws_mpi_options_t opt;
   size_t slot_size; /* header + max_payload, rounded to 8 */
   size_t work_cap; /* largest WORK message */
-  int workers, slots;
-  slot_stats *sstats; /* [slots] */
+  int workers;
+  /* Tasks run and spawned: each runner counts in its bag and adds its
+     totals here when it ends; spawns outside runners add at once. Relaxed:
+     statistics, read after ws_mpi_run (whose MPI calls order them). */
+  _Atomic uint64_t tasks_run, tasks_spawned;
+  /* Set (relaxed) by the first ws_mpi_spawn: registering after it would
+     resize `types` under running tasks. */
+  _Atomic int sealed;
 
   /* Task types: written by ws_mpi_register outside ws_mpi_run (main thread),
      read by runners during it (ws_mpi_run's MPI calls and lock order it). */
@@ -123,7 +123,7 @@ struct ws_mpi {
   bool *life_thief; /* [size]: rank t registered with us */
   int nlife_thieves;
   uint64_t rng;
-  ws_mpi_stats_t st; /* except tasks and spawned (sstats) */
+  ws_mpi_stats_t st; /* except tasks and spawned */
 };
 
 /* The runner whose task the calling thread is running, or NULL: set around
@@ -231,12 +231,6 @@ static int runner_start(ws_mpi_t *m, ws__mpi_bag *b)
 
 static void poll_duty(ws_mpi_t *m);
 
-static slot_stats *my_stats(ws_mpi_t *m)
-{
-  int w = ws_current_worker();
-  return w >= 0 && w < m->slots ? &m->sstats[w] : NULL;
-}
-
 static int runner_fn(void *arg)
 {
   runner_arg *ra = arg;
@@ -249,7 +243,6 @@ static int runner_fn(void *arg)
   ws_mpi_t *prev_mpi = tls_mpi;
   tls_runner = b;
   tls_mpi = m;
-  slot_stats *ss = my_stats(m);
   uint64_t ran = 0;
   unsigned since_poll = 0;
   bool slow = m->opt.slow_rank == m->rank && m->opt.slow_ns > 0;
@@ -284,8 +277,8 @@ static int runner_fn(void *arg)
   }
   tls_runner = prev_runner;
   tls_mpi = prev_mpi;
-  if (ss != NULL)
-    ss->tasks += ran;
+  atomic_fetch_add_explicit(&m->tasks_run, ran, memory_order_relaxed); /* a statistic */
+  atomic_fetch_add_explicit(&m->tasks_spawned, b->spawned, memory_order_relaxed);
   bag_unlink(m, b);
   ws__mpi_bag_free(b);
   return 0;
@@ -297,10 +290,18 @@ int ws_mpi_spawn(ws_mpi_t *m, int id, const void *payload, size_t len)
       (payload == NULL && len > 0))
     return WS_EINVAL;
   ws__mpi_bag *b = tls_runner;
-  if (b != NULL && tls_mpi == m) {
+  if (__builtin_expect(b != NULL && tls_mpi == m, 1)) {
+    /* From a distributable task: its runner's bag. (A runner exists only
+       after a spawn from outside or a ws_mpi_run, both of which sealed the
+       registry.) */
     if (ws__mpi_bag_push(b, (uint32_t)id, payload, (uint32_t)len) != 0)
       return WS_ENOMEM;
-  } else {
+    b->spawned++;
+    return 0;
+  }
+  if (!atomic_load_explicit(&m->sealed, memory_order_relaxed)) /* a flag, no data */
+    atomic_store_explicit(&m->sealed, 1, memory_order_relaxed);
+  {
     if (ws_current_worker() < 0 && atomic_load_explicit(&m->running, memory_order_acquire))
       return WS_EBUSY; /* an outside thread during ws_mpi_run: termination would miss it */
     b = bag_make(m);
@@ -314,9 +315,7 @@ int ws_mpi_spawn(ws_mpi_t *m, int id, const void *payload, size_t len)
     if (rc != 0)
       return rc;
   }
-  slot_stats *ss = my_stats(m);
-  if (ss != NULL)
-    ss->spawned++;
+  atomic_fetch_add_explicit(&m->tasks_spawned, 1, memory_order_relaxed); /* a statistic */
   return 0;
 }
 
@@ -678,7 +677,6 @@ static void free_context(ws_mpi_t *m)
   free(m->life_reg);
   free(m->life_thief);
   free(m->rbuf);
-  free(m->sstats);
   free(m->types);
   pthread_mutex_destroy(&m->bags_lock);
   pthread_mutex_destroy(&m->mpi_lock);
@@ -733,15 +731,8 @@ int ws_mpi_create(ws_mpi_t **out, MPI_Comm comm, const ws_mpi_options_t *opts)
   int rc = WS_ENOMEM;
   if (m->sent_to && m->recv_from && m->life_reg && m->life_thief && m->rbuf)
     rc = ws_pool_create(&m->pool, o.pool);
-  if (rc == 0) {
+  if (rc == 0)
     m->workers = ws_pool_workers(m->pool);
-    m->slots = ws_pool_slots(m->pool);
-    m->sstats = aligned_alloc(64, sizeof(slot_stats) * (size_t)m->slots);
-    if (m->sstats == NULL)
-      rc = WS_ENOMEM;
-    else
-      memset(m->sstats, 0, sizeof(slot_stats) * (size_t)m->slots);
-  }
   if (rc != 0) {
     if (m->pool != NULL)
       ws_pool_destroy(m->pool);
@@ -754,9 +745,11 @@ int ws_mpi_create(ws_mpi_t **out, MPI_Comm comm, const ws_mpi_options_t *opts)
 
 int ws_mpi_register(ws_mpi_t *m, const char *name, ws_mpi_fn fn)
 {
-  if (m == NULL || name == NULL || fn == NULL || strlen(name) > NAME_MAX_LEN ||
-      atomic_load_explicit(&m->running, memory_order_relaxed)) /* the caller's own store */
+  if (m == NULL || name == NULL || fn == NULL || strlen(name) > NAME_MAX_LEN)
     return WS_EINVAL;
+  if (atomic_load_explicit(&m->running, memory_order_relaxed) || /* the caller's own store */
+      atomic_load_explicit(&m->sealed, memory_order_relaxed)) /* a flag, no data */
+    return WS_EBUSY;
   if (m->ntypes == m->types_cap) {
     int ncap = m->types_cap ? m->types_cap * 2 : 8;
     task_type *nt = realloc(m->types, (size_t)ncap * sizeof *nt);
@@ -839,6 +832,7 @@ int ws_mpi_run(ws_mpi_t *m)
   mine[2] = (uint64_t)m->ntypes;
   if (MPI_Allreduce(mine, all, 3, MPI_UINT64_T, MPI_MAX, m->comm) != MPI_SUCCESS)
     return WS_MPI_EMPI;
+  atomic_store_explicit(&m->sealed, 1, memory_order_relaxed); /* a flag, no data */
   if (all[0] != mine[0] || all[1] != mine[1])
     return WS_MPI_EMISMATCH; /* the same verdict on every rank: max == min everywhere or not */
   pthread_mutex_lock(&m->mpi_lock);
@@ -880,11 +874,8 @@ int ws_mpi_stats(const ws_mpi_t *m, ws_mpi_stats_t *out)
   pthread_mutex_lock(&mm->mpi_lock);
   *out = m->st;
   pthread_mutex_unlock(&mm->mpi_lock);
-  out->tasks = out->spawned = 0;
-  for (int i = 0; i < m->slots; i++) {
-    out->tasks += m->sstats[i].tasks;
-    out->spawned += m->sstats[i].spawned;
-  }
+  out->tasks = atomic_load_explicit(&m->tasks_run, memory_order_relaxed); /* statistics */
+  out->spawned = atomic_load_explicit(&m->tasks_spawned, memory_order_relaxed);
   return 0;
 }
 
