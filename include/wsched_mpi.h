@@ -146,6 +146,8 @@ typedef struct ws_mpi_stats {
   uint64_t msgs_sent, msgs_recv; /* every protocol message, token included   */
   uint64_t bytes_sent, bytes_recv;
   uint64_t polls; /* poll passes by workers or the progress thread           */
+  uint64_t serve_ns; /* time workers spent in their poll passes (WORKERS)     */
+  uint64_t steal_wait_ns; /* time from steal requests to their answers       */
   uint64_t idle_ns; /* time in ws_mpi_run with no task on this rank          */
   uint64_t token_rounds; /* termination-token rounds started (rank 0)        */
 } ws_mpi_stats_t;

@@ -18,6 +18,7 @@
  *   --slow-rank R --slow-ns N   rank R sleeps N ns every 256 tasks
  *   --repeat K         run each tree K times (one ws_mpi_run each)
  *   --serial           also walk the tree serially on rank 0 (time baseline)
+ *   --serial-only      only that (no ws_mpi_run): the baseline of bench.sh
  *   --stats            print every rank's counters after each run
  *   --mismatch         test: rank 1 registers its types in another order;
  *                      every rank must get WS_MPI_EMISMATCH (exit 0 if so)
@@ -83,20 +84,21 @@ static double now_s(void)
 
 static int usage(void)
 {
-  fprintf(stderr, "usage: wsbench-mpi [--tree T1,T3] [--workers N] [--start R|last] "
-                  "[--progress workers|thread] [--chunk N] [--poll N] [--seed N] "
-                  "[--delay-ns N] [--slow-rank R --slow-ns N] [--repeat K] [--serial] "
-                  "[--stats] [--mismatch] [--spawn-errors] [--die-rank R]\n");
+  fprintf(stderr,
+          "usage: wsbench-mpi [--tree T1,T3] [--workers N] [--start R|last] "
+          "[--progress workers|thread] [--chunk N] [--poll N] [--seed N] "
+          "[--delay-ns N] [--slow-rank R --slow-ns N] [--repeat K] [--serial|--serial-only] "
+          "[--stats] [--mismatch] [--spawn-errors] [--die-rank R]\n");
   return 2;
 }
 
-#define NSTAT 14
+#define NSTAT 16
 static void stats_row(const ws_mpi_stats_t *s, uint64_t *v)
 {
-  const uint64_t x[NSTAT] = {s->tasks,         s->spawned,     s->steals_sent, s->steals_ok,
-                             s->lifeline_sent, s->tasks_in,    s->tasks_out,   s->msgs_sent,
-                             s->msgs_recv,     s->bytes_sent,  s->bytes_recv,  s->polls,
-                             s->idle_ns,       s->token_rounds};
+  const uint64_t x[NSTAT] = {s->tasks,         s->spawned,      s->steals_sent, s->steals_ok,
+                             s->lifeline_sent, s->tasks_in,     s->tasks_out,   s->msgs_sent,
+                             s->msgs_recv,     s->bytes_sent,   s->bytes_recv,  s->polls,
+                             s->idle_ns,       s->token_rounds, s->serve_ns,    s->steal_wait_ns};
   memcpy(v, x, sizeof x);
 }
 
@@ -110,6 +112,8 @@ int main(int argc, char **argv)
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--serial"))
       serial = 1;
+    else if (!strcmp(a, "--serial-only"))
+      serial = 2;
     else if (!strcmp(a, "--stats"))
       stats = 1;
     else if (!strcmp(a, "--mismatch"))
@@ -257,9 +261,16 @@ int main(int argc, char **argv)
       uts_result_t r;
       double t0 = now_s();
       uts_search_serial(&params, &r);
-      printf("tree=%s serial nodes=%llu time=%.3f s\n", t, (unsigned long long)r.nodes,
-             now_s() - t0);
+      double secs = now_s() - t0;
+      int ok = uts_check(&params, &r) == 1;
+      failed |= !ok;
+      printf("tree=%s serial nodes=%llu leaves=%llu depth=%d time=%.3f s %s\n", t,
+             (unsigned long long)r.nodes, (unsigned long long)r.leaves, (int)r.maxdepth, secs,
+             ok ? "ok" : "WRONG COUNTS");
+      fflush(stdout);
     }
+    if (serial == 2)
+      continue;
     for (int rep = 0; rep < repeat; rep++) {
       memset(counts, 0, sizeof(counter) * (size_t)nslots);
       ws_mpi_stats_t before;
@@ -323,12 +334,14 @@ int main(int argc, char **argv)
             uint64_t *x = &rows[r * NSTAT];
             printf("  rank %d: tasks=%llu spawned=%llu steals=%llu/%llu lifelines=%llu in=%llu "
                    "out=%llu "
-                   "msgs=%llu/%llu bytes=%llu/%llu polls=%llu idle=%.3f s rounds=%llu\n",
+                   "msgs=%llu/%llu bytes=%llu/%llu polls=%llu serve=%.3f s idle=%.3f s rounds=%llu "
+                   "steal_wait=%.3f s\n",
                    r, (unsigned long long)x[0], (unsigned long long)x[1], (unsigned long long)x[3],
                    (unsigned long long)x[2], (unsigned long long)x[4], (unsigned long long)x[5],
                    (unsigned long long)x[6], (unsigned long long)x[7], (unsigned long long)x[8],
                    (unsigned long long)x[9], (unsigned long long)x[10], (unsigned long long)x[11],
-                   1e-9 * (double)x[12], (unsigned long long)x[13]);
+                   1e-9 * (double)x[14], 1e-9 * (double)x[12], (unsigned long long)x[13],
+                   1e-9 * (double)x[15]);
           }
         fflush(stdout);
         free(rows);

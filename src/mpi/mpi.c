@@ -119,6 +119,7 @@ struct ws_mpi {
   /* Thief state, reset when work arrives. */
   int tries; /* random requests this idle period */
   int waiting; /* the victim of the outstanding request, or -1 */
+  uint64_t steal_sent_ns; /* when it was sent */
   bool *life_reg; /* [size]: registered with buddy b, waiting for its push */
   bool *life_thief; /* [size]: rank t registered with us */
   int nlife_thieves;
@@ -270,7 +271,7 @@ static int runner_fn(void *arg)
     ran++;
     if (slow && ran % SLOW_EVERY == 0)
       sleep_ns(m->opt.slow_ns);
-    if (++since_poll >= m->opt.poll_interval) {
+    if (++since_poll >= m->opt.poll_interval && m->size > 1) {
       since_poll = 0;
       poll_duty(m);
     }
@@ -456,6 +457,13 @@ static void on_work(ws_mpi_t *m, const unsigned char *buf, size_t len)
   m->tries = 0; /* work: a new idle period starts from random steals again */
 }
 
+/* The outstanding steal request was answered. */
+static void steal_answered(ws_mpi_t *m)
+{
+  m->waiting = -1;
+  m->st.steal_wait_ns += now_ns() - m->steal_sent_ns;
+}
+
 /* serve_message: handles one received message. */
 static void serve_message(ws_mpi_t *m, int src, int tag, const unsigned char *buf, size_t len)
 {
@@ -471,11 +479,11 @@ static void serve_message(ws_mpi_t *m, int src, int tag, const unsigned char *bu
     break;
   case TAG_NONE:
     if (m->waiting == src)
-      m->waiting = -1;
+      steal_answered(m);
     break;
   case TAG_WORK:
     if (m->waiting == src)
-      m->waiting = -1;
+      steal_answered(m);
     m->st.steals_ok++;
     on_work(m, buf, len);
     break;
@@ -541,7 +549,9 @@ static void poll_duty(ws_mpi_t *m)
     return;
   if (pthread_mutex_trylock(&m->mpi_lock) != 0)
     return; /* somebody is serving already */
+  uint64_t t0 = now_ns();
   serve_all(m);
+  m->st.serve_ns += now_ns() - t0;
   pthread_mutex_unlock(&m->mpi_lock);
 }
 
@@ -611,6 +621,7 @@ static bool thief_step(ws_mpi_t *m)
     m->tries++;
     m->waiting = v;
     m->st.steals_sent++;
+    m->steal_sent_ns = now_ns();
     send_msg(m, v, TAG_REQ, NULL, 0);
     return true;
   }
