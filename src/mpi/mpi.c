@@ -25,10 +25,12 @@
  *
  * Termination: Dijkstra-Safra (EWD998) over the WORK messages, the only
  * messages that make a rank active: counter = WORK sent - WORK received,
- * black on receiving WORK, the token forwarded only by a passive rank (pool
- * idle, checked under mpi_lock, the only place work enters an idle rank).
- * Rank 0 sends TERM when a white token comes back to a white, passive rank 0
- * with count sum 0. Then every rank drains the control messages still in
+ * black on receiving WORK; rank r is visited by a wave (PROBE down the binary
+ * heap of ranks, REPORT up it: 2 log2(size) hops, not a ring's size) and
+ * reports only when passive (pool idle, checked under mpi_lock, the only
+ * place work enters an idle rank). Rank 0 sends TERM down the tree when a
+ * wave comes back white with count sum 0. Then every rank drains the control
+ * messages still in
  * flight (per-peer send counts exchanged with MPI_Alltoall) so that the
  * communicator is empty for the next ws_mpi_run.
  */
@@ -50,8 +52,9 @@ enum {
   TAG_WORK, /* tasks, answering a request */
   TAG_LIFE, /* lifeline registration */
   TAG_WORK_LIFE, /* tasks pushed to a lifeline thief */
-  TAG_TOKEN, /* Safra's token: int64 q, int64 black */
-  TAG_TERM /* rank 0 to all: terminated */
+  TAG_PROBE, /* a termination wave, down the tree */
+  TAG_REPORT, /* the wave's answer, up the tree: int64 q, int64 black */
+  TAG_TERM /* terminated, down the tree */
 };
 
 #define NAME_MAX_LEN 63
@@ -111,10 +114,13 @@ struct ws_mpi {
   unsigned char *rbuf; /* receive buffer, work_cap bytes */
   uint64_t *sent_to, *recv_from; /* [size]: messages per peer, this run */
   int64_t count; /* Safra: WORK sent - WORK received */
-  bool black; /* Safra: received WORK since it last forwarded the token */
-  bool have_token, token_out; /* holding the token; rank 0: a round is out */
-  int64_t token_q;
-  bool token_black;
+  bool black; /* Safra: received WORK since it last reported */
+  /* The termination wave: in it (probed, not yet reported; rank 0: wave
+     started), children not yet reported, and their reports summed. */
+  bool in_wave;
+  int pending;
+  int64_t wave_q;
+  bool wave_black;
   bool terminated;
   /* Thief state, reset when work arrives. */
   int tries; /* random requests this idle period */
@@ -464,6 +470,25 @@ static void steal_answered(ws_mpi_t *m)
   m->st.steal_wait_ns += now_ns() - m->steal_sent_ns;
 }
 
+/* Sends an empty message with `tag` to this rank's children in the tree. */
+static void tree_send(ws_mpi_t *m, int tag)
+{
+  for (int c = 2 * m->rank + 1; c <= 2 * m->rank + 2 && c < m->size; c++)
+    send_msg(m, c, tag, NULL, 0);
+}
+
+/* A wave reaches this rank (rank 0: starts there): pass it down. */
+static void wave_begin(ws_mpi_t *m)
+{
+  m->in_wave = true;
+  m->pending = 0;
+  m->wave_q = 0;
+  m->wave_black = false;
+  for (int c = 2 * m->rank + 1; c <= 2 * m->rank + 2 && c < m->size; c++)
+    m->pending++;
+  tree_send(m, TAG_PROBE);
+}
+
 /* serve_message: handles one received message. */
 static void serve_message(ws_mpi_t *m, int src, int tag, const unsigned char *buf, size_t len)
 {
@@ -497,15 +522,19 @@ static void serve_message(ws_mpi_t *m, int src, int tag, const unsigned char *bu
       m->nlife_thieves++;
     }
     break;
-  case TAG_TOKEN: {
+  case TAG_PROBE:
+    wave_begin(m);
+    break;
+  case TAG_REPORT: {
     int64_t t[2];
     memcpy(t, buf, sizeof t);
-    m->have_token = true;
-    m->token_q = t[0];
-    m->token_black = t[1] != 0;
+    m->wave_q += t[0];
+    m->wave_black |= t[1] != 0;
+    m->pending--;
     break;
   }
   case TAG_TERM:
+    tree_send(m, TAG_TERM);
     m->terminated = true;
     break;
   default:
@@ -560,52 +589,43 @@ static bool pool_idle(ws_mpi_t *m)
   return ws_pool_wait_idle(m->pool, 0) == 0;
 }
 
-static void send_token(ws_mpi_t *m, int dest, int64_t q, bool black)
+/* wave_step: Safra's rules over a spanning tree (the binary heap of ranks:
+   children 2r+1 and 2r+2), on a passive rank (the caller checked). A wave
+   goes down as PROBE messages; a rank reports, once passive and once all its
+   children reported, the sum of its subtree's counts and whether any of it
+   was black, then turns white. Rank 0 declares termination when the reports
+   sum to minus its own count and nobody was black. Returns true if it did
+   something. */
+static bool wave_step(ws_mpi_t *m)
 {
+  if (m->rank == 0 && !m->in_wave) {
+    m->black = false; /* rank 0 turns white as it starts a wave */
+    m->st.token_rounds++;
+    wave_begin(m);
+    return true;
+  }
+  if (!m->in_wave || m->pending > 0)
+    return false;
+  m->in_wave = false;
+  int64_t q = m->wave_q + m->count;
+  bool black = m->wave_black || m->black;
+  m->black = false;
+  if (m->rank == 0) {
+    if (!black && q == 0) {
+      tree_send(m, TAG_TERM);
+      m->terminated = true;
+    }
+    return true; /* otherwise the next call starts another wave */
+  }
   unsigned char *buf = malloc(2 * sizeof(int64_t));
   if (buf == NULL) {
-    fprintf(stderr, "wsched_mpi: rank %d: out of memory passing the token\n", m->rank);
+    fprintf(stderr, "wsched_mpi: rank %d: out of memory reporting to the wave\n", m->rank);
     MPI_Abort(m->comm, 1);
-    return;
+    return false;
   }
   int64_t t[2] = {q, black ? 1 : 0};
   memcpy(buf, t, sizeof t);
-  send_msg(m, dest, TAG_TOKEN, buf, sizeof t);
-}
-
-/* token_step: Safra's rules on a passive rank (the caller checked). Returns
-   true if it did something. */
-static bool token_step(ws_mpi_t *m)
-{
-  if (m->rank == 0) {
-    if (m->have_token) {
-      m->have_token = false;
-      m->token_out = false;
-      if (!m->token_black && !m->black && m->token_q + m->count == 0) {
-        m->terminated = true;
-        for (int r = 1; r < m->size; r++)
-          send_msg(m, r, TAG_TERM, NULL, 0);
-        return true;
-      }
-    }
-    if (!m->token_out) {
-      if (m->size == 1) { /* alone: passive and nothing in flight */
-        m->terminated = true;
-        return true;
-      }
-      m->black = false;
-      m->token_out = true;
-      m->st.token_rounds++;
-      send_token(m, 1 % m->size, 0, false);
-      return true;
-    }
-    return false;
-  }
-  if (!m->have_token)
-    return false;
-  m->have_token = false;
-  send_token(m, (m->rank + 1) % m->size, m->token_q + m->count, m->token_black || m->black);
-  m->black = false;
+  send_msg(m, (m->rank - 1) / 2, TAG_REPORT, buf, sizeof t);
   return true;
 }
 
@@ -808,7 +828,7 @@ static void run_loop(ws_mpi_t *m)
       if (idle_since == 0)
         idle_since = now_ns();
       if (!m->terminated) {
-        acted |= token_step(m);
+        acted |= wave_step(m);
         if (!m->terminated)
           acted |= thief_step(m);
       }
@@ -854,7 +874,8 @@ int ws_mpi_run(ws_mpi_t *m)
   m->nlife_thieves = 0;
   m->count = 0;
   m->black = false;
-  m->have_token = m->token_out = m->terminated = false;
+  m->in_wave = m->terminated = false;
+  m->pending = 0;
   m->tries = 0;
   m->waiting = -1;
   pthread_mutex_unlock(&m->mpi_lock);
