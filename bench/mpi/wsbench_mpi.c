@@ -58,8 +58,12 @@ static void visit(ws_mpi_t *m, const void *payload, size_t len)
     _exit(3);
   }
   int k = uts_num_children(&params, &n);
-  int w = ws_current_worker();
-  uts_result_add_node(&counts[w >= 0 && w < nslots ? w : 0].r, n.depth, k);
+  static _Thread_local uts_result_t *mine; /* this worker's counter: a worker keeps its index */
+  if (mine == NULL) {
+    int w = ws_current_worker();
+    mine = &counts[w >= 0 && w < nslots ? w : 0].r;
+  }
+  uts_result_add_node(mine, n.depth, k);
   for (int i = 0; i < k; i++) {
     uts_node_t c;
     uts_child(&params, &n, i, &c);

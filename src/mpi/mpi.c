@@ -137,6 +137,10 @@ struct ws_mpi {
    each task by run_bag (the owner's bag for ws_mpi_spawn). */
 static _Thread_local ws__mpi_bag *tls_runner;
 static _Thread_local ws_mpi_t *tls_mpi;
+/* Distributable tasks this thread ran since it last polled (WORKERS
+   progress). Per thread, not per runner: a rank whose runners each run
+   fewer than poll_interval tasks must still poll. */
+static _Thread_local unsigned tls_since_poll;
 
 static uint64_t now_ns(void)
 {
@@ -238,6 +242,42 @@ static int runner_start(ws_mpi_t *m, ws__mpi_bag *b)
 
 static void poll_duty(ws_mpi_t *m);
 
+/* The runner of b moves the oldest half of b into a new runner, which an
+   idle local worker will steal. Nothing is lost on failure: the tasks go
+   back into b (only if that fails too, out of memory, the job aborts). */
+static void split_runner(ws_mpi_t *m, ws__mpi_bag *b)
+{
+  ws__mpi_bag *nb = bag_make(m);
+  if (nb == NULL)
+    return;
+  if (ws__mpi_bag_split(b, nb) == 0) {
+    ws__mpi_bag_free(nb);
+    return;
+  }
+  nb->is_split = true;
+  atomic_fetch_add_explicit(&m->pending_splits, 1, memory_order_relaxed); /* a hint */
+  runner_arg *ra = malloc(sizeof *ra);
+  if (ra != NULL) {
+    ra->m = m;
+    ra->bag = nb;
+    bag_link(m, nb);
+    if (ws_submit(m->pool, runner_fn, ra, NULL) == 0)
+      return;
+    bag_unlink(m, nb);
+    free(ra);
+  }
+  atomic_fetch_sub_explicit(&m->pending_splits, 1, memory_order_relaxed);
+  while (ws__mpi_bag_pop(nb)) { /* into nb's scratch: b's holds the task about to run */
+    ws__mpi_slot_hdr h;
+    memcpy(&h, nb->scratch, sizeof h);
+    if (ws__mpi_bag_push(b, h.type, nb->scratch + sizeof h, h.len) != 0) {
+      fprintf(stderr, "wsched_mpi: rank %d: out of memory splitting a bag\n", m->rank);
+      MPI_Abort(m->comm, 1);
+    }
+  }
+  ws__mpi_bag_free(nb);
+}
+
 static int runner_fn(void *arg)
 {
   runner_arg *ra = arg;
@@ -251,34 +291,22 @@ static int runner_fn(void *arg)
   tls_runner = b;
   tls_mpi = m;
   uint64_t ran = 0;
-  unsigned since_poll = 0;
   bool slow = m->opt.slow_rank == m->rank && m->opt.slow_ns > 0;
+  const task_type *types = m->types; /* sealed: no registration from now on */
+  int split_below = m->workers - 1; /* split while fewer split runners wait */
   while (ws__mpi_bag_pop(b)) {
     ws__mpi_bag_release(b, RELEASE_UNIT);
-    if (m->workers > 1 && ws__mpi_bag_size(b) >= 2 &&
-        atomic_load_explicit(&m->pending_splits, memory_order_relaxed) < m->workers - 1) {
-      ws__mpi_bag *nb = bag_make(m);
-      if (nb != NULL) {
-        if (ws__mpi_bag_split(b, nb) > 0) {
-          nb->is_split = true;
-          atomic_fetch_add_explicit(&m->pending_splits, 1, memory_order_relaxed); /* a hint */
-          if (runner_start(m, nb) != 0)
-            atomic_fetch_sub_explicit(&m->pending_splits, 1, memory_order_relaxed);
-          /* A failed start lost the moved tasks: impossible to report from
-             here, so it is fatal (out of memory while splitting). */
-        } else {
-          ws__mpi_bag_free(nb);
-        }
-      }
-    }
+    if (split_below > 0 && ws__mpi_bag_size(b) >= 2 &&
+        atomic_load_explicit(&m->pending_splits, memory_order_relaxed) < split_below)
+      split_runner(m, b);
     ws__mpi_slot_hdr h;
     memcpy(&h, b->scratch, sizeof h);
-    m->types[h.type].fn(m, b->scratch + sizeof h, h.len);
+    types[h.type].fn(m, b->scratch + sizeof h, h.len);
     ran++;
     if (slow && ran % SLOW_EVERY == 0)
       sleep_ns(m->opt.slow_ns);
-    if (++since_poll >= m->opt.poll_interval && m->size > 1) {
-      since_poll = 0;
+    if (++tls_since_poll >= m->opt.poll_interval && m->size > 1) {
+      tls_since_poll = 0;
       poll_duty(m);
     }
   }
