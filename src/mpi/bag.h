@@ -107,6 +107,10 @@ static inline bool ws__mpi_bag_pop(ws__mpi_bag *b)
   uint64_t *dst = (uint64_t *)(void *)b->scratch;
   ws__mpi_slot_hdr h;
   memcpy(&h, src, sizeof h);
+  if (b->slot_size >= 32 && h.len <= 32 - sizeof h) {
+    memcpy(dst, src, 32); /* small payloads (a UTS node): a fixed-size copy */
+    return true;
+  }
   size_t words = (sizeof h + h.len + 7) / 8;
   for (size_t i = 0; i < words; i++)
     dst[i] = src[i];
