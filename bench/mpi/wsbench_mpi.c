@@ -25,6 +25,10 @@
  *   --spawn-errors     test: ws_mpi_spawn's argument checks (exit 0 if right)
  *   --die-rank R       test: rank R exits (status 3, no MPI_Finalize) in its
  *                      1000th task; the job must end with an error, not hang
+ *   --idle MS          test: rank 0 runs one task that sleeps MS ms while
+ *                      every other rank is idle; the whole job must send at
+ *                      most size * (8 + 2 log2 size) messages, however long
+ *                      the sleep (no storm of requests from idle ranks)
  */
 #include "uts.h"
 #include "wsched_mpi.h"
@@ -79,6 +83,16 @@ static void other(ws_mpi_t *m, const void *payload, size_t len)
   (void)m, (void)payload, (void)len;
 }
 
+static void sleeper(ws_mpi_t *m, const void *payload, size_t len)
+{
+  (void)m, (void)len;
+  int ms;
+  memcpy(&ms, payload, sizeof ms);
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
 static double now_s(void)
 {
   struct timespec ts;
@@ -92,7 +106,7 @@ static int usage(void)
           "usage: wsbench-mpi [--tree T1,T3] [--workers N] [--start R|last] "
           "[--progress workers|thread] [--chunk N] [--poll N] [--seed N] "
           "[--delay-ns N] [--slow-rank R --slow-ns N] [--repeat K] [--serial|--serial-only] "
-          "[--stats] [--mismatch] [--spawn-errors] [--die-rank R]\n");
+          "[--stats] [--mismatch] [--spawn-errors] [--die-rank R] [--idle MS]\n");
   return 2;
 }
 
@@ -109,7 +123,7 @@ static void stats_row(const ws_mpi_stats_t *s, uint64_t *v)
 int main(int argc, char **argv)
 {
   const char *trees = "T1", *start_s = "0";
-  int workers = 1, repeat = 1, serial = 0, stats = 0, mismatch = 0, spawn_errors = 0;
+  int workers = 1, repeat = 1, serial = 0, stats = 0, mismatch = 0, spawn_errors = 0, idle_ms = -1;
   ws_mpi_options_t mo;
   ws_mpi_options_init(&mo);
   for (int i = 1; i < argc; i++) {
@@ -153,6 +167,8 @@ int main(int argc, char **argv)
         mo.slow_rank = atoi(v);
       else if (!strcmp(a, "--slow-ns"))
         mo.slow_ns = atoll(v);
+      else if (!strcmp(a, "--idle"))
+        idle_ms = atoi(v);
       else if (!strcmp(a, "--die-rank"))
         die_rank = atoi(v);
       else if (!strcmp(a, "--repeat"))
@@ -209,6 +225,32 @@ int main(int argc, char **argv)
   }
 
   uts_id = ws_mpi_register(m, "uts", visit);
+  if (idle_ms >= 0) {
+    int sl = ws_mpi_register(m, "sleep", sleeper);
+    if (rank == 0)
+      ws_mpi_spawn(m, sl, &idle_ms, sizeof idle_ms);
+    double t0 = now_s();
+    rc = ws_mpi_run(m);
+    double secs = now_s() - t0;
+    ws_mpi_stats_t st;
+    ws_mpi_stats(m, &st);
+    uint64_t msgs = st.msgs_sent;
+    int red = ws_mpi_allreduce_u64(m, &msgs, 1, WS_MPI_SUM);
+    int lg = 0;
+    while ((1 << lg) < size)
+      lg++;
+    uint64_t bound = (uint64_t)size * (uint64_t)(8 + 2 * lg);
+    int ok = rc == 0 && red == 0 && msgs <= bound, all_ok;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (rank == 0)
+      printf("idle: %d ranks, one task sleeping %d ms: %llu messages in %.3f s (bound %llu): %s\n",
+             size, idle_ms, (unsigned long long)msgs, secs, (unsigned long long)bound,
+             all_ok ? "ok" : "TOO MANY");
+    ws_mpi_destroy(m);
+    free(counts);
+    MPI_Finalize();
+    return all_ok ? 0 : 1;
+  }
   if (spawn_errors) {
     unsigned char big[65] = {0};
     int ok = ws_mpi_spawn(NULL, uts_id, big, 1) == WS_EINVAL &&
