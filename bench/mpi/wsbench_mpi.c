@@ -25,6 +25,10 @@
  *   --spawn-errors     test: ws_mpi_spawn's argument checks (exit 0 if right)
  *   --die-rank R       test: rank R exits (status 3, no MPI_Finalize) in its
  *                      1000th task; the job must end with an error, not hang
+ *   --nest             test: each node spawns its children from inside wsched
+ *                      constructs, by depth: the two halves of a ws_join, a
+ *                      ws_group task per child, a ws_blocking call, a
+ *                      ws_submit'ed task waited for with ws_future_wait
  *   --idle MS          test: rank 0 runs one task that sleeps MS ms while
  *                      every other rank is idle; the whole job must send at
  *                      most size * (8 + 2 log2 size) messages, however long
@@ -78,6 +82,83 @@ static void visit(ws_mpi_t *m, const void *payload, size_t len)
   }
 }
 
+/* --nest: the children of one node, spawned by whatever construct runs this. */
+typedef struct kids {
+  ws_mpi_t *m;
+  const uts_node_t *n;
+  int from, to; /* child indices [from, to) */
+} kids;
+
+static int spawn_kids(void *arg)
+{
+  kids *k = arg;
+  for (int i = k->from; i < k->to; i++) {
+    uts_node_t c;
+    uts_child(&params, k->n, i, &c);
+    if (ws_mpi_spawn(k->m, uts_id, &c, sizeof c) != 0) {
+      fprintf(stderr, "wsbench-mpi: ws_mpi_spawn failed in a nested construct\n");
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+  }
+  return 0;
+}
+
+static void visit_nested(ws_mpi_t *m, const void *payload, size_t len)
+{
+  (void)len;
+  uts_node_t n;
+  memcpy(&n, payload, sizeof n);
+  int k = uts_num_children(&params, &n);
+  static _Thread_local uts_result_t *mine;
+  if (mine == NULL) {
+    int w = ws_current_worker();
+    mine = &counts[w >= 0 && w < nslots ? w : 0].r;
+  }
+  uts_result_add_node(mine, n.depth, k);
+  if (k == 0)
+    return;
+  ws_pool_t *pool = ws_mpi_pool(m);
+  int rc = 0;
+  switch (n.depth % 4) {
+  case 0: { /* the two halves of a fork/join */
+    kids a = {m, &n, 0, k / 2}, b = {m, &n, k / 2, k};
+    rc = ws_join(pool, spawn_kids, &a, spawn_kids, &b);
+    break;
+  }
+  case 1: { /* a group task per child */
+    ws_group_t g;
+    kids one[UTS_MAX_CHILDREN];
+    rc = ws_group_init(&g, pool);
+    for (int i = 0; rc == 0 && i < k; i++) {
+      one[i] = (kids){m, &n, i, i + 1};
+      rc = ws_group_spawn(&g, spawn_kids, &one[i]);
+    }
+    int wrc = ws_group_wait(&g);
+    rc = rc != 0 ? rc : wrc;
+    break;
+  }
+  case 2: { /* a blocking call (a spare runs the pool meanwhile) */
+    kids all = {m, &n, 0, k};
+    rc = ws_blocking(pool, spawn_kids, &all);
+    break;
+  }
+  default: { /* a submitted task, waited for */
+    kids all = {m, &n, 0, k};
+    ws_future_t *f;
+    rc = ws_submit(pool, spawn_kids, &all, &f);
+    if (rc == 0) {
+      rc = ws_future_wait(f, WS_FOREVER);
+      ws_future_release(f);
+    }
+    break;
+  }
+  }
+  if (rc != 0) {
+    fprintf(stderr, "wsbench-mpi: a nested construct failed: %d\n", rc);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+}
+
 static void other(ws_mpi_t *m, const void *payload, size_t len)
 {
   (void)m, (void)payload, (void)len;
@@ -106,7 +187,7 @@ static int usage(void)
           "usage: wsbench-mpi [--tree T1,T3] [--workers N] [--start R|last] "
           "[--progress workers|thread] [--chunk N] [--poll N] [--seed N] "
           "[--delay-ns N] [--slow-rank R --slow-ns N] [--repeat K] [--serial|--serial-only] "
-          "[--stats] [--mismatch] [--spawn-errors] [--die-rank R] [--idle MS]\n");
+          "[--stats] [--mismatch] [--spawn-errors] [--die-rank R] [--idle MS] [--nest]\n");
   return 2;
 }
 
@@ -123,7 +204,8 @@ static void stats_row(const ws_mpi_stats_t *s, uint64_t *v)
 int main(int argc, char **argv)
 {
   const char *trees = "T1", *start_s = "0";
-  int workers = 1, repeat = 1, serial = 0, stats = 0, mismatch = 0, spawn_errors = 0, idle_ms = -1;
+  int workers = 1, repeat = 1, serial = 0, stats = 0, mismatch = 0, spawn_errors = 0, idle_ms = -1,
+      nest = 0;
   ws_mpi_options_t mo;
   ws_mpi_options_init(&mo);
   for (int i = 1; i < argc; i++) {
@@ -136,6 +218,8 @@ int main(int argc, char **argv)
       stats = 1;
     else if (!strcmp(a, "--mismatch"))
       mismatch = 1;
+    else if (!strcmp(a, "--nest"))
+      nest = 1;
     else if (!strcmp(a, "--spawn-errors"))
       spawn_errors = 1;
     else if (v == NULL)
@@ -224,7 +308,7 @@ int main(int argc, char **argv)
     return all_ok ? 0 : 1;
   }
 
-  uts_id = ws_mpi_register(m, "uts", visit);
+  uts_id = ws_mpi_register(m, "uts", nest ? visit_nested : visit);
   if (idle_ms >= 0) {
     int sl = ws_mpi_register(m, "sleep", sleeper);
     if (rank == 0)
