@@ -5,7 +5,10 @@
    counts itself, and after ws_mpi_run the counts summed over the ranks must
    be exactly the number of tree nodes. Built with CMake
    (find_package(wsched COMPONENTS mpi)) and with pkg-config (wsched_mpi),
-   against the shared and the static library. */
+   against the shared and the static library. It calls no function of
+   libwsched itself (the pool's size comes from WS_WORKERS), so that,
+   linked --as-needed, it reaches libwsched.so only through
+   libwsched_mpi.so, as such a program does. */
 #include <mpi.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -43,16 +46,9 @@ int main(int argc, char **argv)
   MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (ws_version() != WS_VERSION) { /* the installed header and library agree */
-    fprintf(stderr, "header %d, library %d\n", WS_VERSION, ws_version());
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  ws_options_t po;
-  ws_options_init(&po);
-  po.workers = 2;
   ws_mpi_options_t mo;
   ws_mpi_options_init(&mo);
-  mo.pool = &po;
+  mo.pool = NULL; /* the defaults: WS_WORKERS workers */
   ws_mpi_t *m;
   int rc = ws_mpi_create(&m, MPI_COMM_WORLD, &mo);
   if (rc != 0) {

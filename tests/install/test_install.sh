@@ -80,7 +80,8 @@ run_mpi() {
   [ "$mpiexec" = - ] && { echo "$exe: built, not run (no mpiexec)"; return; }
   local over=()
   "$mpiexec" --version 2>&1 | grep -qE 'Open MPI|OpenRTE' && over=(--oversubscribe)
-  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 "$mpiexec" -n 2 "${over[@]}" "$exe"
+  WS_WORKERS=2 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    timeout 120 "$mpiexec" -n 2 "${over[@]}" "$exe"
 }
 
 components=()
@@ -166,9 +167,14 @@ $cc -std=c11 -o "$work/pc_static" "$src/tests/install/consumer.c" $(pkg-config -
 "$work/pc_static"
 if [ -n "$mpiexec" ]; then
   echo "== pkg-config consumer, MPI ($(pkg-config --print-requires wsched_mpi | tr '\n' ' '))"
+  # --as-needed: the program needs libwsched.so only through libwsched_mpi.so,
+  # which finds it (the program's rpath is not searched for it).
   # shellcheck disable=SC2046
-  $cc -std=c11 -o "$work/pc_mpi_shared" "$src/tests/install/consumer_mpi.c" \
+  $cc -std=c11 -o "$work/pc_mpi_shared" "$src/tests/install/consumer_mpi.c" -Wl,--as-needed \
     $(pkg-config --cflags --libs wsched_mpi) -Wl,-rpath,"$(pkg-config --variable=libdir wsched_mpi)"
+  if readelf -d "$work/pc_mpi_shared" | grep -q 'NEEDED.*libwsched\.so'; then
+    echo "pc_mpi_shared lists libwsched.so itself: the indirect case is not tested"; exit 1
+  fi
   run_mpi "$work/pc_mpi_shared" shared
   # shellcheck disable=SC2046
   $cc -std=c11 -o "$work/pc_mpi_static" "$src/tests/install/consumer_mpi.c" $(pkg-config --cflags wsched_mpi) \
