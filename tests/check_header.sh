@@ -124,7 +124,7 @@ mpi_fns=$(sed -n -E 's/^WS_EXTERN [^(]*[ *](ws_[a-z0-9_]+)\(.*/\1/p' "$src/inclu
 c_names() {
   local missing
   missing=$(comm -23 <(echo "$mpi_fns") <(nm "$1" | awk '$1 == "U" {print $2}' | sort))
-  [ -z "$missing" ] || { echo "$1 does not call these by their C names:" $missing; exit 1; }
+  [ -z "$missing" ] || { echo "$1 does not call these by their C names: $(tr '\n' ' ' <<< "$missing")"; exit 1; }
 }
 flags=(-Wall -Wextra -pedantic -Werror -I "$src/include" -I "$inc" -c)
 n=0 m=0
