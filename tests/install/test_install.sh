@@ -70,16 +70,18 @@ case $want in 0.*) ;; *) want=${want%%.*} ;; esac
 # MPI refuses root without its two variables). Checks, like the others, that
 # a shared one loads the installed libraries and a static one neither.
 run_mpi() {
-  local exe=$1 kind=$2
+  local exe=$1 kind=$2 l
   if [ "$kind" = shared ]; then
-    ldd "$exe" | grep -q "$libdir/libwsched_mpi.so" || { echo "$exe does not load $libdir/libwsched_mpi.so"; ldd "$exe"; exit 1; }
-    ldd "$exe" | grep -q "$libdir/libwsched.so" || { echo "$exe does not load $libdir/libwsched.so"; ldd "$exe"; exit 1; }
+    for l in libwsched_mpi.so libwsched.so; do
+      # (grep -q would end the pipe early: ldd's SIGPIPE fails it under pipefail)
+      ldd "$exe" | grep "$libdir/$l" > /dev/null || { echo "$exe does not load $libdir/$l"; ldd "$exe"; exit 1; }
+    done
   elif ldd "$exe" | grep libwsched > /dev/null; then
     echo "$exe links libwsched or libwsched_mpi dynamically"; exit 1
   fi
   [ "$mpiexec" = - ] && { echo "$exe: built, not run (no mpiexec)"; return; }
   local over=()
-  "$mpiexec" --version 2>&1 | grep -qE 'Open MPI|OpenRTE' && over=(--oversubscribe)
+  "$mpiexec" --version 2>&1 | grep -E 'Open MPI|OpenRTE' > /dev/null && over=(--oversubscribe)
   WS_WORKERS=2 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
     timeout 120 "$mpiexec" -n 2 "${over[@]}" "$exe"
 }
@@ -172,7 +174,7 @@ if [ -n "$mpiexec" ]; then
   # shellcheck disable=SC2046
   $cc -std=c11 -o "$work/pc_mpi_shared" "$src/tests/install/consumer_mpi.c" -Wl,--as-needed \
     $(pkg-config --cflags --libs wsched_mpi) -Wl,-rpath,"$(pkg-config --variable=libdir wsched_mpi)"
-  if readelf -d "$work/pc_mpi_shared" | grep -q 'NEEDED.*libwsched\.so'; then
+  if readelf -d "$work/pc_mpi_shared" | grep 'NEEDED.*libwsched\.so' > /dev/null; then
     echo "pc_mpi_shared lists libwsched.so itself: the indirect case is not tested"; exit 1
   fi
   run_mpi "$work/pc_mpi_shared" shared
