@@ -114,7 +114,10 @@ for c in "${missing[@]}"; do
     echo "find_package(wsched COMPONENTS $c) succeeded"; exit 1
   fi
   grep -q "component $c: " "$work/cmake-$c.log" || { cat "$work/cmake-$c.log"; exit 1; }
-  sed -n "s/.*\(component $c: [^.]*\).*/  \1/p" "$work/cmake-$c.log" | head -n 1
+  # CMake wraps the message: its lines up to the paragraph's end, joined.
+  awk -v c="component $c: " 'index($0, c) { on = 1; $0 = substr($0, index($0, c)) }
+    on && /^ *$/ { exit } on { sub(/^ +/, ""); printf "%s%s", (n++ ? " " : "  "), $0 }
+    END { print "" }' "$work/cmake-$c.log"
 done
 
 echo "== CMake consumer, another minor version asked: refused"
