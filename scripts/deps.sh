@@ -5,13 +5,15 @@
 # fuzzer and the clang CI run), CMake, make, pkg-config, python3 (trace,
 # layer and defaults checks), OpenSSL's libcrypto (the UTS benchmark), hwloc
 # (topology; optional), spin (the protocol models of verify/), doxygen (the
-# API reference check), the Debian packaging tools (the package test) and,
-# on x86-64, gcc-multilib (the 32-bit run).
+# API reference check), the Debian packaging tools (the package test), Open
+# MPI (libwsched_mpi, wsbench-mpi and their tests; optional: without it they
+# are not built) and, on x86-64, gcc-multilib (the 32-bit run).
 # Runs apt-get as root, or through sudo when available; otherwise prints the
 # command to run.
 set -euo pipefail
 pkgs=(gcc g++ make cmake pkg-config python3 libssl-dev libhwloc-dev binutils spin clang libclang-rt-dev doxygen)
 pkgs+=(dpkg-dev debhelper fakeroot) # the Debian package and its test (tests/debian/test_deb.sh)
+pkgs+=(libopenmpi-dev openmpi-bin) # libwsched_mpi (WSCHED_MPI=AUTO finds it), mpiexec for its tests
 [ "$(uname -m)" = x86_64 ] && pkgs+=(gcc-multilib) # scripts/test.sh m32
 missing=()
 for p in "${pkgs[@]}"; do

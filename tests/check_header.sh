@@ -7,11 +7,20 @@
 # compiles add -Wold-style-cast (wsched.h has no C cast C++ sees), and
 # include/wsched.hpp, with a use of every facility, compiles the same ways
 # under g++ and clang++.
-# Usage: check_header.sh C_COMPILER SOURCE_DIR BUILD_INCLUDE_DIR
+# With MPI's include directories (libwsched_mpi is built): include/wsched_mpi.h
+# alone (it includes <mpi.h> and "wsched.h" itself), with a use of every
+# declaration, compiles the same ways, C and C++, and in C++ its functions
+# keep their C names (extern "C"). MPI's headers are included as system
+# headers (-isystem, as CMake's MPI::MPI_C gives them): their own warnings
+# (Open MPI's C++ bindings have some) are not wsched_mpi.h's.
+# Usage: check_header.sh C_COMPILER SOURCE_DIR BUILD_INCLUDE_DIR [MPI_INCLUDE_DIR...]
 set -euo pipefail
 cc=$1
 src=$2
 inc=$3
+shift 3
+mpi_flags=()
+for d in "$@"; do mpi_flags+=(-isystem "$d"); done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cat > "$work/use.c" <<'C'
@@ -81,18 +90,66 @@ int use(ws::pool &p)
   return r + all[0].get() + static_cast<int>(std::get<1>(a).get().size()) + ready + j1 + j2;
 }
 CPP
+cat > "$work/use_mpi.c" <<'C'
+#include "wsched_mpi.h"
+static void task(ws_mpi_t *m, const void *payload, size_t len)
+{
+  (void)ws_mpi_spawn(m, 0, payload, len);
+}
+int use_mpi(void);
+int use_mpi(void)
+{
+  ws_mpi_options_t o;
+  ws_mpi_options_init(&o);
+  o.progress = WS_MPI_PROGRESS_THREAD;
+  ws_mpi_progress_t p = WS_MPI_PROGRESS_WORKERS;
+  ws_mpi_fn fn = task;
+  ws_mpi_t *m;
+  int rc = ws_mpi_create(&m, MPI_COMM_WORLD, &o);
+  if (rc != 0)
+    return rc == WS_MPI_ETHREAD || rc == WS_MPI_EMPI || rc == WS_MPI_EMISMATCH;
+  int id = ws_mpi_register(m, "task", fn);
+  rc = ws_mpi_spawn(m, id, NULL, 0) + ws_mpi_run(m);
+  uint64_t v[1] = {0};
+  rc += ws_mpi_allreduce_u64(m, v, 1, WS_MPI_SUM) + ws_mpi_allreduce_u64(m, v, 1, WS_MPI_MAX);
+  ws_mpi_stats_t st;
+  rc += ws_mpi_stats(m, &st);
+  rc += ws_pool_workers(ws_mpi_pool(m)) + ws_mpi_rank(m) + ws_mpi_size(m);
+  return rc + ws_mpi_destroy(m) + (st.tasks > 0) + (p == 0);
+}
+C
+cp "$work/use_mpi.c" "$work/use_mpi.cpp"
+# The C names of wsched_mpi.h's functions, as an object file refers to them.
+mpi_fns=$(sed -n -E 's/^WS_EXTERN [^(]*[ *](ws_[a-z0-9_]+)\(.*/\1/p' "$src/include/wsched_mpi.h" | sort)
+c_names() {
+  local missing
+  missing=$(comm -23 <(echo "$mpi_fns") <(nm "$1" | awk '$1 == "U" {print $2}' | sort))
+  [ -z "$missing" ] || { echo "$1 does not call these by their C names: $(tr '\n' ' ' <<< "$missing")"; exit 1; }
+}
 flags=(-Wall -Wextra -pedantic -Werror -I "$src/include" -I "$inc" -c)
-n=0
+n=0 m=0
 for def in "" "-DWS_NO_INLINE_JOIN"; do
   "$cc" -std=c11 "${flags[@]}" $def "$work/use.c" -o "$work/c.o"
   n=$((n + 1))
+  if [ ${#mpi_flags[@]} -gt 0 ]; then
+    "$cc" -std=c11 "${flags[@]}" "${mpi_flags[@]}" $def "$work/use_mpi.c" -o "$work/mpi.o"
+    c_names "$work/mpi.o"
+    m=$((m + 1))
+  fi
   for cxx in g++ clang++; do
     command -v "$cxx" > /dev/null || continue
     for std in c++17 c++20; do
       "$cxx" -std=$std "${flags[@]}" -Wold-style-cast $def "$work/use.cpp" -o "$work/cxx.o"
       "$cxx" -std=$std "${flags[@]}" -Wold-style-cast $def "$work/usepp.cpp" -o "$work/cxxpp.o"
       n=$((n + 2))
+      if [ ${#mpi_flags[@]} -gt 0 ]; then
+        "$cxx" -std=$std "${flags[@]}" "${mpi_flags[@]}" -Wold-style-cast $def "$work/use_mpi.cpp" \
+          -o "$work/cxxmpi.o"
+        c_names "$work/cxxmpi.o"
+        m=$((m + 1))
+      fi
     done
   done
 done
 echo "wsched.h and wsched.hpp compiled $n ways without a warning"
+[ ${#mpi_flags[@]} -eq 0 ] || echo "wsched_mpi.h compiled $m ways without a warning, its functions by their C names"

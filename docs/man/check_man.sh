@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # ctest man_pages: the man pages of docs/man, as the build lays them out for
 # installation (MAN_DIR/man3: the pages and their .so redirects).
-#   1. every public function of include/wsched.h has a page of its name;
+#   1. every public function of include/wsched.h and include/wsched_mpi.h
+#      has a page of its name;
 #   2. every page formats without a warning (groff -man -ww, else
 #      man --warnings -l; skipped, 77, when neither exists);
 #   3. each .so redirect names a page that exists, and man follows one.
@@ -15,6 +16,9 @@ bad=0
 # 1. WS_EXTERN functions and static inline ones, by name.
 fns=$(sed -n -E 's/^(WS_EXTERN|static inline) [^(]*[ *](ws_[a-z0-9_]+)\(.*/\2/p' "$src/include/wsched.h" | sort -u)
 [ -n "$fns" ] || { echo "no function found in wsched.h"; exit 1; }
+mpi_fns=$(sed -n -E 's/^WS_EXTERN [^(]*[ *](ws_mpi_[a-z0-9_]+)\(.*/\1/p' "$src/include/wsched_mpi.h" | sort -u)
+[ -n "$mpi_fns" ] || { echo "no function found in wsched_mpi.h"; exit 1; }
+fns="$fns $mpi_fns"
 for f in $fns; do
   [ -f "$dir/$f.3" ] || { echo "no man page for $f (docs/CMakeLists.txt: ws_man_page)"; bad=1; }
 done

@@ -5,11 +5,20 @@
 #   CMake package: shared, static, C++ (consumer.cpp, over wsched.hpp); again with no
 #     pkg-config binary on PATH; find_package of another minor version fails;
 #   pkg-config: shared (with LD_LIBRARY_PATH, and with an rpath to the .pc
-#     file's libdir, README "Using it from your project"), static, C++.
-# Usage: test_install.sh BUILD_DIR SOURCE_DIR
+#     file's libdir, README "Using it from your project"), static, C++;
+#   find_package(wsched COMPONENTS <unknown>) fails, naming the component;
+#   libwsched_mpi, when the build has it (a third argument): the MPI consumer
+#     (consumer_mpi.c) through find_package(wsched COMPONENTS mpi) and
+#     through wsched_mpi.pc, shared and static, each run on 2 ranks by
+#     MPIEXEC; a consumer that does not ask for mpi does not look for MPI.
+#     Without it: find_package(wsched COMPONENTS mpi) fails, saying why.
+# Usage: test_install.sh BUILD_DIR SOURCE_DIR [MPIEXEC]
+#   MPIEXEC: the build has libwsched_mpi; its consumers run under this
+#   launcher ('-': none found, they are built and not run).
 set -euo pipefail
 build=$1
 src=$2
+mpiexec=${3:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
@@ -23,13 +32,24 @@ test -f "$libdir/libwsched.a"
 test -f "$libdir/pkgconfig/wsched.pc"
 test -f "$libdir/cmake/wsched/wschedConfig.cmake"
 test -f "$libdir/cmake/wsched/wschedConfigVersion.cmake"
-# Nothing internal is installed: the headers (C, C++) and the generated version part.
-if [ "$(ls "$prefix/include" | tr '\n' ' ')" != "wsched.h wsched.hpp wsched_version.h " ]; then
+# Nothing internal is installed: the headers (C, C++, MPI when built) and
+# the generated version part.
+headers="wsched.h wsched.hpp wsched_version.h"
+if [ -n "$mpiexec" ]; then
+  headers="wsched.h wsched.hpp wsched_mpi.h wsched_version.h"
+  test -f "$libdir/libwsched_mpi.so"
+  test -f "$libdir/libwsched_mpi.a"
+  test -f "$libdir/pkgconfig/wsched_mpi.pc"
+  test -f "$libdir/cmake/wsched/wsched_mpiTargets.cmake"
+elif [ -n "$(find "$prefix" -name '*wsched_mpi*')" ]; then
+  echo "libwsched_mpi files installed by a build without it: $(find "$prefix" -name '*wsched_mpi*')"; exit 1
+fi
+if [ "$(ls "$prefix/include" | LC_ALL=C sort | tr '\n' ' ')" != "$headers " ]; then
   echo "unexpected headers installed: $(ls "$prefix/include")"; exit 1
 fi
 # The .pc file names no system library directory (pkg-config adds none, and
 # one listed there would come before the user's own -L flags).
-if grep -E -- '-L/(usr/)?lib' "$libdir/pkgconfig/wsched.pc"; then
+if grep -E -- '-L/(usr/)?lib' "$libdir"/pkgconfig/wsched*.pc; then
   echo "wsched.pc hard-codes a system library directory"; exit 1
 fi
 # Installed in a system directory, the library needs no -L at all: the
@@ -46,9 +66,31 @@ want=$(sed -n 's/^#define WS_VERSION_MAJOR //p' "$prefix/include/wsched_version.
 case $want in 0.*) ;; *) want=${want%%.*} ;; esac
 [ "$soname" = "libwsched.so.$want" ] || { echo "SONAME $soname, want libwsched.so.$want"; exit 1; }
 
-echo "== CMake consumer (C and C++)"
+# Runs an MPI consumer on 2 ranks (more ranks than cores are allowed; Open
+# MPI refuses root without its two variables). Checks, like the others, that
+# a shared one loads the installed libraries and a static one neither.
+run_mpi() {
+  local exe=$1 kind=$2 l
+  if [ "$kind" = shared ]; then
+    for l in libwsched_mpi.so libwsched.so; do
+      # (grep -q would end the pipe early: ldd's SIGPIPE fails it under pipefail)
+      ldd "$exe" | grep "$libdir/$l" > /dev/null || { echo "$exe does not load $libdir/$l"; ldd "$exe"; exit 1; }
+    done
+  elif ldd "$exe" | grep libwsched > /dev/null; then
+    echo "$exe links libwsched or libwsched_mpi dynamically"; exit 1
+  fi
+  [ "$mpiexec" = - ] && { echo "$exe: built, not run (no mpiexec)"; return; }
+  local over=()
+  "$mpiexec" --version 2>&1 | grep -E 'Open MPI|OpenRTE' > /dev/null && over=(--oversubscribe)
+  WS_WORKERS=2 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    timeout 120 "$mpiexec" -n 2 "${over[@]}" "$exe"
+}
+
+components=()
+[ -n "$mpiexec" ] && components=(-DWSCHED_COMPONENTS=mpi)
+echo "== CMake consumer (C and C++${mpiexec:+, MPI})"
 cmake -S "$src/tests/install" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" -DWSCHED_WANT="$want" \
-  -DWSCHED_CXX=ON > "$work/cmake.log"
+  -DWSCHED_CXX=ON "${components[@]}" > "$work/cmake.log"
 cmake --build "$work/cmake" > "$work/cmake-build.log"
 # CMake writes the build tree's rpath: no LD_LIBRARY_PATH needed.
 "$work/cmake/consumer_shared"
@@ -57,6 +99,26 @@ cmake --build "$work/cmake" > "$work/cmake-build.log"
 if ldd "$work/cmake/consumer_static" | grep libwsched >/dev/null; then
   echo "consumer_static links libwsched dynamically"; exit 1
 fi
+if [ -n "$mpiexec" ]; then
+  run_mpi "$work/cmake/consumer_mpi_shared" shared
+  run_mpi "$work/cmake/consumer_mpi_static" static
+fi
+
+echo "== CMake consumer, a component wsched does not have$([ -n "$mpiexec" ] || echo " (nor mpi: not built)"): refused"
+# find_package fails and says which component and why.
+missing=(nosuch)
+[ -z "$mpiexec" ] && missing+=(mpi)
+for c in "${missing[@]}"; do
+  if cmake -S "$src/tests/install" -B "$work/cmake-$c" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DWSCHED_WANT="$want" -DWSCHED_COMPONENTS="$c" > "$work/cmake-$c.log" 2>&1; then
+    echo "find_package(wsched COMPONENTS $c) succeeded"; exit 1
+  fi
+  grep -q "component $c: " "$work/cmake-$c.log" || { cat "$work/cmake-$c.log"; exit 1; }
+  # CMake wraps the message: its lines up to the paragraph's end, joined.
+  awk -v c="component $c: " 'index($0, c) { on = 1; $0 = substr($0, index($0, c)) }
+    on && /^ *$/ { exit } on { sub(/^ +/, ""); printf "%s%s", (n++ ? " " : "  "), $0 }
+    END { print "" }' "$work/cmake-$c.log"
+done
 
 echo "== CMake consumer, another minor version asked: refused"
 if cmake -S "$src/tests/install" -B "$work/cmake-minor" -DCMAKE_PREFIX_PATH="$prefix" \
@@ -80,6 +142,10 @@ PATH=$work/bin cmake -S "$src/tests/install" -B "$work/cmake-nopc" -DCMAKE_PREFI
 PATH=$work/bin cmake --build "$work/cmake-nopc" > "$work/cmake-nopc-build.log"
 "$work/cmake-nopc/consumer_shared"
 "$work/cmake-nopc/consumer_static"
+# It asked for no component: MPI was not looked for, nor its targets made.
+if grep -q '^MPI_C' "$work/cmake-nopc/CMakeCache.txt"; then
+  echo "find_package(wsched) without components looked for MPI"; exit 1
+fi
 
 echo "== pkg-config consumer"
 export PKG_CONFIG_PATH=$libdir/pkgconfig
@@ -104,4 +170,21 @@ $cxx -std=c++17 -o "$work/pc_cxx" "$src/tests/install/consumer.cpp" $(pkg-config
 $cc -std=c11 -o "$work/pc_static" "$src/tests/install/consumer.c" $(pkg-config --cflags wsched) \
   "$libdir/libwsched.a" $(pkg-config --static --libs-only-other --libs-only-l wsched | sed 's/-lwsched//')
 "$work/pc_static"
+if [ -n "$mpiexec" ]; then
+  echo "== pkg-config consumer, MPI ($(pkg-config --print-requires wsched_mpi | tr '\n' ' '))"
+  # --as-needed: the program needs libwsched.so only through libwsched_mpi.so,
+  # which finds it (the program's rpath is not searched for it).
+  # shellcheck disable=SC2046
+  $cc -std=c11 -o "$work/pc_mpi_shared" "$src/tests/install/consumer_mpi.c" -Wl,--as-needed \
+    $(pkg-config --cflags --libs wsched_mpi) -Wl,-rpath,"$(pkg-config --variable=libdir wsched_mpi)"
+  if readelf -d "$work/pc_mpi_shared" | grep 'NEEDED.*libwsched\.so' > /dev/null; then
+    echo "pc_mpi_shared lists libwsched.so itself: the indirect case is not tested"; exit 1
+  fi
+  run_mpi "$work/pc_mpi_shared" shared
+  # shellcheck disable=SC2046
+  $cc -std=c11 -o "$work/pc_mpi_static" "$src/tests/install/consumer_mpi.c" $(pkg-config --cflags wsched_mpi) \
+    "$libdir/libwsched_mpi.a" "$libdir/libwsched.a" \
+    $(pkg-config --static --libs wsched_mpi | tr ' ' '\n' | grep -vE '^-lwsched(_mpi)?$')
+  run_mpi "$work/pc_mpi_static" static
+fi
 echo "install test: ok"
