@@ -85,7 +85,10 @@ WS_EXTERN int ws_version(void);
 #define WS_ESYS (-8) /* the operating system refused a resource (thread creation) */
 #define WS_ENOTSUP (-9) /* not available on this platform (I/O readiness without epoll) */
 
-/* Returns a static, human-readable description of `code` (never NULL). */
+/* Codes -64 to -127 belong to optional components (wsched_mpi.h:
+   WS_MPI_EMISMATCH -64, WS_MPI_ETHREAD -65, WS_MPI_EMPI -66).
+   Returns a static, human-readable description of `code`, these included
+   (never NULL). */
 WS_EXTERN const char *ws_strerror(int code);
 
 /* Timeouts are in nanoseconds, relative to the call. 0 polls once.

@@ -37,6 +37,15 @@
 #ifndef WSCHED_MPI_H
 #define WSCHED_MPI_H
 
+/* Open MPI's and MPICH's mpi.h pull in their C++ bindings when included from
+   C++; a program linked with MPI's C library only would then fail to link.
+   This header needs the C API only. */
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1 /* the same for MPICH's mpi.h */
+#endif
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -47,6 +56,7 @@
 extern "C" {
 #endif
 
+/* Error codes of this component (ws_strerror names them too). */
 /* The ranks did not register the same task types in the same order (or the
    same payload limit): detected by ws_mpi_run on every rank before any work
    moves, which then returns this code on every rank. */
@@ -56,6 +66,7 @@ extern "C" {
 /* An MPI call failed with an error handler that returns (MPI_ERRORS_RETURN). */
 #define WS_MPI_EMPI (-66)
 
+/* One rank's side of the distributed pool: opaque. */
 typedef struct ws_mpi ws_mpi_t;
 
 /* A distributable task: runs on a worker of some rank with a pointer to its
@@ -78,28 +89,35 @@ typedef enum ws_mpi_progress {
   WS_MPI_PROGRESS_THREAD = 1
 } ws_mpi_progress_t;
 
+/* Options of ws_mpi_create; fill with ws_mpi_options_init, then change. */
 typedef struct ws_mpi_options {
   const ws_options_t *pool; /* options of the rank's pool; NULL: defaults   */
   size_t max_payload; /* largest payload in bytes; 1..65536; default 64      */
-  unsigned chunk; /* most tasks one steal moves between ranks; default 64    */
-  unsigned poll_interval; /* WORKERS progress: tasks between polls; def. 64 */
+  unsigned chunk; /* most tasks one steal moves; 1..65536; default 64        */
+  unsigned poll_interval; /* WORKERS progress: tasks between polls, >= 1;
+                             default 64 */
   int progress; /* a ws_mpi_progress_t                                       */
   int seed; /* victim selection; 0: a fixed default (runs are repeatable)    */
   /* Testing: before handling each received message, sleep a random time in
-     [0, delay_ns] (0: never). And slow_ns: a worker of rank slow_rank sleeps
-     this long after every 256 distributable tasks it runs (-1: none). */
-  int64_t delay_ns;
-  int64_t slow_ns;
-  int slow_rank;
+     [0, delay_ns] (default 0: never). And slow_ns (default 0): a worker of
+     rank slow_rank (default -1: none) sleeps this long after every 256
+     distributable tasks it runs. Neither may be negative. */
+  int64_t delay_ns; /* see above */
+  int64_t slow_ns; /* see above */
+  int slow_rank; /* see above */
 } ws_mpi_options_t;
 
-/* Fills *o with the defaults above. */
+/* Fills *o with the defaults above (NULL: does nothing). */
 WS_EXTERN void ws_mpi_options_init(ws_mpi_options_t *o);
 
 /* Creates this rank's side: a pool (opts->pool) and a duplicate of comm.
-   Collective over comm. Returns 0, WS_EINVAL (NULL m, MPI not initialized,
-   bad option), WS_MPI_ETHREAD (MPI_THREAD_SERIALIZED not provided), WS_ENOMEM,
-   or what ws_pool_create returns. */
+   Collective over comm: if it fails on one rank it fails on every rank
+   (the ranks agree before returning), so no rank is left waiting in a
+   collective call. Returns 0, WS_EINVAL (NULL m, MPI not initialized, bad
+   option), WS_MPI_ETHREAD (MPI_THREAD_SERIALIZED not provided), WS_ENOMEM,
+   what ws_pool_create returns, or on the ranks where nothing failed,
+   WS_MPI_EMPI (another rank failed). Options are checked before anything
+   collective: bad options on some ranks only are the caller's error. */
 WS_EXTERN int ws_mpi_create(ws_mpi_t **m, MPI_Comm comm, const ws_mpi_options_t *opts);
 
 /* Registers a task type; returns its id (0, 1, ...), WS_EINVAL (NULL name or
@@ -128,11 +146,12 @@ WS_EXTERN int ws_mpi_spawn(ws_mpi_t *m, int id, const void *payload, size_t len)
    WS_EINVAL (NULL, or from a task of the pool), WS_MPI_EMPI. */
 WS_EXTERN int ws_mpi_run(ws_mpi_t *m);
 
+#define WS_MPI_SUM 0 /* ws_mpi_allreduce_u64: sum over the ranks */
+#define WS_MPI_MAX 1 /* ws_mpi_allreduce_u64: maximum over the ranks */
+
 /* Reduction helpers over the communicator (plain MPI_Allreduce, collective):
    replaces v[0..n) on every rank with the sum or the max over all ranks.
    Returns 0, WS_EINVAL, or WS_MPI_EMPI. Not during ws_mpi_run. */
-#define WS_MPI_SUM 0
-#define WS_MPI_MAX 1
 WS_EXTERN int ws_mpi_allreduce_u64(ws_mpi_t *m, uint64_t *v, size_t n, int op);
 
 /* This rank's counters, summed over every ws_mpi_run so far. */
@@ -142,22 +161,27 @@ typedef struct ws_mpi_stats {
   uint64_t steals_sent; /* steal requests sent (random victims)              */
   uint64_t steals_ok; /* of those, answered with work                        */
   uint64_t lifeline_sent; /* lifeline registrations sent                     */
-  uint64_t tasks_in, tasks_out; /* tasks received from / sent to other ranks */
-  uint64_t msgs_sent, msgs_recv; /* every protocol message, token included   */
-  uint64_t bytes_sent, bytes_recv;
+  uint64_t tasks_in; /* tasks received from other ranks                    */
+  uint64_t tasks_out; /* tasks sent to other ranks                           */
+  uint64_t msgs_sent; /* protocol messages sent (waves included)            */
+  uint64_t msgs_recv; /* protocol messages received                         */
+  uint64_t bytes_sent; /* payload bytes of the messages sent                */
+  uint64_t bytes_recv; /* payload bytes of the messages received            */
   uint64_t polls; /* poll passes by workers or the progress thread           */
   uint64_t serve_ns; /* time workers spent in their poll passes (WORKERS)     */
   uint64_t steal_wait_ns; /* time from steal requests to their answers       */
   uint64_t idle_ns; /* time in ws_mpi_run with no task on this rank          */
-  uint64_t token_rounds; /* termination-token rounds started (rank 0)        */
+  uint64_t token_rounds; /* termination waves started (rank 0 only)         */
 } ws_mpi_stats_t;
 
 /* Copies this rank's counters into *out. Returns 0 or WS_EINVAL. */
 WS_EXTERN int ws_mpi_stats(const ws_mpi_t *m, ws_mpi_stats_t *out);
 
-/* The rank's pool (for plain wsched work between runs), rank and size. */
+/* The rank's pool (for plain wsched work between runs; NULL for NULL). */
 WS_EXTERN ws_pool_t *ws_mpi_pool(const ws_mpi_t *m);
+/* This rank in the communicator, or WS_EINVAL for NULL. */
 WS_EXTERN int ws_mpi_rank(const ws_mpi_t *m);
+/* The number of ranks, or WS_EINVAL for NULL. */
 WS_EXTERN int ws_mpi_size(const ws_mpi_t *m);
 
 /* Destroys the pool (waiting for its tasks) and the duplicate communicator.

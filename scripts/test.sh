@@ -23,7 +23,9 @@
 #   models, not the build, and release already ran them; and the *_fifo
 #   reruns of seven suites in FIFO task order: release, tsan and asan run
 #   them, and they test the scheduler's order, not the platform or the
-#   compiler, while keeping CI under 30 minutes on 2 cores)
+#   compiler, while keeping CI under 30 minutes on 2 cores; and the MPI
+#   jobs, label mpi: libwsched_mpi uses only the core's public API, so
+#   release runs the full set and tsan and asan three jobs each)
 # Usage: scripts/test.sh [release|tsan|asan|fuzz|posix|clang|m32 ...]   (default: all seven)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,8 +51,8 @@ for c in "${configs[@]}"; do
       grep -E "^(fuzz_api:|stat::number_of_executed_units|Done )" build/fuzz.log || true
       echo "=== fuzz: passed in $(( $(date +%s) - start )) s"
       continue ;;
-    posix) preset=release flags=(-DWSCHED_PLATFORM=posix) ctest_extra=(-LE spin -E '_fifo$') ;;
-    clang) preset=release cc=(env CC=clang) ctest_extra=(-LE spin -E '_fifo$') ;;
+    posix) preset=release flags=(-DWSCHED_PLATFORM=posix) ctest_extra=(-LE 'spin|mpi' -E '_fifo$') ;;
+    clang) preset=release cc=(env CC=clang) ctest_extra=(-LE 'spin|mpi' -E '_fifo$') ;;
     m32)
       if [ "$(uname -m)" != x86_64 ]; then echo "=== m32: skipped (not an x86-64 host)"; continue; fi
       preset=release cc=(env "CC=gcc -m32")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# ctest apidoc: builds the API reference from include/wsched.h with Doxygen
+# ctest apidoc: builds the API reference from include/wsched.h and
+# include/wsched_mpi.h with Doxygen
 # (docs/api/Doxyfile). Any warning fails it -- above all a public symbol
 # without documentation. Skips (77) without doxygen or python3 (the filter).
 # Usage: check_apidoc.sh SOURCE_DIR OUTPUT_DIR   (HTML in OUTPUT_DIR/html)

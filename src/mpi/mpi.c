@@ -792,6 +792,13 @@ int ws_mpi_create(ws_mpi_t **out, MPI_Comm comm, const ws_mpi_options_t *opts)
     rc = ws_pool_create(&m->pool, o.pool);
   if (rc == 0)
     m->workers = ws_pool_workers(m->pool);
+  /* Every rank learns whether all succeeded: a rank that gave up alone
+     would leave the others in the next collective call. */
+  int worst = rc;
+  if (MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, m->comm) != MPI_SUCCESS)
+    worst = WS_MPI_EMPI;
+  if (rc == 0 && worst != 0)
+    rc = WS_MPI_EMPI; /* another rank failed */
   if (rc != 0) {
     if (m->pool != NULL)
       ws_pool_destroy(m->pool);

@@ -25,6 +25,13 @@ const char *ws_strerror(int code)
     return "the system refused a resource";
   case WS_ENOTSUP:
     return "not supported on this platform";
+  /* libwsched_mpi's codes (wsched_mpi.h): numbers only, the core knows no MPI. */
+  case -64:
+    return "MPI ranks registered different task types (names, order or payload limit)";
+  case -65:
+    return "MPI was initialized without MPI_THREAD_SERIALIZED support";
+  case -66:
+    return "an MPI call failed";
   default:
     return "unknown error";
   }
