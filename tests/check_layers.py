@@ -18,6 +18,11 @@ import sys
 
 LAYERS = ["platform", "data", "core", "observe", "api"]
 
+# Separate libraries built on the public API only (src/mpi: libwsched_mpi):
+# they may include their own headers and the public ones of include/, never
+# a header of the layers (their objects are not part of wsched_objects).
+COMPONENTS = ["mpi"]
+
 # Upward calls that are hooks: symbol -> why it may be called from below.
 HOOKS = {
     # core -> observe: the observation hooks (observe.h), called only when a
@@ -48,8 +53,20 @@ def main():
                 headers[f] = p
             if f.endswith((".c", ".h")):
                 sources.append(p)
+    public = set(os.listdir(os.path.join(sys.argv[1], "include")))
     # Includes.
     for p in sorted(sources):
+        comp = os.path.relpath(p, src).split(os.sep)[0]
+        if comp in COMPONENTS:
+            for n, line in enumerate(open(p), 1):
+                m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
+                if not m or m.group(1) in public:
+                    continue
+                h = headers.get(os.path.basename(m.group(1)))
+                if h is None or os.path.relpath(h, src).split(os.sep)[0] != comp:
+                    bad.append(f"{os.path.relpath(p, src)}:{n}: {comp} includes {m.group(1)}, "
+                               "neither its own header nor a public one")
+            continue
         me = layer_of(p, src)
         for n, line in enumerate(open(p), 1):
             m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)

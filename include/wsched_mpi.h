@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wsched_mpi.h - work stealing across MPI ranks (libwsched_mpi).
+ *
+ * One wsched pool per rank runs the threads; surplus work moves between ranks
+ * over MPI. A *distributable task* is a registered function plus a payload of
+ * bytes copied by value, so any rank can run it. Typical use, on every rank:
+ *
+ *     MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+ *     ws_mpi_t *m;
+ *     ws_mpi_create(&m, MPI_COMM_WORLD, NULL);      // a pool per rank
+ *     int visit = ws_mpi_register(m, "visit", visit_fn);  // same order on all
+ *     if (rank == 0) ws_mpi_spawn(m, visit, &root, sizeof root);
+ *     ws_mpi_run(m);            // returns on every rank once no task is left
+ *     ws_mpi_allreduce_u64(m, &count, 1, WS_MPI_SUM);      // the results
+ *     ws_mpi_destroy(m);
+ *     MPI_Finalize();
+ *
+ * Within a rank, distributable tasks are queued and stolen by the rank's own
+ * workers first (a task's children go to the spawning worker, idle workers
+ * take the oldest half); only surplus leaves the rank, and only when another
+ * rank has run dry and asks. docs/DISTRIBUTED.md gives the protocol, the
+ * termination argument and how to launch.
+ *
+ * Threads and MPI: every MPI call of the library is made under one lock per
+ * rank, so the library needs MPI_THREAD_SERIALIZED (or MULTIPLE) when the
+ * pool has workers; ws_mpi_create checks it. The application must not use the
+ * communicator it passed while ws_mpi_run runs (the library works on its own
+ * duplicate, so other communicators are free).
+ *
+ * Errors: the functions return 0 (or a non-negative value) on success and a
+ * negative WS_E* code of <wsched.h>, or WS_MPI_E* below, on failure. A rank
+ * that exits or aborts during ws_mpi_run ends the job: MPI's default error
+ * handler aborts every rank (the library never replaces it), so no rank waits
+ * forever for a dead one.
+ */
+#ifndef WSCHED_MPI_H
+#define WSCHED_MPI_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wsched.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The ranks did not register the same task types in the same order (or the
+   same payload limit): detected by ws_mpi_run on every rank before any work
+   moves, which then returns this code on every rank. */
+#define WS_MPI_EMISMATCH (-64)
+/* MPI was initialized with less thread support than the library needs. */
+#define WS_MPI_ETHREAD (-65)
+/* An MPI call failed with an error handler that returns (MPI_ERRORS_RETURN). */
+#define WS_MPI_EMPI (-66)
+
+typedef struct ws_mpi ws_mpi_t;
+
+/* A distributable task: runs on a worker of some rank with a pointer to its
+   own copy of the payload (valid until the function returns; len bytes, as
+   given to ws_mpi_spawn). It may spawn further distributable tasks and use
+   every wsched construct (fork/join, groups, futures, ws_blocking) provided
+   what it starts has finished when it returns: plain tasks it leaves behind
+   are not seen by ws_mpi_run's termination detection. */
+typedef void (*ws_mpi_fn)(ws_mpi_t *m, const void *payload, size_t len);
+
+/* Who serves the other ranks' requests while this rank computes. */
+typedef enum ws_mpi_progress {
+  /* A worker that holds no lock looks for messages between two distributable
+     tasks, every poll_interval tasks. No thread of its own; a task that runs
+     long delays the answers. The default. */
+  WS_MPI_PROGRESS_WORKERS = 0,
+  /* The thread in ws_mpi_run polls all the time, sleeping between empty
+     polls (back-off from 1 us to 100 us); workers never call MPI. Costs a
+     thread's share of a core; answers while tasks run long. */
+  WS_MPI_PROGRESS_THREAD = 1
+} ws_mpi_progress_t;
+
+typedef struct ws_mpi_options {
+  const ws_options_t *pool; /* options of the rank's pool; NULL: defaults   */
+  size_t max_payload; /* largest payload in bytes; 1..65536; default 64      */
+  unsigned chunk; /* most tasks one steal moves between ranks; default 64    */
+  unsigned poll_interval; /* WORKERS progress: tasks between polls; def. 64 */
+  int progress; /* a ws_mpi_progress_t                                       */
+  int seed; /* victim selection; 0: a fixed default (runs are repeatable)    */
+  /* Testing: before handling each received message, sleep a random time in
+     [0, delay_ns] (0: never). And slow_ns: a worker of rank slow_rank sleeps
+     this long after every 256 distributable tasks it runs (-1: none). */
+  int64_t delay_ns;
+  int64_t slow_ns;
+  int slow_rank;
+} ws_mpi_options_t;
+
+/* Fills *o with the defaults above. */
+WS_EXTERN void ws_mpi_options_init(ws_mpi_options_t *o);
+
+/* Creates this rank's side: a pool (opts->pool) and a duplicate of comm.
+   Collective over comm. Returns 0, WS_EINVAL (NULL m, MPI not initialized,
+   bad option), WS_MPI_ETHREAD (MPI_THREAD_SERIALIZED not provided), WS_ENOMEM,
+   or what ws_pool_create returns. */
+WS_EXTERN int ws_mpi_create(ws_mpi_t **m, MPI_Comm comm, const ws_mpi_options_t *opts);
+
+/* Registers a task type; returns its id (0, 1, ...), WS_EINVAL (NULL name or
+   fn, name longer than 63 bytes), WS_EBUSY (after the first ws_mpi_spawn or
+   ws_mpi_run: every type is registered before any task exists), or
+   WS_ENOMEM. Every rank
+   must register the same names in the same order: ws_mpi_run checks. The
+   thread that created m calls it. */
+WS_EXTERN int ws_mpi_register(ws_mpi_t *m, const char *name, ws_mpi_fn fn);
+
+/* Queues the task `id` with a copy of payload[0..len). From a distributable
+   task the new task goes to the queue of the calling worker (no allocation,
+   no lock); from any other thread (the main thread before ws_mpi_run,
+   typically) it becomes a new root task of the pool. Returns 0, WS_EINVAL
+   (NULL m, unknown id, len > max_payload, NULL payload with len > 0),
+   WS_ENOMEM, or WS_EBUSY: while ws_mpi_run runs, only tasks of the rank's
+   pool may spawn (a thread outside every pool is refused; a task of some
+   other pool is not detected and must not: work that appears on a rank
+   without a message would break termination detection). */
+WS_EXTERN int ws_mpi_spawn(ws_mpi_t *m, int id, const void *payload, size_t len);
+
+/* Collective over the communicator: runs until no distributable task is left
+   on any rank and none is in flight between ranks, then returns on every
+   rank. Checks the registrations first (WS_MPI_EMISMATCH on every rank).
+   May be called again for another phase. Returns 0, WS_MPI_EMISMATCH,
+   WS_EINVAL (NULL, or from a task of the pool), WS_MPI_EMPI. */
+WS_EXTERN int ws_mpi_run(ws_mpi_t *m);
+
+/* Reduction helpers over the communicator (plain MPI_Allreduce, collective):
+   replaces v[0..n) on every rank with the sum or the max over all ranks.
+   Returns 0, WS_EINVAL, or WS_MPI_EMPI. Not during ws_mpi_run. */
+#define WS_MPI_SUM 0
+#define WS_MPI_MAX 1
+WS_EXTERN int ws_mpi_allreduce_u64(ws_mpi_t *m, uint64_t *v, size_t n, int op);
+
+/* This rank's counters, summed over every ws_mpi_run so far. */
+typedef struct ws_mpi_stats {
+  uint64_t tasks; /* distributable tasks run on this rank                    */
+  uint64_t spawned; /* distributable tasks spawned on this rank              */
+  uint64_t steals_sent; /* steal requests sent (random victims)              */
+  uint64_t steals_ok; /* of those, answered with work                        */
+  uint64_t lifeline_sent; /* lifeline registrations sent                     */
+  uint64_t tasks_in, tasks_out; /* tasks received from / sent to other ranks */
+  uint64_t msgs_sent, msgs_recv; /* every protocol message, token included   */
+  uint64_t bytes_sent, bytes_recv;
+  uint64_t polls; /* poll passes by workers or the progress thread           */
+  uint64_t serve_ns; /* time workers spent in their poll passes (WORKERS)     */
+  uint64_t steal_wait_ns; /* time from steal requests to their answers       */
+  uint64_t idle_ns; /* time in ws_mpi_run with no task on this rank          */
+  uint64_t token_rounds; /* termination-token rounds started (rank 0)        */
+} ws_mpi_stats_t;
+
+/* Copies this rank's counters into *out. Returns 0 or WS_EINVAL. */
+WS_EXTERN int ws_mpi_stats(const ws_mpi_t *m, ws_mpi_stats_t *out);
+
+/* The rank's pool (for plain wsched work between runs), rank and size. */
+WS_EXTERN ws_pool_t *ws_mpi_pool(const ws_mpi_t *m);
+WS_EXTERN int ws_mpi_rank(const ws_mpi_t *m);
+WS_EXTERN int ws_mpi_size(const ws_mpi_t *m);
+
+/* Destroys the pool (waiting for its tasks) and the duplicate communicator.
+   Collective. Returns 0 or WS_EINVAL (NULL, or during ws_mpi_run). */
+WS_EXTERN int ws_mpi_destroy(ws_mpi_t *m);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WSCHED_MPI_H */
