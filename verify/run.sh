@@ -110,8 +110,8 @@ check() {
 }
 
 # Correct models (must verify) and broken variants (must be rejected).
-# -m: search depth bound (the deepest paths reached are 270, 234, 122, 2502
-# and, poll.pml, 1138 steps); -E is not given: invalid end states (deadlocks) are errors.
+# -m: search depth bound (the deepest paths reached are 270, 234, 122, 2502,
+# and 1138 for poll.pml, 310 for term.pml); -E is not given: invalid end states (deadlocks) are errors.
 # pan is compiled with -O0 (gcc -O2 takes longer than most searches) except
 # for the two largest state spaces.
 check park          park.pml   pass "" "-m10000" -O1
@@ -153,6 +153,30 @@ check frames-2thieves frames.pml pass "-DNTHIEF=2" "-m20000" -O1
 check frames-nosplitcheck frames.pml fail "-DBROKEN=1" "-m20000"
 check frames-nowait frames.pml fail "-DBROKEN=2" "-m20000"
 check frames-newestfirst frames.pml fail "-DBROKEN=3" "-m20000"
+
+# term.pml: termination detection between MPI ranks (issue #17, src/mpi/):
+# Safra's counts and colours over waves on the binary heap of ranks.
+# term-3: 3 ranks (rank 0 and its children 1 and 2), 3 tasks on rank 0, 1
+# spawn, at most 2 WORK messages, 1 random request per idle period, lifeline
+# rank + 1, thieves stop asking once no WORK can move. term-4: a depth-2
+# tree (rank 3 is rank 1's child), the tasks on rank 1, only ranks 2 and 3
+# ask for work (THIEVES=12: the full 4-rank space is too large for here).
+# term-2 has mpi.c's thief (2 requests, lifelines rank + 2^k, asking until
+# TERM). Every broken variant is rejected in term-4's configuration (the
+# colour ones need WORK between ranks other than 0: README, term.pml);
+# DROP_BLACK too, by hand (time). README (term.pml) lists larger runs and
+# the ring (-DRING) of the first version.
+t4="-DN=4 -DINIT=1 -DU=3 -DSPAWN=0 -DTHIEVES=12"
+check term-3         term.pml   pass "" "-m10000"
+check term-4         term.pml   pass "$t4" "-m10000"
+check term-2         term.pml   pass "-DN=2 -DW=2 -DLIFE_POW2 -DKEEP_ASKING" "-m10000"
+check term-noblack   term.pml   fail "$t4 -DNO_BLACK" "-m10000"
+check term-fwdactive term.pml   fail "$t4 -DFORWARD_ACTIVE" "-m10000"
+check term-nocount   term.pml   fail "$t4 -DNO_COUNT" "-m10000"
+check term-nowhiten  term.pml   fail "$t4 -DNO_WHITEN" "-m10000"
+check term-splitsend term.pml   fail "$t4 -DSPLIT_SEND" "-m10000"
+check term-earlyreport term.pml fail "$t4 -DEARLY_REPORT" "-m10000"
+check term-probewhitens term.pml fail "$t4 -DPROBE_WHITENS" "-m10000"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
