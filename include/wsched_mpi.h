@@ -133,10 +133,13 @@ WS_EXTERN int ws_mpi_register(ws_mpi_t *m, const char *name, ws_mpi_fn fn);
    no lock); from any other thread (the main thread before ws_mpi_run,
    typically) it becomes a new root task of the pool. Returns 0, WS_EINVAL
    (NULL m, unknown id, len > max_payload, NULL payload with len > 0),
-   WS_ENOMEM, or WS_EBUSY: while ws_mpi_run runs, only tasks of the rank's
-   pool may spawn (a thread outside every pool is refused; a task of some
-   other pool is not detected and must not: work that appears on a rank
-   without a message would break termination detection). */
+   WS_ENOMEM, or WS_EBUSY: while ws_mpi_run runs, only distributable tasks
+   and the tasks they start and wait for may spawn (a thread outside every
+   pool is refused; a task of another pool, or an I/O handler of this pool,
+   ws_io_watch, is not detected and must not: an armed watch is not
+   outstanding work, so its handler could add work to a rank that already
+   reported itself passive, and termination detection would miss it.
+   Timers, ws_after, are outstanding work and may spawn). */
 WS_EXTERN int ws_mpi_spawn(ws_mpi_t *m, int id, const void *payload, size_t len);
 
 /* Collective over the communicator: runs until no distributable task is left
