@@ -24,7 +24,9 @@ mkdir -p "$out"
 raw=$out/raw.txt
 : > "$raw"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-mpirun=(mpirun --oversubscribe)
+# --bind-to none: Open MPI binds each rank to one core by default when it
+# starts at most 2 ranks, which would put 1 rank x 2 workers on one core.
+mpirun=(mpirun --oversubscribe --bind-to none)
 {
   echo "# bench/mpi/bench.sh $(date -u +%FT%TZ) commit $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo ?)"
   echo "# $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(mpirun --version 2>&1 | head -1)"

@@ -37,6 +37,7 @@
 #include "uts.h"
 #include "wsched_mpi.h"
 
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -278,6 +279,12 @@ int main(int argc, char **argv)
     return 2;
   }
 
+  cpu_set_t cpus;
+  if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) < workers)
+    fprintf(stderr,
+            "wsbench-mpi: rank %d: %d workers on %d CPU(s) of its affinity mask (mpirun binds "
+            "ranks to cores: --bind-to none, or --map-by slot:PE=%d)\n",
+            rank, workers, CPU_COUNT(&cpus), workers);
   ws_options_t po;
   ws_options_init(&po);
   po.workers = workers;

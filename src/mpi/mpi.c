@@ -875,11 +875,13 @@ static void run_loop(ws_mpi_t *m)
     pthread_mutex_unlock(&m->mpi_lock);
     if (done)
       break;
-    if (acted || !idle) {
+    /* Back off from 1 us to 100 us while nothing happens (busy or idle);
+       start again from 1 us after any message or move. The progress
+       thread's polls while the workers compute cost them a context switch
+       each on a full machine (docs/DISTRIBUTED.md, "Measured"). */
+    if (acted) {
       backoff = 1000;
-      if (!idle && m->opt.progress == WS_MPI_PROGRESS_THREAD)
-        sleep_ns(backoff);
-    } else {
+    } else if (idle || m->opt.progress == WS_MPI_PROGRESS_THREAD) {
       sleep_ns(backoff);
       if (backoff < 100000)
         backoff *= 2;
