@@ -22,6 +22,7 @@
 #include "test.h"
 
 #include <sched.h>
+#include <string.h>
 
 struct jfarg {
   long n;
@@ -85,6 +86,7 @@ static void settled_stats(ws_pool_t *p, ws_stats_t *st)
 {
   ASSERT_OK(ws_pool_wait_idle(p, WS_FOREVER));
   ws_stats_t prev;
+  memset(&prev, 0, sizeof prev); /* read only once have_prev is set */
   int have_prev = 0;
   for (;;) {
     ws_pool_stats(p, st, NULL, 0);
