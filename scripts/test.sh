@@ -6,7 +6,8 @@
 #   asan    — AddressSanitizer + UndefinedBehaviorSanitizer: any leak,
 #             invalid access or undefined behaviour fails the build
 #   fuzz    — the API-sequence fuzzer (clang libFuzzer, ASan + UBSan) for
-#             WS_FUZZ_SECONDS (default 120) after replaying its corpus
+#             WS_FUZZ_SECONDS (default 60; 120 until the MPI jobs of
+#             issue #17 brought CI near its 30 minutes) after replaying its corpus
 #   posix   — optimized, the portable platform layer (-DWSCHED_PLATFORM=posix)
 #   clang   — optimized, built by clang instead of gcc
 #   m32     — optimized, a 32-bit x86 build (gcc -m32; x86-64 hosts only)
@@ -44,10 +45,10 @@ for c in "${configs[@]}"; do
   case $c in
     release | tsan | asan) preset=$c ;;
     fuzz)
-      echo "=== fuzz: ${WS_FUZZ_SECONDS:-120} s"
+      echo "=== fuzz: ${WS_FUZZ_SECONDS:-60} s"
       mkdir -p build
       start=$(date +%s)
-      tests/fuzz/run_fuzz.sh "${WS_FUZZ_SECONDS:-120}" > build/fuzz.log 2>&1 || { tail -60 build/fuzz.log; exit 1; }
+      tests/fuzz/run_fuzz.sh "${WS_FUZZ_SECONDS:-60}" > build/fuzz.log 2>&1 || { tail -60 build/fuzz.log; exit 1; }
       grep -E "^(fuzz_api:|stat::number_of_executed_units|Done )" build/fuzz.log || true
       echo "=== fuzz: passed in $(( $(date +%s) - start )) s"
       continue ;;
