@@ -15,10 +15,10 @@ static size_t round64(size_t n)
 
 ws__mpi_bag *ws__mpi_bag_new(size_t slot_size, unsigned log_cap)
 {
-  /* Whole cache lines for the bag and its scratch slot: two workers' bags
-     next to each other on the heap halved the speed of both (false sharing
-     of tail and scratch, written on every task: T1 on 2 workers took as
-     long as on one). */
+  /* Whole cache lines for the bag and its scratch slot, written on every
+     task by their owner: a precaution against false sharing between two
+     workers' bags. Not shown to matter: the 2-worker slowdown first blamed
+     on it was Open MPI binding the rank to one core (docs/DESIGN.md). */
   ws__mpi_bag *b = aligned_alloc(64, round64(sizeof *b));
   if (b == NULL)
     return NULL;
