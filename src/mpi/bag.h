@@ -72,6 +72,29 @@ int ws__mpi_bag_push_slow(ws__mpi_bag *b, uint32_t type, const void *payload, ui
 bool ws__mpi_bag_reclaim(ws__mpi_bag *b);
 void ws__mpi_bag_release_slow(ws__mpi_bag *b, uint64_t n);
 
+/* Copies len bytes, len <= 32, with fixed-size moves (two overlapping ones)
+   instead of a call to memcpy; larger copies call it. Push and pop copy a
+   payload with the same moves, so a pop's loads match the push's stores
+   (a load spanning two recent stores cannot be forwarded from them). */
+static inline void ws__mpi_copy(unsigned char *dst, const unsigned char *src, size_t len)
+{
+  if (len >= 16 && len <= 32) {
+    memcpy(dst, src, 16);
+    memcpy(dst + len - 16, src + len - 16, 16);
+  } else if (len >= 8 && len < 16) {
+    memcpy(dst, src, 8);
+    memcpy(dst + len - 8, src + len - 8, 8);
+  } else if (len >= 4 && len < 8) {
+    memcpy(dst, src, 4);
+    memcpy(dst + len - 4, src + len - 4, 4);
+  } else if (len < 4) {
+    for (size_t i = 0; i < len; i++)
+      dst[i] = src[i];
+  } else {
+    memcpy(dst, src, len);
+  }
+}
+
 /* The fast paths are inline: they run once or twice per task, and a task of
    the UTS benchmark is ~60 ns of hashing (callgrind: calls into bag.c cost
    ~100 instructions per task more than this). */
@@ -87,8 +110,7 @@ static inline int ws__mpi_bag_push(ws__mpi_bag *b, uint32_t type, const void *pa
   unsigned char *s = ws__mpi_bag_slot(b, b->tail);
   ws__mpi_slot_hdr h = {type, len};
   memcpy(s, &h, sizeof h);
-  if (len > 0) /* payload may be NULL then */
-    memcpy(s + sizeof h, payload, len);
+  ws__mpi_copy(s + sizeof h, payload, len); /* payload may be NULL when len is 0 */
   b->tail++;
   return 0;
 }
@@ -101,19 +123,11 @@ static inline bool ws__mpi_bag_pop(ws__mpi_bag *b)
   if (__builtin_expect(b->tail <= split, 0))
     return ws__mpi_bag_reclaim(b); /* private part empty */
   b->tail--;
-  /* Whole 8-byte words: slots and scratch are slot_size (a multiple of 8)
-     bytes, so copying the header and the payload rounded up stays inside. */
-  const uint64_t *src = (const uint64_t *)(const void *)ws__mpi_bag_slot(b, b->tail);
-  uint64_t *dst = (uint64_t *)(void *)b->scratch;
+  const unsigned char *src = ws__mpi_bag_slot(b, b->tail);
   ws__mpi_slot_hdr h;
   memcpy(&h, src, sizeof h);
-  if (b->slot_size >= 32 && h.len <= 32 - sizeof h) {
-    memcpy(dst, src, 32); /* small payloads (a UTS node): a fixed-size copy */
-    return true;
-  }
-  size_t words = (sizeof h + h.len + 7) / 8;
-  for (size_t i = 0; i < words; i++)
-    dst[i] = src[i];
+  memcpy(b->scratch, &h, sizeof h);
+  ws__mpi_copy(b->scratch + sizeof h, src + sizeof h, h.len);
   return true;
 }
 

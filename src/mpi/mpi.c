@@ -133,14 +133,18 @@ struct ws_mpi {
   ws_mpi_stats_t st; /* except tasks and spawned */
 };
 
+/* Thread-local state, in the initial-exec model like the core's
+   (src/core/worker.c): in the shared library the default model calls
+   __tls_get_addr on every access, once per ws_mpi_spawn (callgrind). */
+#define WS_MPI_TLS __attribute__((tls_model("initial-exec")))
 /* The runner whose task the calling thread is running, or NULL: set around
-   each task by run_bag (the owner's bag for ws_mpi_spawn). */
-static _Thread_local ws__mpi_bag *tls_runner;
-static _Thread_local ws_mpi_t *tls_mpi;
+   each task by runner_fn (the owner's bag for ws_mpi_spawn). */
+static _Thread_local ws__mpi_bag *tls_runner WS_MPI_TLS;
+static _Thread_local ws_mpi_t *tls_mpi WS_MPI_TLS;
 /* Distributable tasks this thread ran since it last polled (WORKERS
    progress). Per thread, not per runner: a rank whose runners each run
    fewer than poll_interval tasks must still poll. */
-static _Thread_local unsigned tls_since_poll;
+static _Thread_local unsigned tls_since_poll WS_MPI_TLS;
 
 static uint64_t now_ns(void)
 {
