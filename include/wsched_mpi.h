@@ -142,6 +142,21 @@ WS_EXTERN int ws_mpi_register(ws_mpi_t *m, const char *name, ws_mpi_fn fn);
    Timers, ws_after, are outstanding work and may spawn). */
 WS_EXTERN int ws_mpi_spawn(ws_mpi_t *m, int id, const void *payload, size_t len);
 
+/* For a distributable task that keeps work of its own instead of spawning a
+   task per item (a loop over a private stack, as in a tree walk: each item
+   then costs what it costs in a serial loop, not a task): call it between
+   items. It does for the calling task what the library does between two
+   tasks: hands tasks this task spawned to idle local workers and to other
+   ranks, and serves messages every poll_interval calls (WS_MPI_PROGRESS_
+   WORKERS; between two calls nothing is served, so call it at least every
+   few microseconds of work). Returns 1 when the rank wants work and has none
+   to give (an idle local worker, or a rank waiting on its lifeline): the
+   caller should then ws_mpi_spawn part of its private work (in a tree walk,
+   the oldest items: the largest subtrees) and go on; 0 when not; WS_EINVAL
+   when not called from inside a distributable task of m (on the thread that
+   runs it). Spawned tasks are handed out at the next call. */
+WS_EXTERN int ws_mpi_share(ws_mpi_t *m);
+
 /* Collective over the communicator: runs until no distributable task is left
    on any rank and none is in flight between ranks, then returns on every
    rank. Checks the registrations first (WS_MPI_EMISMATCH on every rank).
@@ -175,6 +190,7 @@ typedef struct ws_mpi_stats {
   uint64_t steal_wait_ns; /* time from steal requests to their answers       */
   uint64_t idle_ns; /* time in ws_mpi_run with no task on this rank          */
   uint64_t token_rounds; /* termination waves started (rank 0 only)         */
+  uint64_t shares; /* ws_mpi_share calls                                     */
 } ws_mpi_stats_t;
 
 /* Copies this rank's counters into *out. Returns 0 or WS_EINVAL. */

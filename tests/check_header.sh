@@ -94,7 +94,8 @@ cat > "$work/use_mpi.c" <<'C'
 #include "wsched_mpi.h"
 static void task(ws_mpi_t *m, const void *payload, size_t len)
 {
-  (void)ws_mpi_spawn(m, 0, payload, len);
+  if (ws_mpi_share(m) > 0)
+    (void)ws_mpi_spawn(m, 0, payload, len);
 }
 int use_mpi(void);
 int use_mpi(void)

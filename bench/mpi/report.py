@@ -6,7 +6,10 @@ Usage: report.py RAW OUT_DIR
 Prints (and writes to OUT_DIR/report.md) per tree and configuration the
 median, min and max time over the rounds; the speedup over the serial walk
 and the 2x1 / 1x2 ratio as medians of per-round ratios (each ratio taken
-within one round, side by side); and every rank's protocol counters
+within one round, side by side); the machine's ceiling for two workers,
+serial * (1/a + 1/b) from the two pinned serial walks of the pair
+configuration (a, b), and each speedup as a fraction of that ceiling in the
+same round; and every rank's protocol counters
 (medians over rounds). Draws OUT_DIR/mpi-uts.png with gnuplot if present.
 Exit status 1 if any run printed wrong counts.
 """
@@ -18,12 +21,13 @@ import statistics
 import subprocess
 import sys
 
-CONFIGS = ["serial", "1x2", "2x1", "2x1-thread"]
+CONFIGS = ["serial", "1x2", "2x1", "2x1-thread", "1x2-walk", "2x1-walk"]
 RANK_KEYS = ["tasks", "steals", "in", "out", "msgs", "bytes", "polls", "serve", "idle", "steal_wait"]
 
 
 def parse(raw):
     times = collections.defaultdict(dict)  # (tree, config) -> {round: seconds}
+    pairs = collections.defaultdict(lambda: collections.defaultdict(list))  # tree -> round -> [s, s]
     ranks = collections.defaultdict(list)  # (tree, config, rank) -> [dict per round]
     wrong = []
     rnd, tree, config = 0, None, None
@@ -40,7 +44,10 @@ def parse(raw):
         if m and config:
             if m.group(3) != "ok":
                 wrong.append(line.strip())
-            times[(m.group(1), config)][rnd] = float(m.group(2))
+            if config == "pair":
+                pairs[m.group(1)][rnd].append(float(m.group(2)))
+            else:
+                times[(m.group(1), config)][rnd] = float(m.group(2))
             continue
         m = re.match(r"\s+rank (\d+): (.*)", line)
         if m and config:
@@ -48,7 +55,7 @@ def parse(raw):
             for k, v in re.findall(r"(\w+)=([0-9./]+)", m.group(2)):
                 d[k] = float(v.split("/")[0])  # x/y: the first (ok steals, sent msgs/bytes)
             ranks[(tree, config, int(m.group(1)))].append(d)
-    return times, ranks, wrong
+    return times, pairs, ranks, wrong
 
 
 def med(xs):
@@ -57,27 +64,37 @@ def med(xs):
 
 def main():
     raw, out = sys.argv[1], sys.argv[2]
-    times, ranks, wrong = parse(raw)
+    times, pairs, ranks, wrong = parse(raw)
     trees = sorted({t for t, _ in times}, key=lambda t: (t != "T1L", t))
     lines = []
     head = [l.rstrip() for l in open(raw, encoding="utf-8") if l.startswith("# bench") or l.startswith("# ") and "CPUs" in l]
     lines += head + [""]
-    lines.append("| tree | configuration | median s | min | max | rounds | speedup vs serial | vs 1x2 |")
-    lines.append("|---|---|---:|---:|---:|---:|---:|---:|")
+    lines.append("| tree | configuration | median s | min | max | rounds | speedup vs serial "
+                 "| of ceiling | vs 1x2 of its shape |")
+    lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for t in trees:
         ser = times.get((t, "serial"), {})
-        one = times.get((t, "1x2"), {})
+        ceil = {r: ser[r] * sum(1.0 / x for x in p) for r, p in pairs.get(t, {}).items()
+                if r in ser and len(p) == 2}
+        if ceil:
+            p = [x for r in sorted(pairs[t]) for x in pairs[t][r]]
+            lines.append("| %s | pair: 2 pinned serial walks at once | %.3f | %.3f | %.3f | %d | "
+                         "ceiling %.2fx | | |" % (t, med(p), min(p), max(p), len(ceil),
+                                                 med(list(ceil.values()))))
         for c in CONFIGS:
             ts = times.get((t, c), {})
             if not ts:
                 continue
+            one = times.get((t, "1x2-walk" if c.endswith("-walk") else "1x2"), {})
             v = list(ts.values())
             sp = [ser[r] / ts[r] for r in ts if r in ser]
+            of = [ser[r] / ts[r] / ceil[r] for r in ts if r in ser and r in ceil]
             rel = [ts[r] / one[r] for r in ts if r in one]
-            lines.append("| %s | %s | %.3f | %.3f | %.3f | %d | %s | %s |" % (
+            lines.append("| %s | %s | %.3f | %.3f | %.3f | %d | %s | %s | %s |" % (
                 t, c, med(v), min(v), max(v), len(v),
                 "%.2fx" % med(sp) if sp and c != "serial" else "",
-                "%.3f" % med(rel) if rel and c not in ("serial", "1x2") else ""))
+                "%.0f%%" % (100 * med(of)) if of and c != "serial" else "",
+                "%.3f" % med(rel) if rel and c not in ("serial", "1x2", "1x2-walk") else ""))
     lines.append("")
     lines.append("Per rank (medians over rounds): tasks run, steals that got work, tasks in/out, "
                  "messages and bytes sent, worker polls, seconds in polls, idle seconds, "
@@ -136,7 +153,8 @@ def chart(out, trees, times):
         "set yrange [0:*]",
         "set grid ytics",
         "set key top right",
-        "set title 'UTS across MPI ranks on 2 cores: serial, 1 rank x 2 workers, 2 ranks x 1 worker (lower is better)'",
+        "set title 'UTS across MPI ranks on 2 cores: task per node and walk shapes (lower is better)'",
+        "set xtics rotate by -30",
         "plot " + ", ".join(plots),
     ]
     with open(os.path.join(out, "mpi-uts.gp"), "w", encoding="utf-8") as f:

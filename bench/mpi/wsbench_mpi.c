@@ -10,6 +10,12 @@
  *
  * Options:
  *   --tree A,B,...     trees (preset names, see bench/uts/README.md); default T1
+ *   --shape task|walk  task: one distributable task per tree node (default);
+ *                      walk: a task walks the subtree under its node with a
+ *                      stack of its own, as the serial walk does, calls
+ *                      ws_mpi_share every --share-every nodes (default 1)
+ *                      and spawns the oldest half of its stack when the rank
+ *                      wants work
  *   --workers N        workers per rank (default 1)
  *   --start R|last     the rank that spawns the root (default 0)
  *   --progress workers|thread   who serves requests (wsched_mpi.h)
@@ -160,9 +166,84 @@ static void visit_nested(ws_mpi_t *m, const void *payload, size_t len)
   }
 }
 
+/* --shape walk: the serial walk (uts_search_serial) inside one task, plus a
+   ws_mpi_share call every share_every nodes. */
+static int walk_id;
+static unsigned share_every = 1;
+#define WALK_LOCAL 256 /* nodes on the C stack before the walk's stack moves to the heap */
+
+static void walk(ws_mpi_t *m, const void *payload, size_t len)
+{
+  (void)len;
+  uts_node_t local[WALK_LOCAL], *stack = local;
+  size_t cap = WALK_LOCAL, top = 0;
+  uts_result_t r = UTS_RESULT_INIT;
+  unsigned since = 0;
+  memcpy(&stack[top++], payload, sizeof *stack);
+  while (top > 0) {
+    uts_node_t n = stack[--top];
+    int k = uts_num_children(&params, &n);
+    uts_result_add_node(&r, n.depth, k);
+    if ((size_t)k > cap - top) {
+      size_t ncap = 2 * cap + (size_t)k;
+      uts_node_t *ns =
+          stack == local ? malloc(ncap * sizeof *ns) : realloc(stack, ncap * sizeof *ns);
+      if (ns == NULL) {
+        fprintf(stderr, "wsbench-mpi: out of memory in a walk\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+      }
+      if (stack == local)
+        memcpy(ns, local, top * sizeof *ns);
+      stack = ns;
+      cap = ncap;
+    }
+    for (int i = k - 1; i >= 0; i--) /* child 0 on top, as in the serial walk */
+      uts_child(&params, &n, i, &stack[top++]);
+    if (++since < share_every)
+      continue;
+    since = 0;
+    int want = ws_mpi_share(m);
+    if (want < 0) {
+      fprintf(stderr, "wsbench-mpi: ws_mpi_share: %d\n", want);
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    if (want > 0 && top > 1) { /* the oldest half: the largest subtrees */
+      size_t give = top / 2;
+      for (size_t i = 0; i < give; i++)
+        if (ws_mpi_spawn(m, walk_id, &stack[i], sizeof stack[i]) != 0) {
+          fprintf(stderr, "wsbench-mpi: ws_mpi_spawn failed in a walk\n");
+          MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+      memmove(stack, stack + give, (top - give) * sizeof *stack);
+      top -= give;
+    }
+  }
+  if (stack != local)
+    free(stack);
+  int w = ws_current_worker();
+  uts_result_merge(&counts[w >= 0 && w < nslots ? w : 0].r, &r);
+}
+
 static void other(ws_mpi_t *m, const void *payload, size_t len)
 {
   (void)m, (void)payload, (void)len;
+}
+
+/* --spawn-errors: ws_mpi_share inside a task of m with another context
+   (WS_EINVAL) and with its own (0 or 1). */
+static ws_mpi_t *probe_other;
+static _Atomic int probe_wrong;
+
+static void probe(ws_mpi_t *m, const void *payload, size_t len)
+{
+  (void)payload, (void)len;
+  int other_rc = ws_mpi_share(probe_other), own_rc = ws_mpi_share(m);
+  if (other_rc != WS_EINVAL || own_rc < 0 || own_rc > 1) {
+    fprintf(stderr,
+            "wsbench-mpi: ws_mpi_share in a task: %d with another context, %d with its own\n",
+            other_rc, own_rc);
+    atomic_fetch_add_explicit(&probe_wrong, 1, memory_order_relaxed); /* read after ws_mpi_run */
+  }
 }
 
 static void sleeper(ws_mpi_t *m, const void *payload, size_t len)
@@ -185,7 +266,8 @@ static double now_s(void)
 static int usage(void)
 {
   fprintf(stderr,
-          "usage: wsbench-mpi [--tree T1,T3] [--workers N] [--start R|last] "
+          "usage: wsbench-mpi [--tree T1,T3] [--shape task|walk] [--share-every N] [--workers N] "
+          "[--start R|last] "
           "[--progress workers|thread] [--chunk N] [--poll N] [--seed N] "
           "[--delay-ns N] [--slow-rank R --slow-ns N] [--repeat K] [--serial|--serial-only] "
           "[--stats] [--mismatch] [--spawn-errors] [--die-rank R] [--idle MS] [--nest]\n");
@@ -206,7 +288,7 @@ int main(int argc, char **argv)
 {
   const char *trees = "T1", *start_s = "0";
   int workers = 1, repeat = 1, serial = 0, stats = 0, mismatch = 0, spawn_errors = 0, idle_ms = -1,
-      nest = 0;
+      nest = 0, walk_shape = 0;
   ws_mpi_options_t mo;
   ws_mpi_options_init(&mo);
   for (int i = 1; i < argc; i++) {
@@ -229,6 +311,15 @@ int main(int argc, char **argv)
       i++;
       if (!strcmp(a, "--tree"))
         trees = v;
+      else if (!strcmp(a, "--shape")) {
+        if (!strcmp(v, "task"))
+          walk_shape = 0;
+        else if (!strcmp(v, "walk"))
+          walk_shape = 1;
+        else
+          return usage();
+      } else if (!strcmp(a, "--share-every"))
+        share_every = (unsigned)atoi(v);
       else if (!strcmp(a, "--workers"))
         workers = atoi(v);
       else if (!strcmp(a, "--start"))
@@ -262,7 +353,7 @@ int main(int argc, char **argv)
         return usage();
     }
   }
-  if (workers < 1 || repeat < 1)
+  if (workers < 1 || repeat < 1 || share_every < 1 || (walk_shape && (nest || die_rank >= 0)))
     return usage();
 
   int provided;
@@ -316,6 +407,7 @@ int main(int argc, char **argv)
   }
 
   uts_id = ws_mpi_register(m, "uts", nest ? visit_nested : visit);
+  walk_id = ws_mpi_register(m, "uts-walk", walk);
   if (idle_ms >= 0) {
     int sl = ws_mpi_register(m, "sleep", sleeper);
     if (rank == 0)
@@ -345,7 +437,9 @@ int main(int argc, char **argv)
   if (spawn_errors) {
     unsigned char big[65] = {0};
     int ok = ws_mpi_spawn(NULL, uts_id, big, 1) == WS_EINVAL &&
-             ws_mpi_spawn(m, -1, big, 1) == WS_EINVAL && ws_mpi_spawn(m, 1, big, 1) == WS_EINVAL &&
+             ws_mpi_spawn(m, -1, big, 1) == WS_EINVAL &&
+             ws_mpi_spawn(m, walk_id + 1, big, 1) == WS_EINVAL && ws_mpi_share(NULL) == WS_EINVAL &&
+             ws_mpi_share(m) == WS_EINVAL && /* not in a task */
              ws_mpi_spawn(m, uts_id, big, 65) == WS_EINVAL &&
              ws_mpi_spawn(m, uts_id, NULL, 1) == WS_EINVAL &&
              ws_mpi_register(m, NULL, visit) == WS_EINVAL &&
@@ -363,19 +457,22 @@ int main(int argc, char **argv)
     bad.max_payload = 0;
     ws_mpi_t *m2 = NULL;
     ok = ok && ws_mpi_create(&m2, MPI_COMM_WORLD, &bad) == WS_EINVAL && m2 == NULL;
+    ok = ws_mpi_create(&probe_other, MPI_COMM_WORLD, NULL) == 0 && ok; /* collective */
     /* An empty run terminates at once, twice in a row; then one with a task
        on every rank; registering after a spawn is refused. */
-    int noop = ws_mpi_register(m, "noop", other);
+    int noop = ws_mpi_register(m, "noop", other), probe_id = ws_mpi_register(m, "probe", probe);
     int r1 = ws_mpi_run(m), r2 = ws_mpi_run(m); /* collective: on every rank */
-    ok = ok && r1 == 0 && r2 == 0 && noop == uts_id + 1 && ws_mpi_spawn(m, noop, NULL, 0) == 0 &&
-         ws_mpi_register(m, "late", other) == WS_EBUSY;
+    ok = ok && r1 == 0 && r2 == 0 && noop == walk_id + 1 && ws_mpi_spawn(m, noop, NULL, 0) == 0 &&
+         ws_mpi_spawn(m, probe_id, NULL, 0) == 0 && ws_mpi_register(m, "late", other) == WS_EBUSY;
     ok = ws_mpi_run(m) == 0 && ok;
+    ok = ok && atomic_load_explicit(&probe_wrong, memory_order_relaxed) == 0;
+    ok = ws_mpi_destroy(probe_other) == 0 && ok; /* collective */
     ws_mpi_stats_t st;
     uint64_t ran = 0;
-    ok = ok && ws_mpi_stats(m, &st) == 0 && st.spawned == 1;
+    ok = ok && ws_mpi_stats(m, &st) == 0 && st.spawned == 2;
     ran = st.tasks; /* a task may run on another rank: the sum is what counts */
     int red = ws_mpi_allreduce_u64(m, &ran, 1, WS_MPI_SUM); /* collective: on every rank */
-    ok = ok && red == 0 && ran == (uint64_t)size;
+    ok = ok && red == 0 && ran == 2 * (uint64_t)size;
     int all_ok;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (rank == 0)
@@ -420,7 +517,7 @@ int main(int argc, char **argv)
       if (rank == start) {
         uts_node_t root;
         uts_root(&params, &root);
-        if (ws_mpi_spawn(m, uts_id, &root, sizeof root) != 0)
+        if (ws_mpi_spawn(m, walk_shape ? walk_id : uts_id, &root, sizeof root) != 0)
           MPI_Abort(MPI_COMM_WORLD, 2);
       }
       rc = ws_mpi_run(m);
@@ -462,9 +559,9 @@ int main(int argc, char **argv)
           bytes += rows[r * NSTAT + 9];
           moved += rows[r * NSTAT + 5];
         }
-        printf("tree=%s ranks=%d workers=%d start=%d progress=%s nodes=%llu leaves=%llu depth=%d "
-               "time=%.3f s steals=%llu moved=%llu msgs=%llu bytes=%llu %s\n",
-               t, size, workers, start,
+        printf("tree=%s shape=%s ranks=%d workers=%d start=%d progress=%s nodes=%llu leaves=%llu "
+               "depth=%d time=%.3f s steals=%llu moved=%llu msgs=%llu bytes=%llu %s\n",
+               t, walk_shape ? "walk" : "task", size, workers, start,
                mo.progress == WS_MPI_PROGRESS_THREAD ? "thread" : "workers",
                (unsigned long long)all.nodes, (unsigned long long)all.leaves, (int)all.maxdepth,
                tmax, (unsigned long long)steals, (unsigned long long)moved,

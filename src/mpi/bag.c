@@ -147,11 +147,11 @@ unsigned ws__mpi_bag_take(ws__mpi_bag *b, unsigned max, unsigned char *out, size
   return n;
 }
 
-uint64_t ws__mpi_bag_split(ws__mpi_bag *b, ws__mpi_bag *to)
+uint64_t ws__mpi_bag_split(ws__mpi_bag *b, ws__mpi_bag *to, bool round_up)
 {
   pthread_mutex_lock(&b->lock);
   uint64_t head = atomic_load_explicit(&b->head, memory_order_relaxed); /* under lock */
-  uint64_t k = (b->tail - head) / 2;
+  uint64_t k = (b->tail - head + (round_up ? 1 : 0)) / 2;
   uint64_t moved = 0;
   for (; moved < k; moved++) {
     const unsigned char *s = ws__mpi_bag_slot(b, head + moved);

@@ -51,6 +51,7 @@ typedef struct ws__mpi_bag {
   _Atomic uint64_t split;
   uint64_t tail;
   uint64_t spawned; /* owner only: tasks pushed by ws_mpi_spawn (a statistic) */
+  uint64_t shares; /* owner only: ws_mpi_share calls (a statistic) */
   _Atomic uint64_t shared_hint; /* split - head, as of the last change */
   /* The rank's list of live bags (mpi.c, under ws_mpi.bags_lock). */
   struct ws__mpi_bag *prev, *next;
@@ -149,9 +150,11 @@ unsigned ws__mpi_bag_take(ws__mpi_bag *b, unsigned max, unsigned char *out, size
                           size_t *bytes);
 
 /* Owner: moves the oldest half of all its tasks (shared and private) into
-   the empty bag `to`, which no other thread can see yet. Returns how many
-   moved (0 when the bag holds fewer than two). */
-uint64_t ws__mpi_bag_split(ws__mpi_bag *b, ws__mpi_bag *to);
+   the empty bag `to`, which no other thread can see yet: half rounded down
+   (a runner between tasks keeps one to run), or up with round_up (from
+   inside a task, which is still running: a single task may go). Returns
+   how many moved. */
+uint64_t ws__mpi_bag_split(ws__mpi_bag *b, ws__mpi_bag *to, bool round_up);
 
 /* Tasks in the bag (owner; a hint for others). */
 static inline uint64_t ws__mpi_bag_size(ws__mpi_bag *b)

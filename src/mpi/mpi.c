@@ -85,7 +85,7 @@ struct ws_mpi {
   /* Tasks run and spawned: each runner counts in its bag and adds its
      totals here when it ends; spawns outside runners add at once. Relaxed:
      statistics, read after ws_mpi_run (whose MPI calls order them). */
-  _Atomic uint64_t tasks_run, tasks_spawned;
+  _Atomic uint64_t tasks_run, tasks_spawned, shares;
   /* Set (relaxed) by the first ws_mpi_spawn: registering after it would
      resize `types` under running tasks. */
   _Atomic int sealed;
@@ -105,6 +105,11 @@ struct ws_mpi {
   /* 1 while ws_mpi_run runs: stored (release) by the run thread, loaded
      (acquire) by workers before they take mpi_lock to poll. */
   _Atomic int running;
+  /* 1 while a lifeline thief waits for work this rank had none of to give
+     (nlife_thieves > 0): stored under mpi_lock at the end of each serve_all,
+     read by ws_mpi_share (relaxed: a hint that makes a task offer work; no
+     data rides on it, the work itself moves under the bags' locks). */
+  _Atomic int remote_want;
 
   /* --- everything below is under mpi_lock (every MPI call is made under
      it: MPI_THREAD_SERIALIZED) --- */
@@ -130,7 +135,7 @@ struct ws_mpi {
   bool *life_thief; /* [size]: rank t registered with us */
   int nlife_thieves;
   uint64_t rng;
-  ws_mpi_stats_t st; /* except tasks and spawned */
+  ws_mpi_stats_t st; /* except tasks, spawned and shares */
 };
 
 /* Thread-local state, in the initial-exec model like the core's
@@ -249,12 +254,12 @@ static void poll_duty(ws_mpi_t *m);
 /* The runner of b moves the oldest half of b into a new runner, which an
    idle local worker will steal. Nothing is lost on failure: the tasks go
    back into b (only if that fails too, out of memory, the job aborts). */
-static void split_runner(ws_mpi_t *m, ws__mpi_bag *b)
+static void split_runner(ws_mpi_t *m, ws__mpi_bag *b, bool round_up)
 {
   ws__mpi_bag *nb = bag_make(m);
   if (nb == NULL)
     return;
-  if (ws__mpi_bag_split(b, nb) == 0) {
+  if (ws__mpi_bag_split(b, nb, round_up) == 0) {
     ws__mpi_bag_free(nb);
     return;
   }
@@ -271,7 +276,7 @@ static void split_runner(ws_mpi_t *m, ws__mpi_bag *b)
     free(ra);
   }
   atomic_fetch_sub_explicit(&m->pending_splits, 1, memory_order_relaxed);
-  while (ws__mpi_bag_pop(nb)) { /* into nb's scratch: b's holds the task about to run */
+  while (ws__mpi_bag_pop(nb)) { /* into nb's scratch: b's holds the task being run */
     ws__mpi_slot_hdr h;
     memcpy(&h, nb->scratch, sizeof h);
     if (ws__mpi_bag_push(b, h.type, nb->scratch + sizeof h, h.len) != 0) {
@@ -302,7 +307,7 @@ static int runner_fn(void *arg)
     ws__mpi_bag_release(b, RELEASE_UNIT);
     if (split_below > 0 && ws__mpi_bag_size(b) >= 2 &&
         atomic_load_explicit(&m->pending_splits, memory_order_relaxed) < split_below)
-      split_runner(m, b);
+      split_runner(m, b, false);
     ws__mpi_slot_hdr h;
     memcpy(&h, b->scratch, sizeof h);
     types[h.type].fn(m, b->scratch + sizeof h, h.len);
@@ -318,6 +323,7 @@ static int runner_fn(void *arg)
   tls_mpi = prev_mpi;
   atomic_fetch_add_explicit(&m->tasks_run, ran, memory_order_relaxed); /* a statistic */
   atomic_fetch_add_explicit(&m->tasks_spawned, b->spawned, memory_order_relaxed);
+  atomic_fetch_add_explicit(&m->shares, b->shares, memory_order_relaxed);
   bag_unlink(m, b);
   ws__mpi_bag_free(b);
   return 0;
@@ -356,6 +362,46 @@ int ws_mpi_spawn(ws_mpi_t *m, int id, const void *payload, size_t len)
   }
   atomic_fetch_add_explicit(&m->tasks_spawned, 1, memory_order_relaxed); /* a statistic */
   return 0;
+}
+
+int ws_mpi_share(ws_mpi_t *m)
+{
+  ws__mpi_bag *b = tls_runner;
+  if (m == NULL || b == NULL || tls_mpi != m)
+    return WS_EINVAL; /* not inside a distributable task of m */
+  b->shares++;
+  int want = 0;
+  /* Local: an idle worker may take a split runner, and none is queued. The
+     task calling us is still running, so even a single spawned task may go
+     (round up). */
+  int split_below = m->workers - 1;
+  if (split_below > 0 && atomic_load_explicit(&m->pending_splits, memory_order_relaxed) <
+                             split_below) { /* a hint, as in runner_fn */
+    if (ws__mpi_bag_size(b) > 0)
+      split_runner(m, b, true);
+    else
+      want = 1;
+  }
+  bool poll_now = false;
+  if (m->size > 1 && atomic_load_explicit(&m->remote_want, memory_order_relaxed)) { /* a hint */
+    /* Another rank waits on a lifeline: whatever this bag holds privately
+       goes to its shared part, however little, and is pushed now. */
+    uint64_t priv = b->tail - atomic_load_explicit(&b->split, memory_order_relaxed); /* own */
+    if (priv > 0) {
+      if (atomic_load_explicit(&b->shared_hint, memory_order_relaxed) == 0) /* a hint */
+        ws__mpi_bag_release_slow(b, priv < RELEASE_UNIT ? priv : RELEASE_UNIT);
+      poll_now = true;
+    } else if (atomic_load_explicit(&b->shared_hint, memory_order_relaxed) == 0) {
+      want = 1;
+    }
+  } else {
+    ws__mpi_bag_release(b, RELEASE_UNIT);
+  }
+  if ((poll_now || ++tls_since_poll >= m->opt.poll_interval) && m->size > 1) {
+    tls_since_poll = 0;
+    poll_duty(m);
+  }
+  return want;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -597,6 +643,8 @@ static int serve_all(ws_mpi_t *m)
       m->nlife_thieves--;
     }
   }
+  /* Tasks that keep work of their own offer some while this is set. */
+  atomic_store_explicit(&m->remote_want, m->nlife_thieves > 0, memory_order_relaxed); /* a hint */
   reap_sends(m);
   m->st.polls++;
   return served;
@@ -913,6 +961,7 @@ int ws_mpi_run(ws_mpi_t *m)
   memset(m->life_reg, 0, sizeof *m->life_reg * (size_t)m->size);
   memset(m->life_thief, 0, sizeof *m->life_thief * (size_t)m->size);
   m->nlife_thieves = 0;
+  atomic_store_explicit(&m->remote_want, 0, memory_order_relaxed); /* a hint; under mpi_lock */
   m->count = 0;
   m->black = false;
   m->in_wave = m->terminated = false;
@@ -949,6 +998,7 @@ int ws_mpi_stats(const ws_mpi_t *m, ws_mpi_stats_t *out)
   pthread_mutex_unlock(&mm->mpi_lock);
   out->tasks = atomic_load_explicit(&m->tasks_run, memory_order_relaxed); /* statistics */
   out->spawned = atomic_load_explicit(&m->tasks_spawned, memory_order_relaxed);
+  out->shares = atomic_load_explicit(&m->shares, memory_order_relaxed);
   return 0;
 }
 
