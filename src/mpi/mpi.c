@@ -364,26 +364,22 @@ int ws_mpi_spawn(ws_mpi_t *m, int id, const void *payload, size_t len)
   return 0;
 }
 
-int ws_mpi_share(ws_mpi_t *m)
+/* ws_mpi_share when a local worker or another rank may want work. */
+__attribute__((noinline)) static int share_slow(ws_mpi_t *m, ws__mpi_bag *b, bool local,
+                                                bool remote)
 {
-  ws__mpi_bag *b = tls_runner;
-  if (m == NULL || b == NULL || tls_mpi != m)
-    return WS_EINVAL; /* not inside a distributable task of m */
-  b->shares++;
   int want = 0;
   /* Local: an idle worker may take a split runner, and none is queued. The
      task calling us is still running, so even a single spawned task may go
      (round up). */
-  int split_below = m->workers - 1;
-  if (split_below > 0 && atomic_load_explicit(&m->pending_splits, memory_order_relaxed) <
-                             split_below) { /* a hint, as in runner_fn */
+  if (local) {
     if (ws__mpi_bag_size(b) > 0)
       split_runner(m, b, true);
     else
       want = 1;
   }
   bool poll_now = false;
-  if (m->size > 1 && atomic_load_explicit(&m->remote_want, memory_order_relaxed)) { /* a hint */
+  if (remote) {
     /* Another rank waits on a lifeline: whatever this bag holds privately
        goes to its shared part, however little, and is pushed now. */
     uint64_t priv = b->tail - atomic_load_explicit(&b->split, memory_order_relaxed); /* own */
@@ -402,6 +398,27 @@ int ws_mpi_share(ws_mpi_t *m)
     poll_duty(m);
   }
   return want;
+}
+
+int ws_mpi_share(ws_mpi_t *m)
+{
+  ws__mpi_bag *b = tls_runner;
+  if (m == NULL || b == NULL || tls_mpi != m)
+    return WS_EINVAL; /* not inside a distributable task of m */
+  b->shares++;
+  bool local = m->workers > 1 && atomic_load_explicit(&m->pending_splits, memory_order_relaxed) <
+                                     m->workers - 1; /* a hint, as in runner_fn */
+  bool remote =
+      m->size > 1 && atomic_load_explicit(&m->remote_want, memory_order_relaxed); /* a hint */
+  if (__builtin_expect(local || remote, 0))
+    return share_slow(m, b, local, remote);
+  /* Nobody waits: what runner_fn does between two tasks. */
+  ws__mpi_bag_release(b, RELEASE_UNIT);
+  if (++tls_since_poll >= m->opt.poll_interval && m->size > 1) {
+    tls_since_poll = 0;
+    poll_duty(m);
+  }
+  return 0;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -650,8 +667,10 @@ static int serve_all(ws_mpi_t *m)
   return served;
 }
 
-/* A worker between two tasks (WS_MPI_PROGRESS_WORKERS). */
-static void poll_duty(ws_mpi_t *m)
+/* A worker between two tasks (WS_MPI_PROGRESS_WORKERS). Not inlined: the
+   callers' fast paths then need no saved registers (ws_mpi_share runs once
+   per item of a walk). */
+__attribute__((noinline)) static void poll_duty(ws_mpi_t *m)
 {
   if (m->opt.progress != WS_MPI_PROGRESS_WORKERS ||
       !atomic_load_explicit(&m->running, memory_order_acquire)) /* pairs with ws_mpi_run */
