@@ -13,7 +13,8 @@
  *   --shape task|walk  task: one distributable task per tree node (default);
  *                      walk: a task walks the subtree under its node with a
  *                      stack of its own, as the serial walk does, calls
- *                      ws_mpi_share every --share-every nodes (default 1)
+ *                      ws_mpi_share every --share-every nodes (default 8:
+ *                      every node cost ~5% more time on T1L, docs/DISTRIBUTED.md)
  *                      and spawns the oldest half of its stack when the rank
  *                      wants work
  *   --workers N        workers per rank (default 1)
@@ -169,7 +170,7 @@ static void visit_nested(ws_mpi_t *m, const void *payload, size_t len)
 /* --shape walk: the serial walk (uts_search_serial) inside one task, plus a
    ws_mpi_share call every share_every nodes. */
 static int walk_id;
-static unsigned share_every = 1;
+static unsigned share_every = 8;
 #define WALK_LOCAL 256 /* nodes on the C stack before the walk's stack moves to the heap */
 
 static void walk(ws_mpi_t *m, const void *payload, size_t len)
