@@ -149,12 +149,15 @@ WS_EXTERN int ws_mpi_spawn(ws_mpi_t *m, int id, const void *payload, size_t len)
    tasks: hands tasks this task spawned to idle local workers and to other
    ranks, and serves messages every poll_interval calls (WS_MPI_PROGRESS_
    WORKERS; between two calls nothing is served, so call it at least every
-   few microseconds of work). Returns 1 when the rank wants work and has none
-   to give (an idle local worker, or a rank waiting on its lifeline): the
-   caller should then ws_mpi_spawn part of its private work (in a tree walk,
-   the oldest items: the largest subtrees) and go on; 0 when not; WS_EINVAL
-   when not called from inside a distributable task of m (on the thread that
-   runs it). Spawned tasks are handed out at the next call. */
+   few microseconds of work). Returns 1 when work is wanted and this task has
+   spawned none to give (nothing is queued for the rank's other workers, or
+   a rank waits on this rank's lifeline): the caller should then
+   ws_mpi_spawn part of its private work (in a tree walk, the oldest items:
+   the largest subtrees) and go on; the next call offers those tasks (queued
+   for the other workers, or moved where other ranks take them); tasks not
+   taken run after this task returns, like any spawned task. Returns 0 when
+   no work is wanted, WS_EINVAL when not called from inside a distributable
+   task of m (on the thread that runs it). */
 WS_EXTERN int ws_mpi_share(ws_mpi_t *m);
 
 /* Collective over the communicator: runs until no distributable task is left

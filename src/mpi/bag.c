@@ -141,7 +141,10 @@ unsigned ws__mpi_bag_take(ws__mpi_bag *b, unsigned max, unsigned char *out, size
     head++;
     n++;
   }
-  atomic_store_explicit(&b->head, head, memory_order_relaxed); /* under lock */
+  /* Release: pairs with the owner's acquire load of head in
+     ws__mpi_bag_push, which reuses the slots read above without the lock
+     once the ring wraps (TSan caught the write racing with this read). */
+  atomic_store_explicit(&b->head, head, memory_order_release);
   atomic_store_explicit(&b->shared_hint, split - head, memory_order_relaxed);
   pthread_mutex_unlock(&b->lock);
   return n;

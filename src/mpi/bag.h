@@ -19,8 +19,10 @@
  * Who touches what:
  *   buf, cap    owner reads; rewritten only by the owner under lock (growth);
  *               thieves read under lock.
- *   head        written under lock (owner or thief); owner reads it without
- *               the lock as a lower bound (relaxed: it only grows).
+ *   head        written under lock (owner or thief; a thief's store is a
+ *               release); the owner reads it without the lock as a lower
+ *               bound (it only grows): acquire in push, which reuses slots a
+ *               thief read; relaxed where it is only a count.
  *   split       written by the owner under lock; read by the owner without
  *               the lock (its own variable) and by thieves under the lock.
  *   tail        owner only.
@@ -104,9 +106,11 @@ static inline void ws__mpi_copy(unsigned char *dst, const unsigned char *src, si
    not grow. */
 static inline int ws__mpi_bag_push(ws__mpi_bag *b, uint32_t type, const void *payload, uint32_t len)
 {
-  /* head is a lower bound (relaxed; it only grows): a full-looking ring is
-     rechecked under the lock. */
-  if (__builtin_expect(b->tail - atomic_load_explicit(&b->head, memory_order_relaxed) >= b->cap, 0))
+  /* head is a lower bound (it only grows): a full-looking ring is rechecked
+     under the lock. Acquire: pairs with the release store in
+     ws__mpi_bag_take, so a thief's reads of the slots it took happen before
+     this write reuses one of them. */
+  if (__builtin_expect(b->tail - atomic_load_explicit(&b->head, memory_order_acquire) >= b->cap, 0))
     return ws__mpi_bag_push_slow(b, type, payload, len);
   unsigned char *s = ws__mpi_bag_slot(b, b->tail);
   ws__mpi_slot_hdr h = {type, len};
