@@ -251,6 +251,16 @@ static int runner_start(ws_mpi_t *m, ws__mpi_bag *b)
 
 static void poll_duty(ws_mpi_t *m);
 
+/* Between two tasks or items: polls every poll_interval calls on this
+   thread, or at once when `now`. */
+static inline void poll_tick(ws_mpi_t *m, bool now)
+{
+  if ((now || ++tls_since_poll >= m->opt.poll_interval) && m->size > 1) {
+    tls_since_poll = 0;
+    poll_duty(m);
+  }
+}
+
 /* The runner of b moves the oldest half of b into a new runner, which an
    idle local worker will steal. Nothing is lost on failure: the tasks go
    back into b (only if that fails too, out of memory, the job aborts). */
@@ -314,10 +324,7 @@ static int runner_fn(void *arg)
     ran++;
     if (slow && ran % SLOW_EVERY == 0)
       sleep_ns(m->opt.slow_ns);
-    if (++tls_since_poll >= m->opt.poll_interval && m->size > 1) {
-      tls_since_poll = 0;
-      poll_duty(m);
-    }
+    poll_tick(m, false);
   }
   tls_runner = prev_runner;
   tls_mpi = prev_mpi;
@@ -364,14 +371,14 @@ int ws_mpi_spawn(ws_mpi_t *m, int id, const void *payload, size_t len)
   return 0;
 }
 
-/* ws_mpi_share when a local worker or another rank may want work. */
+/* ws_mpi_share when the other workers or another rank may want work. */
 __attribute__((noinline)) static int share_slow(ws_mpi_t *m, ws__mpi_bag *b, bool local,
                                                 bool remote)
 {
   int want = 0;
-  /* Local: an idle worker may take a split runner, and none is queued. The
-     task calling us is still running, so even a single spawned task may go
-     (round up). */
+  /* Local: no split runner is queued for the other workers (runner_fn's
+     condition). The task calling us is still running, so even a single
+     spawned task may go (round up). */
   if (local) {
     if (ws__mpi_bag_size(b) > 0)
       split_runner(m, b, true);
@@ -393,10 +400,7 @@ __attribute__((noinline)) static int share_slow(ws_mpi_t *m, ws__mpi_bag *b, boo
   } else {
     ws__mpi_bag_release(b, RELEASE_UNIT);
   }
-  if ((poll_now || ++tls_since_poll >= m->opt.poll_interval) && m->size > 1) {
-    tls_since_poll = 0;
-    poll_duty(m);
-  }
+  poll_tick(m, poll_now);
   return want;
 }
 
@@ -414,10 +418,7 @@ int ws_mpi_share(ws_mpi_t *m)
     return share_slow(m, b, local, remote);
   /* Nobody waits: what runner_fn does between two tasks. */
   ws__mpi_bag_release(b, RELEASE_UNIT);
-  if (++tls_since_poll >= m->opt.poll_interval && m->size > 1) {
-    tls_since_poll = 0;
-    poll_duty(m);
-  }
+  poll_tick(m, false);
   return 0;
 }
 
