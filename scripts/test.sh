@@ -28,7 +28,7 @@
 #   jobs, label mpi: libwsched_mpi uses only the core's public API, so
 #   release runs the full set and tsan and asan three jobs each)
 #   (Checks that do not depend on the configuration run where they can
-#   differ: format (a source check) and debian_package in release only;
+#   differ: format and files (source checks) and debian_package in release only;
 #   header (C11 and C++ compiles of the public headers), install and
 #   subproject (consumers of the installed and the embedded library) in
 #   release and clang, the two compilers. posix, tsan and asan skip them:
@@ -50,7 +50,7 @@ for c in "${configs[@]}"; do
   flags=() cc=() ctest_extra=() # posix, clang, m32: another platform or compiler; no second SPIN run
   case $c in
     release) preset=$c ;;
-    tsan | asan) preset=$c ctest_extra=(-E '^(format|header)$') ;;
+    tsan | asan) preset=$c ctest_extra=(-E '^(format|files|header)$') ;;
     fuzz)
       echo "=== fuzz: ${WS_FUZZ_SECONDS:-60} s"
       mkdir -p build
@@ -61,8 +61,8 @@ for c in "${configs[@]}"; do
       continue ;;
     posix)
       preset=release flags=(-DWSCHED_PLATFORM=posix)
-      ctest_extra=(-LE 'spin|mpi' -E '^(format|header|install|subproject|debian_package)$|_fifo$') ;;
-    clang) preset=release cc=(env CC=clang) ctest_extra=(-LE 'spin|mpi' -E '^(format|debian_package)$|_fifo$') ;;
+      ctest_extra=(-LE 'spin|mpi' -E '^(format|files|header|install|subproject|debian_package)$|_fifo$') ;;
+    clang) preset=release cc=(env CC=clang) ctest_extra=(-LE 'spin|mpi' -E '^(format|files|debian_package)$|_fifo$') ;;
     m32)
       if [ "$(uname -m)" != x86_64 ]; then echo "=== m32: skipped (not an x86-64 host)"; continue; fi
       preset=release cc=(env "CC=gcc -m32")
