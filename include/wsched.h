@@ -264,8 +264,15 @@ WS_EXTERN int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt);
 /* Shuts the pool down gracefully if that has not happened yet, waits until
    every accepted task has finished, joins the workers and frees the pool.
    Outside the pool only (WS_EDEADLK from one of its tasks). No other call on
-   the pool may run concurrently with or after this one. Futures obtained from
-   the pool stay valid until released. */
+   the pool may run concurrently with or after this one. Handles obtained
+   from the pool outlive it only for these calls: a future's
+   ws_future_status, ws_future_result, ws_future_wait (every future is
+   final, so it returns at once), ws_future_cancel (WS_EBUSY) and
+   ws_future_release; a watch's ws_io_release. Any other call with them
+   after ws_pool_destroy -- ws_future_then, ws_when_all, ws_when_any,
+   ws_io_rearm, ws_io_cancel -- is undefined behaviour: it would queue into
+   or lock the freed pool. So is releasing a watch twice, as free() twice
+   is (a future released twice is detected, see ws_future_release). */
 WS_EXTERN int ws_pool_destroy(ws_pool_t *pool);
 
 /* Submits fn(arg). From inside a task of `pool` the new task is a child: it
@@ -560,7 +567,11 @@ typedef int (*ws_io_fn)(void *arg, int fd, unsigned revents, ws_io_t *io);
    ws_io_cancel, or in (or after) its handler without re-arming. Closing
    an armed descriptor makes the kernel forget it, so the watch never
    fires; cancel the watch before that descriptor number can be watched
-   again (the cancel would remove the new watch's registration).
+   again. One watch per descriptor is armed at a time in a pool: arming
+   a second one (ws_io_watch, ws_io_rearm) while another is armed on the
+   same fd returns WS_EBUSY and changes nothing (watch both directions
+   with one watch, WS_IO_READ | WS_IO_WRITE). Another watch may arm fd
+   once the first fired without being re-armed, or was cancelled.
    Watches do not count as outstanding tasks until they fire (an idle
    server is idle); a handler that was queued does. ws_shutdown() cancels
    every armed watch (ws_io_cancel then returns WS_ECANCELED). *io
@@ -568,17 +579,19 @@ typedef int (*ws_io_fn)(void *arg, int fd, unsigned revents, ws_io_t *io);
    watch is armed (its handler may run before ws_io_watch returns, and
    finds the handle stored). Returns 0,
    WS_EINVAL (NULL pool, fn or io, fd < 0, events not a non-empty mix of
-   WS_IO_READ and WS_IO_WRITE), WS_ESHUTDOWN, WS_ENOMEM, WS_ENOTSUP
+   WS_IO_READ and WS_IO_WRITE), WS_EBUSY (another watch of the pool is
+   armed on fd), WS_ESHUTDOWN, WS_ENOMEM, WS_ENOTSUP
    (a platform without epoll: the posix build), or WS_ESYS (the kernel
    refused fd: not open, or a regular file); on error *io is NULL. Any
    thread. */
 WS_EXTERN int ws_io_watch(ws_pool_t *pool, int fd, unsigned events, ws_io_fn fn, void *arg,
                           ws_io_t **io);
 
-/* Arms a watch that fired again, for events. Returns 0, WS_EBUSY (it is
-   armed), WS_ECANCELED (it was cancelled), WS_ESHUTDOWN (the pool was shut
-   down; the watch is cancelled), WS_ESYS (the kernel refused: fd was
-   closed; the watch stays disarmed) or WS_EINVAL. Any thread. */
+/* Arms a watch that fired again, for events. Returns 0, WS_EBUSY (it, or
+   another watch of the pool on its descriptor, is armed), WS_ECANCELED (it
+   was cancelled), WS_ESHUTDOWN (the pool was shut down; the watch is
+   cancelled), WS_ESYS (the kernel refused: fd was closed; the watch stays
+   disarmed), WS_ENOMEM or WS_EINVAL. Any thread. */
 WS_EXTERN int ws_io_rearm(ws_io_t *io, unsigned events);
 
 /* Cancels the watch for good: it is disarmed and never fires again.
@@ -644,7 +657,7 @@ WS_EXTERN int ws_blocking(ws_pool_t *pool, ws_task_fn fn, void *arg);
  * pool shuts down) and ws_group_wait blocks until they are done.
  */
 typedef struct ws_group {
-  uint64_t ws__opaque[8]; /* private */
+  uint64_t ws__opaque[12]; /* private */
 } ws_group_t;
 
 /* Initialises g for `pool` (NULL: the calling worker's pool). Returns 0, or

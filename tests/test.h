@@ -283,6 +283,24 @@ static inline const char *steal_name(ws_steal_policy_t s)
   return s == WS_STEAL_HALF ? "half" : "one";
 }
 
+/* Waits until each of the pool's `workers` workers is parked and none
+   spins; fails the test after TEST_DEADLINE_MS. */
+static inline void test_wait_all_parked(ws_pool_t *p, unsigned workers)
+{
+  ws_stats_t st;
+  int64_t give_up = test_deadline();
+  for (;;) {
+    ws_pool_stats(p, &st, NULL, 0);
+    /* A parking worker joins the idle list before it stops spinning. */
+    if (st.parked == workers && st.spinning == 0)
+      break;
+    if (test_now_ns() > give_up)
+      TEST_FAIL("after %d s: %u of %u workers parked, %u spinning", TEST_DEADLINE_MS / 1000,
+                st.parked, workers, st.spinning);
+    sched_yield();
+  }
+}
+
 /* fib(n) with no cutoff through ws_join: the fork/join workload several
    tests share. Inside a task of a pool. */
 struct fibarg {

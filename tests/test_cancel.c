@@ -22,6 +22,10 @@
  *              child ran or was skipped exactly once, nothing hangs, the
  *              cancelled group's wait returns WS_ECANCELED.
  *   misuse   — NULL, an uninitialised group, a group already waited for.
+ *   nested   — a cancel reaches a stolen ws_join half (ws_cancelled() turns
+ *              true in it) and the groups it opens, and children that a
+ *              join's first half spawns into an enclosing group (heap
+ *              records: the join holds the frame stack's top).
  *   traced   — joins and parallel loops under a cancelled group while the
  *              pool is traced (ws_join then takes its observed path, a
  *              private group): both halves run, ws_join returns fb's
@@ -486,11 +490,153 @@ static void part_traced(void)
   }
 }
 
+/* --- nested ---------------------------------------------------------------- */
+
+/* A cancel reaches what a group child runs inside a ws_join:
+   stolen — the join's b half runs on another worker (a holds until it
+            starts); after the group is cancelled, ws_cancelled() becomes
+            true in b, and a group b opens then skips its children.
+   heap   — a's spawns into the child's own group g2 (opened before the
+            join) cannot take a frame (the join holds the top of the frame
+            stack) and become heap records; the outer group was cancelled
+            first: they never start, and g2's wait returns WS_ECANCELED. */
+static ws_group_t *nested_outer;
+static test_latch nested_b_started;
+static _Atomic int nested_b_started_flag;
+static _Atomic long nested_gc_started, nested_b_saw;
+
+static int nested_grandchild(void *arg)
+{
+  (void)arg;
+  atomic_fetch_add_explicit(&nested_gc_started, 1, memory_order_relaxed);
+  return 0;
+}
+
+static int nested_until_b(void *arg)
+{
+  (void)arg;
+  int64_t end = test_deadline();
+  while (!atomic_load_explicit(&nested_b_started_flag, memory_order_acquire))
+    if (test_now_ns() > end)
+      TEST_FAIL("the join's second half never started");
+  while (!ws_cancelled()) /* the outer group's cancel follows b's start */
+    if (test_now_ns() > end)
+      TEST_FAIL("ws_cancelled() never became true in a's group child");
+  return 0;
+}
+
+static int nested_stolen_a(void *arg)
+{
+  (void)arg;
+  /* A spawn into an empty deque offers the older private frames, b, to
+     thieves (wsched.h, ws_join); the child then runs here and spins until
+     b has started somewhere else. */
+  ws_group_t h;
+  ASSERT_OK(ws_group_init(&h, NULL));
+  ASSERT_OK(ws_group_spawn(&h, nested_until_b, NULL));
+  ASSERT_EQ(ws_group_wait(&h), WS_ECANCELED); /* h is inside the cancelled group */
+  return 0;
+}
+
+static int nested_stolen_b(void *arg)
+{
+  (void)arg;
+  atomic_store_explicit(&nested_b_started_flag, 1, memory_order_release);
+  latch_count_down(&nested_b_started);
+  int64_t end = test_deadline();
+  while (!ws_cancelled())
+    if (test_now_ns() > end)
+      TEST_FAIL("ws_cancelled() never became true in a stolen join half");
+  atomic_fetch_add_explicit(&nested_b_saw, 1, memory_order_relaxed);
+  ws_group_t g2;
+  ASSERT_OK(ws_group_init(&g2, NULL));
+  for (int i = 0; i < 4; i++)
+    ASSERT_OK(ws_group_spawn(&g2, nested_grandchild, NULL));
+  ASSERT_EQ(ws_group_wait(&g2), WS_ECANCELED);
+  return 0;
+}
+
+static int nested_stolen_child(void *arg)
+{
+  (void)arg;
+  ASSERT_OK(ws_join(NULL, nested_stolen_a, NULL, nested_stolen_b, NULL));
+  return 0;
+}
+
+static int nested_heap_a(void *arg)
+{
+  ws_group_t *g2 = arg;
+  ASSERT_OK(ws_group_cancel(nested_outer));
+  ASSERT(ws_cancelled());
+  for (int i = 0; i < 4; i++)
+    ASSERT_OK(ws_group_spawn(g2, nested_grandchild, NULL));
+  return 0;
+}
+
+static int nested_heap_b(void *arg)
+{
+  (void)arg;
+  return 0;
+}
+
+static int nested_heap_child(void *arg)
+{
+  (void)arg;
+  ws_group_t g2;
+  ASSERT_OK(ws_group_init(&g2, NULL));
+  ASSERT_OK(ws_join(NULL, nested_heap_a, &g2, nested_heap_b, NULL));
+  ASSERT_EQ(ws_group_wait(&g2), WS_ECANCELED);
+  return 0;
+}
+
+static int nested_root(void *arg)
+{
+  ws_task_fn child = (ws_task_fn)(uintptr_t)arg;
+  ws_group_t g;
+  ASSERT_OK(ws_group_init(&g, NULL));
+  nested_outer = &g;
+  ASSERT_OK(ws_group_spawn(&g, child, NULL));
+  ASSERT_EQ(ws_group_wait(&g), WS_ECANCELED);
+  return 0;
+}
+
+static void part_nested(void)
+{
+  static const unsigned workers[] = {2, 4};
+  for (unsigned wi = 0; wi < 2; wi++) {
+    ws_pool_t *p = make_pool(workers[wi], WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+    for (int round = 0; round < 20; round++) {
+      /* stolen: cancelled from outside once b runs */
+      latch_init(&nested_b_started, 1);
+      atomic_store(&nested_b_started_flag, 0);
+      atomic_store(&nested_gc_started, 0);
+      atomic_store(&nested_b_saw, 0);
+      ws_future_t *f;
+      ASSERT_OK(ws_submit(p, nested_root, (void *)(uintptr_t)nested_stolen_child, &f));
+      latch_wait_or_fail(&nested_b_started, "the join's second half never started");
+      ASSERT_OK(ws_group_cancel(nested_outer)); /* alive: its wait needs b */
+      ASSERT_OK(ws_future_wait(f, WS_FOREVER));
+      ASSERT_EQ(ws_future_status(f), WS_FUTURE_DONE);
+      ws_future_release(f);
+      ASSERT_EQ(atomic_load(&nested_b_saw), 1);
+      ASSERT_EQ(atomic_load(&nested_gc_started), 0);
+      latch_destroy(&nested_b_started);
+      /* heap: cancelled from inside the join's a */
+      ASSERT_OK(ws_submit(p, nested_root, (void *)(uintptr_t)nested_heap_child, &f));
+      ASSERT_OK(ws_future_wait(f, WS_FOREVER));
+      ASSERT_EQ(ws_future_status(f), WS_FUTURE_DONE);
+      ws_future_release(f);
+      ASSERT_EQ(atomic_load(&nested_gc_started), 0);
+    }
+    ASSERT_OK(ws_pool_destroy(p));
+  }
+}
+
 static const test_part parts[] = {
     {"before", part_before, false}, {"poll", part_poll, false},
     {"late", part_late, false},     {"outside", part_outside, false},
     {"stress", part_stress, false}, {"misuse", part_misuse, false},
-    {"traced", part_traced, false},
+    {"traced", part_traced, false}, {"nested", part_nested, false},
 };
 
 TEST_MAIN(parts)

@@ -12,6 +12,11 @@
  *              threads, outside and inside the pool, wait on one future;
  *              releasing a handle before the task ran (ASan checks the
  *              rest); NULL arguments.
+ *   afterlife — after ws_pool_destroy, each future is final and answers
+ *              ws_future_wait, _status, _result, _cancel (WS_EBUSY) and
+ *              _release without touching the freed pool (wsched.h,
+ *              ws_pool_destroy; ASan checks); a pending timer's future
+ *              says CANCELLED.
  *   misuse   — (only when named) a double release, a release of a reused
  *              record and a status after release each abort (child
  *              processes); the legitimate sequence still works.
@@ -449,11 +454,70 @@ static void part_timeout(void)
     timeouts(worker_counts[w]);
 }
 
-static const test_part parts[] =
-    {
-        {"basic", part_basic, false}, {"cancel", part_cancel, false},
-        {"help", part_help, false},   {"timeout", part_timeout, false},
-        {"misuse", misuse, true}, /* a run without argument never had it */
+/* --- afterlife: what a future may do once its pool is destroyed ---------------- */
+
+static int wait_gate(void *arg)
+{
+  latch_wait_or_fail(arg, "the gate was never opened");
+  return 0;
+}
+
+static void part_afterlife(void)
+{
+  enum { N = 64 };
+  for (size_t wi = 0; wi < sizeof worker_counts / sizeof worker_counts[0]; wi++) {
+    ws_pool_t *p = make_pool(worker_counts[wi], WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+    test_latch gate;
+    latch_init(&gate, 1);
+    ws_future_t *f[N], *blocker, *timer;
+    /* Behind a blocked worker on one worker: the even ones are cancelled
+       while still queued. */
+    ASSERT_OK(ws_submit(p, wait_gate, &gate, &blocker));
+    for (int i = 0; i < N; i++)
+      ASSERT_OK(ws_submit(p, ret_arg, (void *)(intptr_t)(i % 3), &f[i]));
+    ASSERT_OK(ws_after(p, (int64_t)3600 * 1000000000, ret_arg, NULL,
+                       &timer)); /* cancelled by the shutdown */
+    int cancelled = 0;
+    for (int i = 0; i < N; i += 2)
+      cancelled += ws_future_cancel(f[i]) == 0;
+    latch_count_down(&gate);
+    ASSERT_OK(ws_pool_destroy(p));
+    /* Every future is final, and its pool is gone (ASan: nothing of it is
+       touched). */
+    int seen_cancelled = 0;
+    for (int i = 0; i < N; i++) {
+      ASSERT_OK(ws_future_wait(f[i], WS_FOREVER));
+      ASSERT_OK(ws_future_wait(f[i], 0));
+      int st = ws_future_status(f[i]), rc = -100;
+      ASSERT_EQ(ws_future_cancel(f[i]), WS_EBUSY);
+      if (st == WS_FUTURE_CANCELLED) {
+        seen_cancelled++;
+        ASSERT_EQ(ws_future_result(f[i], &rc), WS_ECANCELED);
+      } else {
+        ASSERT_EQ(st, i % 3 == 0 ? WS_FUTURE_DONE : WS_FUTURE_FAILED);
+        ASSERT_OK(ws_future_result(f[i], &rc));
+        ASSERT_EQ(rc, i % 3);
+      }
+      ws_future_release(f[i]);
+    }
+    ASSERT_EQ(seen_cancelled, cancelled);
+    ASSERT_EQ(ws_future_status(timer), WS_FUTURE_CANCELLED);
+    ASSERT_EQ(ws_future_cancel(timer), WS_EBUSY);
+    ws_future_release(timer);
+    ASSERT_OK(ws_future_wait(blocker, 0));
+    ASSERT_EQ(ws_future_status(blocker), WS_FUTURE_DONE);
+    ws_future_release(blocker);
+    latch_destroy(&gate);
+  }
+}
+
+static const test_part parts[] = {
+    {"basic", part_basic, false},
+    {"cancel", part_cancel, false},
+    {"help", part_help, false},
+    {"timeout", part_timeout, false},
+    {"afterlife", part_afterlife, false},
+    {"misuse", misuse, true}, /* a run without argument never had it */
 };
 
 TEST_MAIN(parts)

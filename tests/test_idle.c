@@ -103,34 +103,18 @@ static int count_task(void *arg)
   return 0;
 }
 
-static void wait_all_parked(ws_pool_t *p, unsigned workers)
-{
-  ws_stats_t st;
-  int64_t give_up = test_deadline();
-  for (;;) {
-    ws_pool_stats(p, &st, NULL, 0);
-    /* A parking worker joins the idle list before it stops spinning. */
-    if (st.parked == workers && st.spinning == 0)
-      break;
-    if (test_now_ns() > give_up)
-      TEST_FAIL("after %d s: %u of %u workers parked, %u spinning", TEST_DEADLINE_MS / 1000,
-                st.parked, workers, st.spinning);
-    sched_yield();
-  }
-}
-
 static void parked(unsigned workers, int rounds)
 {
   ws_pool_t *p = make_pool(workers, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
   atomic_store(&counter, 0);
-  wait_all_parked(p, workers); /* a new pool parks too */
+  test_wait_all_parked(p, workers); /* a new pool parks too */
   for (int r = 0; r < rounds; r++) {
     /* Every worker is parked: the work must wake one up. */
     for (int i = 0; i < 100; i++)
       ASSERT_OK(ws_submit(p, count_task, NULL, NULL));
     ASSERT_OK(ws_pool_wait_idle(p, WS_FOREVER));
     ASSERT_EQ(atomic_load(&counter), 100L * (r + 1));
-    wait_all_parked(p, workers);
+    test_wait_all_parked(p, workers);
   }
   /* A worker counted idle may still catch the work in its last re-check
      before it sleeps, so not every round shows in these counters; over many
@@ -183,7 +167,7 @@ static void stalled(unsigned workers, int rounds, bool entries)
   ws_pool_t *p = make_pool(workers, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
   atomic_store(&counter, 0);
   for (int r = 0; r < rounds; r++) {
-    wait_all_parked(p, workers);
+    test_wait_all_parked(p, workers);
     latch_init(&stall_release, 1);
     atomic_store(&stalled_now, 0);
     struct producer pr = {p, NULL, entries};
@@ -196,12 +180,12 @@ static void stalled(unsigned workers, int rounds, bool entries)
       sched_yield();
     }
     /* Counted, exchanged, not linked: nothing can be taken, so sleep. */
-    wait_all_parked(p, workers);
+    test_wait_all_parked(p, workers);
     /* A second record links behind the stalled one: its notify may wake a
        worker, which cannot reach it either and sleeps again. */
     ws_future_t *second = NULL;
     ASSERT_OK(ws_submit(p, count_task, NULL, entries ? NULL : &second));
-    wait_all_parked(p, workers);
+    test_wait_all_parked(p, workers);
     ASSERT_EQ(atomic_load(&counter), 2L * r);
     /* The link completes the chain, and its notify wakes a worker. */
     latch_count_down(&stall_release);
@@ -251,7 +235,7 @@ static void wakeup(unsigned workers, int rounds)
     latch_destroy(&pr.child_ran);
     /* Every 16th round, start from a fully parked pool. */
     if (r % 16 == 0)
-      wait_all_parked(p, workers);
+      test_wait_all_parked(p, workers);
   }
   ws_stats_t st;
   ws_pool_stats(p, &st, NULL, 0);

@@ -27,6 +27,15 @@
  *   busy     — every worker runs a task that never looks at a queue: 200
  *              round trips through a watched socket and a timer are
  *              handled all the same (by the I/O spare, core/netpoll.c).
+ *   samefd   — one armed watch per descriptor: a second ws_io_watch (or a
+ *              re-arm) while another watch is armed on the fd is WS_EBUSY
+ *              and leaves that one armed and firing; once it fired or was
+ *              cancelled, another watch may arm the fd; cancelling one
+ *              watch never disarms another.
+ *   rearm_wake — every worker parked on its futex and none in the poller
+ *              (nothing armed, no timer): a watch re-armed from outside on
+ *              a descriptor that is already ready still fires (the re-arm
+ *              wakes the pool: no lost wake-up).
  *   errors   — bad arguments, a regular file and a closed descriptor
  *              (WS_ESYS), re-arm while armed (WS_EBUSY), cancel twice.
  */
@@ -686,11 +695,120 @@ static void part_errors(void)
   close(sv[1]);
 }
 
+/* --- samefd ---------------------------------------------------------------- */
+
+static void wait_runs(ws_pool_t *p, once_arg *a, long n)
+{
+  int64_t end = test_deadline();
+  while (atomic_load(&a->runs) < n) {
+    poll_rounds(p);
+    if (test_now_ns() > end)
+      TEST_FAIL("a watch never fired");
+  }
+}
+
+static void part_samefd(void)
+{
+  if (posix_build())
+    return;
+  ws_pool_t *p = make_pool(2, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+  for (int round = 0; round < 20; round++) {
+    int sv[2];
+    make_pair(sv);
+    once_arg a = {.read_each = 0}, b = {.read_each = 0};
+    ws_io_t *ia, *ib = (ws_io_t *)1;
+    /* A second watch while the first is armed: refused, the first intact. */
+    ASSERT_OK(ws_io_watch(p, sv[0], WS_IO_READ, on_ready, &a, &ia));
+    ASSERT_EQ(ws_io_watch(p, sv[0], WS_IO_READ | WS_IO_WRITE, on_ready, &b, &ib), WS_EBUSY);
+    ASSERT(ib == NULL);
+    put(sv[1], 1);
+    wait_runs(p, &a, 1);
+    poll_rounds(p);
+    ASSERT_EQ(atomic_load(&a.runs), 1);
+    ASSERT_EQ(atomic_load(&b.runs), 0);
+    /* a fired and was not re-armed: another watch may take the descriptor
+       (the byte is still unread: it fires at once), and a cannot re-arm
+       while that one is armed. */
+    char c;
+    ASSERT_EQ(read(sv[0], &c, 1), 1);
+    ASSERT_OK(ws_io_watch(p, sv[0], WS_IO_READ, on_ready, &b, &ib));
+    ASSERT_EQ(ws_io_rearm(ia, WS_IO_READ), WS_EBUSY);
+    /* Cancelling a (fired) leaves b armed. */
+    ASSERT_EQ(ws_io_cancel(ia), WS_EBUSY);
+    ws_io_release(ia);
+    put(sv[1], 1);
+    wait_runs(p, &b, 1);
+    ASSERT_EQ(atomic_load(&a.runs), 1);
+    /* b fired: a new watch on the descriptor works again, and b's re-arm
+       is refused while it is armed; cancelling it frees the descriptor. */
+    once_arg d = {.read_each = 1};
+    ws_io_t *id;
+    ASSERT_EQ(read(sv[0], &c, 1), 1);
+    ASSERT_OK(ws_io_watch(p, sv[0], WS_IO_READ, on_ready, &d, &id)); /* nothing to read */
+    ASSERT_EQ(ws_io_rearm(ib, WS_IO_READ), WS_EBUSY);
+    put(sv[1], 1);
+    wait_runs(p, &d, 1);
+    ASSERT_OK(ws_io_rearm(ib, WS_IO_READ)); /* d fired: b may arm */
+    ASSERT_OK(ws_io_cancel(ib));
+    ASSERT_OK(ws_io_rearm(id, WS_IO_READ));
+    put(sv[1], 1);
+    wait_runs(p, &d, 2);
+    poll_rounds(p);
+    ASSERT_EQ(atomic_load(&b.runs), 1);
+    ws_io_release(ib);
+    ws_io_release(id);
+    close(sv[0]);
+    close(sv[1]);
+  }
+  ASSERT_OK(ws_pool_destroy(p));
+}
+
+/* --- rearm_wake: a re-arm from outside wakes an idle pool --------------------- */
+
+static void part_rearm_wake(void)
+{
+  if (posix_build())
+    return;
+  static const unsigned workers[] = {1, 2};
+  for (unsigned wi = 0; wi < 2; wi++) {
+    ws_pool_t *p = make_pool(workers[wi], WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+    for (int round = 0; round < 10; round++) {
+      int sv[2];
+      make_pair(sv);
+      once_arg a = {.read_each = 0}; /* leaves the byte: the fd stays ready */
+      ws_io_t *io;
+      ASSERT_OK(ws_io_watch(p, sv[0], WS_IO_READ, on_ready, &a, &io));
+      put(sv[1], 1);
+      int64_t end = test_deadline();
+      while (atomic_load(&a.runs) < 1)
+        if (test_now_ns() > end)
+          TEST_FAIL("a watch on a ready descriptor never fired");
+      ASSERT_OK(ws_pool_wait_idle(p, TEST_DEADLINE_NS));
+      /* Nothing armed and no timer: every worker sleeps on its futex, none
+         in the poller. Only the re-arm's wake-up can start a poll now. */
+      test_wait_all_parked(p, workers[wi]);
+      ASSERT_OK(ws_io_rearm(io, WS_IO_READ));
+      end = test_deadline();
+      while (atomic_load(&a.runs) < 2) {
+        if (test_now_ns() > end)
+          TEST_FAIL("a watch re-armed on a ready descriptor never fired (a lost wake-up)");
+        sched_yield();
+      }
+      ASSERT_OK(ws_pool_wait_idle(p, TEST_DEADLINE_NS));
+      ws_io_release(io);
+      close(sv[0]);
+      close(sv[1]);
+    }
+    ASSERT_OK(ws_pool_destroy(p));
+  }
+}
+
 static const test_part parts[] = {
     {"once", part_once, false},         {"exactly", part_exactly, false},
     {"cancel", part_cancel, false},     {"close", part_close, false},
     {"shutdown", part_shutdown, false}, {"nest", part_nest, false},
     {"busy", part_busy, false},         {"errors", part_errors, false},
+    {"samefd", part_samefd, false},     {"rearm_wake", part_rearm_wake, false},
 };
 
 TEST_MAIN(parts)

@@ -19,7 +19,9 @@
  *               range with a huge grain: pieces are contiguous, in order,
  *               cover the range exactly, as many as the tree has.
  *   errors    — failing pieces: the leftmost one's code is returned and
- *               every piece still ran.
+ *               every piece still ran, for accumulators on the stack (8
+ *               and 128 bytes) and in the call's buffer (136 and 512:
+ *               serial subtrees).
  *   misuse    — NULLs, size 0, begin > end, grain < 0, pool NULL outside
  *               every pool, begin == end, a shut-down pool.
  *   where     — outside the pool, inside a task (pool NULL and its own
@@ -30,6 +32,9 @@
  *               nested invokes, misuse, outside and inside the pool.
  */
 #include "test.h"
+
+#include <stdalign.h>
+#include <stddef.h>
 
 static const unsigned pool_sizes[] = {1, 2, 3, 8};
 #define NPOOLS (sizeof pool_sizes / sizeof pool_sizes[0])
@@ -508,9 +513,25 @@ static int fail_body(void *ctx, int64_t lo, int64_t hi, void *acc)
   return 0;
 }
 
+/* Accumulators of any size: the first 8 bytes are a sum. */
+static void bytes_combine(void *ctx, void *l, const void *r)
+{
+  (void)ctx;
+  uint64_t a, b;
+  memcpy(&a, l, sizeof a);
+  memcpy(&b, r, sizeof b);
+  a += b;
+  memcpy(l, &a, sizeof a);
+}
+
 static void errors(void)
 {
   uint64_t seed = test_seed();
+  /* Sizes on both sides of the stack limit (128 bytes): stack accumulators
+     fork at every node; buffer ones run serial subtrees below depth D,
+     whose failures must not skip their right halves either. */
+  static const size_t sizes[] = {8, 128, 136, 512};
+  alignas(max_align_t) unsigned char zero[512] = {0}, acc[512];
   for (size_t k = 0; k < NPOOLS; k++) {
     ws_pool_t *p = make_pool(pool_sizes[k], WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
     for (int rep = 0; rep < 100 / TEST_SCALE_DIV + 5; rep++) {
@@ -519,13 +540,14 @@ static void errors(void)
       size_t nbad = 1 + test_rng(&seed) % 4;
       for (size_t b = 0; b < nbad; b++)
         bad[b] = (int64_t)(b * (n / 4) + test_rng(&seed) % (n / 4)); /* ascending */
-      struct fail_ctx c = {bad, nbad, 0};
       int64_t grain = (int64_t)(test_rng(&seed) % 50);
-      uint64_t zero = 0, acc;
-      int rc =
-          ws_parallel_reduce(p, 0, n, grain, &zero, sizeof zero, fail_body, isum_combine, &c, &acc);
-      ASSERT_EQ(rc, 100); /* the leftmost failing piece's code */
-      ASSERT_EQ(atomic_load_explicit(&c.ran, memory_order_relaxed), n); /* all ran */
+      for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+        struct fail_ctx c = {bad, nbad, 0};
+        int rc =
+            ws_parallel_reduce(p, 0, n, grain, zero, sizes[z], fail_body, bytes_combine, &c, acc);
+        ASSERT_EQ(rc, 100); /* the leftmost failing piece's code */
+        ASSERT_EQ(atomic_load_explicit(&c.ran, memory_order_relaxed), n); /* all ran */
+      }
     }
     ASSERT_OK(ws_pool_destroy(p));
   }

@@ -21,6 +21,9 @@
  *              deterministic: the other inputs cannot finish before the
  *              combined future is final), its index and result; a cancelled
  *              winner; errors.
+ *   any_order — ws_when_any reports the input that became final first
+ *              (waited for, or cancelled, one after the other inside a
+ *              task), not the one whose arrival task the queue ran first.
  *   wide     — 10^5 inputs to one when_any / when_all (one future repeated);
  *              n too large for memory is WS_EINVAL.
  *   races    — attaching, cancelling, finishing and combining at once from
@@ -589,6 +592,59 @@ static void part_any(void)
     any_on(worker_counts[w]);
 }
 
+/* --- any_order: the first input to become final wins, not the first arrival
+   task to run. Inside one task, the inputs are made final one after the
+   other (each waited for, which runs it here, or cancelled), so their
+   arrivals are queued in that order; the queue then runs them in another
+   (LIFO: the newest first; FIFO: the newest takes the next slot). */
+
+typedef struct order_arg {
+  int mode; /* 0: wait for each input; 1: cancel each input */
+  bool reverse; /* make input 1 final before input 0 */
+  ws_future_t *any;
+  size_t index;
+} order_arg;
+
+static int order_task(void *arg)
+{
+  order_arg *a = arg;
+  ws_pool_t *p = ws_current_pool();
+  ws_future_t *in[2];
+  ASSERT_OK(ws_submit(p, ret_arg, (void *)(intptr_t)10, &in[0]));
+  ASSERT_OK(ws_submit(p, ret_arg, (void *)(intptr_t)20, &in[1]));
+  ASSERT_OK(ws_when_any(in, 2, &a->any, &a->index));
+  for (int k = 0; k < 2; k++) {
+    ws_future_t *f = in[a->reverse ? 1 - k : k];
+    if (a->mode == 0)
+      ASSERT_OK(ws_future_wait(f, WS_FOREVER)); /* one worker: nobody else runs it */
+    else
+      ASSERT_OK(ws_future_cancel(f)); /* one worker: nobody has started it */
+  }
+  ws_future_release(in[0]);
+  ws_future_release(in[1]);
+  return 0;
+}
+
+static void part_any_order(void)
+{
+  ws_pool_t *p = make_pool(1, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+  for (int mode = 0; mode < 2; mode++)
+    for (int reverse = 0; reverse < 2; reverse++)
+      for (int round = 0; round < 50; round++) {
+        order_arg a = {.mode = mode, .reverse = reverse, .index = 99};
+        ws_future_t *f;
+        ASSERT_OK(ws_submit(p, order_task, &a, &f));
+        expect_result(f, WS_FUTURE_DONE, 0);
+        ws_future_release(f);
+        size_t first = reverse ? 1 : 0;
+        /* FAILED: the inputs return non-zero (10 and 20), or were cancelled. */
+        expect_result(a.any, WS_FUTURE_FAILED, mode == 1 ? WS_ECANCELED : first == 0 ? 10 : 20);
+        ASSERT_EQ(a.index, first);
+        ws_future_release(a.any);
+      }
+  ASSERT_OK(ws_pool_destroy(p));
+}
+
 /* --- races ----------------------------------------------------------------- */
 
 enum { RF = 64, RC = 4 }; /* futures per round, continuations per future */
@@ -804,9 +860,10 @@ static void part_shutdown(void)
 }
 
 static const test_part parts[] = {
-    {"then", part_then, false},         {"chain", part_chain, false}, {"all", part_all, false},
-    {"any", part_any, false},           {"wide", part_wide, false},   {"races", part_races, false},
-    {"shutdown", part_shutdown, false},
+    {"then", part_then, false},         {"chain", part_chain, false},
+    {"all", part_all, false},           {"any", part_any, false},
+    {"wide", part_wide, false},         {"races", part_races, false},
+    {"shutdown", part_shutdown, false}, {"any_order", part_any_order, false},
 };
 
 TEST_MAIN(parts)

@@ -195,9 +195,12 @@ struct comb {
   /* Arrivals not yet done: the last one (acq_rel fetch_sub, so that it sees
      every other arrival's rc) finishes an all, drops out and frees this. */
   _Atomic size_t left;
-  /* ws_when_any: 0 until the first arrival CASes it to 1 (relaxed: an
-     election; the winner's results are published by out's finish). */
-  _Atomic uint32_t won;
+  /* ws_when_any: the comb_in of the first input to become final, NULL
+     until then. The core CASes it as it queues that input's arrival, at
+     the input's settle (task.h, WS__TASK_RACE), not when the arrivals run:
+     they may run in any order. The winner's results are published by
+     out's finish. */
+  _Atomic(void *) won;
   size_t n;
   struct comb_in in[];
 };
@@ -226,14 +229,11 @@ static int comb_arrive(void *arg)
   ws__worker *w = ws__self_in(p); /* arrivals run as tasks of p */
   s->rc = outcome(s->in);
   ws__task_unref(cache_of(w), depot_of(w, p), s->in);
-  if (c->any) {
-    uint32_t zero = 0;
-    if (atomic_compare_exchange_strong_explicit(&c->won, &zero, 1, memory_order_relaxed,
-                                                memory_order_relaxed)) {
-      if (c->index != NULL)
-        *c->index = s->i; /* published by the finish's release */
-      ws__future_finish(c->out, s->rc);
-    }
+  /* Relaxed: the core CASed it before it queued us (task.h, RACE). */
+  if (c->any && atomic_load_explicit(&c->won, memory_order_relaxed) == s) {
+    if (c->index != NULL)
+      *c->index = s->i; /* published by the finish's release */
+    ws__future_finish(c->out, s->rc);
   }
   if (atomic_fetch_sub_explicit(&c->left, 1, memory_order_acq_rel) != 1)
     return 0;
@@ -269,14 +269,19 @@ static int combine(ws_future_t *const *futures, size_t n, ws_future_t **out, siz
   if (c == NULL)
     return WS_ENOMEM;
   ws__task *o = ws__task_new(w, p, never_runs, NULL, WS__TASK_FUTURE, 2, NULL);
-  ws__task *arrivals = NULL; /* chained through next until attached */
+  /* Chained through next until attached, in index order: of inputs
+     already final, ws_when_any reports the first. */
+  ws__task *arrivals = NULL, **tail = &arrivals;
   size_t made = 0;
   while (o != NULL && made < n) {
-    ws__task *a = ws__task_new(w, p, comb_arrive, &c->in[made], 0, 1, NULL);
+    ws__task *a = ws__task_new(w, p, comb_arrive, &c->in[made], any ? WS__TASK_RACE : 0, 1, NULL);
     if (a == NULL)
       break;
-    a->next = arrivals;
-    arrivals = a;
+    if (any)
+      a->race = &c->won;
+    a->next = NULL;
+    *tail = a;
+    tail = &a->next;
     made++;
   }
   int rc = made == n ? ws__life_reserve(p, w, n) : WS_ENOMEM;
@@ -298,7 +303,7 @@ static int combine(ws_future_t *const *futures, size_t n, ws_future_t **out, siz
   c->any = any;
   c->n = n;
   atomic_init(&c->left, n);
-  atomic_init(&c->won, 0);
+  atomic_init(&c->won, NULL);
   for (size_t i = 0; i < n; i++) {
     c->in[i].c = c;
     c->in[i].in = ws__handle_task(futures[i]);
@@ -308,7 +313,7 @@ static int combine(ws_future_t *const *futures, size_t n, ws_future_t **out, siz
     atomic_fetch_add_explicit(&c->in[i].in->refs, 1, memory_order_relaxed);
   }
   *out = ws__handle(o);
-  /* The arrivals were chained newest first: arrival i's arg is &c->in[i]. */
+  /* Arrival i's arg is &c->in[i]. */
   while (arrivals != NULL) {
     ws__task *a = arrivals;
     arrivals = a->next;

@@ -50,6 +50,13 @@ typedef struct ws__group {
   _Atomic int error; /* first non-zero result: CAS 0 -> rc by whoever ran it */
   uint32_t mark; /* owner-private: jf.top at init */
   uint32_t magic; /* WS__GROUP_INSIDE or WS__GROUP_OUTSIDE once initialised, else 0 */
+  /* The record the owner ran when it initialised g (its jf.cur; NULL
+     outside the pool): the `parent` of every child of g, frame or heap, so
+     that a cancel of an enclosing group reaches them (ws__chain_cancelled)
+     and a waiter knows them for its own (worker.c, awaited_by). It outlives
+     every child: the task running it waits for g before it returns.
+     Written at init, read by the owner at each spawn. */
+  ws__task *chain;
 } ws__group;
 
 #define WS__GROUP_WAITER 1u
@@ -169,7 +176,7 @@ static void wait_inside(ws__worker *w, ws__group *g, bool frames)
   ws__task self;
   self.flags = WS__TASK_FRAME;
   self.sink = &g->sink;
-  self.parent = w->jf.cur;
+  self.parent = g->chain;
   while (frames) {
     /* A private child of g above the split has not run: g is not complete,
        and asking (an acquire load of remote) can wait until none is left. */
@@ -192,9 +199,10 @@ static void wait_inside(ws__worker *w, ws__group *g, bool frames)
       ws_task_fn fn = f->fn;
       void *arg = f->arg;
       w->jf.top = top - 1;
+      void *cur = w->jf.cur;
       w->jf.cur = &self;
       int rc = fn(arg); /* like a plain call */
-      w->jf.cur = self.parent;
+      w->jf.cur = cur;
       ws__fj_count_run(&w->stats, rc);
       if (rc != 0)
         record_error(g, rc);
@@ -245,6 +253,7 @@ int ws_group_init(ws_group_t *g_, ws_pool_t *pool)
   atomic_init(&g->remote, 0);
   atomic_init(&g->error, 0);
   g->mark = w != NULL ? w->jf.top : 0;
+  g->chain = w != NULL ? w->jf.cur : NULL;
   g->sink.owner_word = g->mark; /* no frame child yet (see G_NEXT) */
   g->magic = w != NULL ? WS__GROUP_INSIDE : WS__GROUP_OUTSIDE;
   return 0;
@@ -257,6 +266,7 @@ static int spawn_outside(ws__group *g, ws_task_fn fn, void *arg)
   ws__task *t = ws__task_new(NULL, p, fn, arg, WS__TASK_GROUP, 1, &g->sink);
   if (t == NULL)
     return WS_ENOMEM;
+  t->parent = NULL; /* a GROUP record's parent, not its pool (task.h): a root */
   int rc = ws__submit_root(p, t);
   if (rc != 0)
     return rc;
@@ -275,15 +285,16 @@ static int run_now(ws__worker *w, ws__group *g, ws_task_fn fn, void *arg)
   ws__task self;
   self.flags = WS__TASK_FRAME;
   self.sink = &g->sink;
-  self.parent = w->jf.cur;
+  self.parent = g->chain;
   if (__builtin_expect(ws__cancel_gate(w->pool), 0) && ws__skip_start(&self)) {
     ws__stat1(&w->stats, WS__S_tasks_cancelled, 1); /* never started */
     g->done_local++;
     return 0;
   }
+  void *cur = w->jf.cur;
   w->jf.cur = &self;
   int rc = fn(arg);
-  w->jf.cur = self.parent;
+  w->jf.cur = cur;
   if (rc != 0)
     record_error(g, rc);
   g->done_local++;
@@ -298,6 +309,7 @@ __attribute__((noinline)) static int spawn_heap(ws__worker *w, ws__group *g, ws_
   ws__task *t = ws__task_new(w, w->pool, fn, arg, WS__TASK_GROUP, 1, &g->sink);
   if (t == NULL)
     return run_now(w, g, fn, arg);
+  t->parent = g->chain; /* its parent, not its pool (task.h) */
   ws__submit_child(w, t);
   return 0;
 }
@@ -313,7 +325,7 @@ static inline ws__task *push_child(ws__worker *w, ws__group *g, ws_task_fn fn, v
   t->fn = fn;
   t->arg = arg;
   t->sink = &g->sink;
-  t->parent = w->jf.cur;
+  t->parent = g->chain; /* not jf.cur: see chain */
   t->flags = WS__TASK_FRAME;
   w->stats.fj_spawned++;
   return t;

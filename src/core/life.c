@@ -176,6 +176,15 @@ int ws__life_reserve(ws_pool_t *p, ws__worker *w, uint64_t n)
 static void queue_counted(ws__task *c, bool next)
 {
   ws_pool_t *p = c->pool;
+  if (c->flags & WS__TASK_RACE) {
+    /* Its future became final (or was final when c was attached): the
+       first of the race to get here wins, whatever order the queued
+       records run in later. Relaxed: each record reads the word after it
+       was dequeued, and the queue orders that after this CAS. */
+    void *none = NULL;
+    atomic_compare_exchange_strong_explicit(c->race, &none, c->arg, memory_order_relaxed,
+                                            memory_order_relaxed);
+  }
   /* Release: a waiter that sees HELD gone and claims c in place sees what
      we saw of the future c waited for (pairs with ws__try_run_future). */
   if (c->flags & WS__TASK_FUTURE)

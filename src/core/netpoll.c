@@ -167,6 +167,7 @@ void ws__polls_destroy(ws__polls *s)
   drain_zombies(s);
   WS__CHECK(s->n == 0); /* ws_shutdown cancelled every timer */
   ws__free(s->heap);
+  ws__free(s->byfd);
   ws__poller_close(&s->poller);
   pthread_mutex_destroy(&s->io_lock);
   pthread_mutex_destroy(&s->tlock);
@@ -361,9 +362,34 @@ static unsigned fire_timers(ws__polls *s, ws__task **first, ws__task **last)
 
 /* --- watches --------------------------------------------------------------- */
 
-/* io_lock held. */
+/* io_lock held: can io be armed on its descriptor? 0 when no other watch
+   is armed there (and byfd has its entry), WS_EBUSY when one is, WS_ENOMEM
+   when byfd cannot grow to it. */
+static int fd_claimable(ws__polls *s, struct ws_io *io)
+{
+  size_t fd = (size_t)io->fd;
+  if (fd < s->nfds)
+    return s->byfd[fd] == NULL ? 0 : WS_EBUSY;
+  size_t n = s->nfds < 64 ? 64 : s->nfds;
+  while (n <= fd)
+    n = n > SIZE_MAX / 2 / sizeof *s->byfd ? fd + 1 : 2 * n;
+  struct ws_io **t = ws__malloc(n * sizeof *t);
+  if (t == NULL)
+    return WS_ENOMEM;
+  if (s->nfds != 0)
+    memcpy(t, s->byfd, s->nfds * sizeof *t);
+  memset(t + s->nfds, 0, (n - s->nfds) * sizeof *t);
+  ws__free(s->byfd);
+  s->byfd = t;
+  s->nfds = n;
+  return 0;
+}
+
+/* io_lock held, fd_claimable said 0. */
 static void armed_link(ws__polls *s, struct ws_io *io)
 {
+  WS__CHECK(s->byfd[io->fd] == NULL);
+  s->byfd[io->fd] = io;
   io->prev = NULL;
   io->next = s->armed;
   if (s->armed != NULL)
@@ -372,9 +398,11 @@ static void armed_link(ws__polls *s, struct ws_io *io)
   atomic_fetch_add_explicit(&s->narmed, 1, memory_order_seq_cst); /* see poll_kick */
 }
 
-/* io_lock held. */
+/* io_lock held, io armed. */
 static void armed_unlink(ws__polls *s, struct ws_io *io)
 {
+  WS__CHECK(s->byfd[io->fd] == io);
+  s->byfd[io->fd] = NULL;
   if (io->prev != NULL)
     io->prev->next = io->next;
   else
@@ -665,9 +693,13 @@ void ws__polls_shutdown(ws_pool_t *p)
 
 /* --- the calls behind ws_io_watch, ws_io_rearm, ws_io_cancel, ws_io_release */
 
-/* io_lock held, io FIRED (or new): arms it. Returns 0 or WS_ESYS. */
+/* io_lock held, io FIRED (or new): arms it. Returns 0, WS_EBUSY (another
+   watch is armed on its descriptor), WS_ENOMEM or WS_ESYS. */
 static int arm(ws__polls *s, struct ws_io *io, unsigned events)
 {
+  int rc = fd_claimable(s, io);
+  if (rc != 0)
+    return rc;
   io->events = events;
   atomic_store_explicit(&io->state, IO_ARMED, memory_order_relaxed); /* under io_lock */
   atomic_fetch_add_explicit(&io->refs, 1, memory_order_relaxed); /* the registration's */

@@ -63,10 +63,15 @@ typedef struct ws__polls {
   uint64_t seq;
   bool tclosed; /* ws_shutdown was called: ws_after refuses */
 
-  /* io_lock covers every watch's state changes and links, the armed list,
-     the zombie list and io_closed. */
+  /* io_lock covers every watch's state changes and links, the armed list
+     and byfd, the zombie list and io_closed. */
   alignas(WS__CACHELINE) pthread_mutex_t io_lock;
   struct ws_io *armed; /* armed watches, doubly linked (ws_shutdown cancels them) */
+  /* The armed watch of each descriptor, indexed by fd (NULL: none), nfds
+     entries: one armed watch per descriptor, since the kernel keeps one
+     registration per descriptor (a second would replace the first). */
+  struct ws_io **byfd;
+  size_t nfds;
   struct ws_io *zombies; /* registrations cancelled, freed by the next poll */
   /* Zombies waiting: changed under io_lock, read (relaxed) by a holder
      as a hint before it waits (drain_zombies takes the lock). */

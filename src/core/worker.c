@@ -578,8 +578,8 @@ bool ws__chain_cancelled(const ws__task *n)
     if (((f & (WS__TASK_FRAME | WS__TASK_JOIN)) == WS__TASK_FRAME || (f & WS__TASK_GROUP)) &&
         atomic_load_explicit(&n->sink->cancelled, memory_order_relaxed) == WS__SINK_CANCELLED)
       return true;
-    if (!(f & WS__TASK_FRAME))
-      return false; /* a heap record ends the chain (its parent field is its pool) */
+    if (!(f & (WS__TASK_FRAME | WS__TASK_GROUP)))
+      return false; /* another heap record ends the chain (its union holds its pool) */
   }
   return false;
 }
@@ -798,10 +798,11 @@ void *ws__worker_main(void *arg)
 }
 
 /* Does the wait for `key` depend on t? True when t is the awaited record,
-   a child of the awaited group, or a frame whose parent chain reaches one
-   of those: each frame's parent waits for it before returning. A heap
-   record ends the chain (its spawner need not wait for it). The chain is
-   alive: t is unfinished, so every parent on it is. */
+   a child of the awaited group, or a frame or group child whose parent
+   chain reaches one of those: each such parent waits for it before
+   returning. Any other heap record ends the chain (its spawner need not
+   wait for it). The chain is alive: t is unfinished, so every parent on it
+   is. */
 static bool awaited_by(const ws__task *t, const void *key)
 {
   for (const ws__task *n = t; n != NULL; n = n->parent) {
@@ -811,7 +812,7 @@ static bool awaited_by(const ws__task *t, const void *key)
     if (!(f & WS__TASK_JOIN) && (f & (WS__TASK_FRAME | WS__TASK_GROUP)) &&
         (const void *)n->sink == key)
       return true;
-    if (!(f & WS__TASK_FRAME))
+    if (!(f & (WS__TASK_FRAME | WS__TASK_GROUP)))
       return false;
   }
   return false;

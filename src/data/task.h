@@ -44,6 +44,11 @@ struct ws__worker;
                                 completion goes into the frame itself (state,
                                 rc), the waiter being `owner` */
 
+#define WS__TASK_RACE                                                                              \
+  0x20u /* a continuation of ws_when_any (api/future.c):
+                                whoever queues it first claims `race` for it
+                                (core/life.c, queue_counted) */
+
 #define WS__TASK_TIMER                                                                             \
   0x10u /* with FUTURE: a ws_after timer; while it waits
                                 in its pool's timer heap (core/netpoll.c) `rc`
@@ -79,18 +84,23 @@ struct ws_future {
     _Atomic(struct ws_future *) qnext;
   };
   union {
-    /* Heap records: their pool. Set before publication, read-only after. */
+    /* Heap records but GROUP ones: their pool. Set before publication,
+       read-only after. */
     ws_pool_t *pool;
-    /* FRAME records: the record that was running on the spawning worker
-       (its `cur`) when this frame was spawned, or NULL. Written at the
-       spawn, read-only after; the parent outlives the frame, since it waits
-       for it. A waiting worker follows this chain to tell whether a task is
-       one its wait depends on (worker.c, "Waiting"). */
+    /* FRAME and GROUP records: the record whose task waits for this one
+       before it returns, or NULL. A join half: the record running on the
+       spawning worker (its `cur`) at the join. A group child: the record
+       that ran when its group was initialised (api/group.c, `chain`); NULL
+       for a child spawned from outside the pool. Written at the spawn,
+       read-only after; the parent outlives the child, since it waits for
+       it. A waiting worker follows this chain to tell whether a task is
+       one its wait depends on (worker.c, "Waiting"), and a cancel reaches
+       the descendants of a group through it (ws__chain_cancelled). */
     struct ws_future *parent;
   };
   /* Read-only after publication. FRAME/GROUP: where the child reports (its
      group's sink, core/internal.h); JOIN:
-     the worker whose ws_join waits for this frame. FUTURE: `conts`, the
+     the worker whose ws_join waits for this frame; RACE: see below. FUTURE: `conts`, the
      records of the continuations waiting for it (ws_future_then, the
      combinators), a stack linked through `next`, then WS__CONTS_CLOSED once
      the future is final: pushed with a release CAS by the attacher, taken
@@ -100,6 +110,12 @@ struct ws_future {
     struct ws__sink *sink;
     struct ws__worker *owner;
     _Atomic(struct ws_future *) conts;
+    /* RACE: the word that names the first of its race's records to be
+       queued, by its `arg` (NULL until then). Set before the record is
+       attached; the word is CASed (relaxed) by whoever queues the record:
+       the arrivals read it after their own queueing, which orders them
+       after that CAS. */
+    _Atomic(void *) *race;
   };
   uint32_t flags; /* set before publication, read-only after */
   /* Status and waiter bits. The runner CASes PENDING -> RUNNING (the claim of

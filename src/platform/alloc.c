@@ -12,7 +12,8 @@
  * not a failure of the call that makes them (cpu.c: reading cgroup files
  * only loses the CPU cap), and task records, whose allocation is a fault
  * point whether the record comes from a cache or from memory (task.c asks
- * ws__alloc_fault_point itself).
+ * ws__alloc_fault_point itself). ws__sys_fault does the same for the
+ * system calls that the platform layer lets tests fail (platform.h).
  */
 #include "platform.h"
 
@@ -47,6 +48,30 @@ bool ws__alloc_fault_point(void)
     return true;
   long every = atomic_load_explicit(&fault_every, memory_order_relaxed); /* test hook */
   return every > 0 && (n - first) % every == 0;
+}
+
+/* System-call faults (tests only): per operation, the calls left to fail
+   and their errno. */
+static _Atomic long sys_fault_left[WS__SYS_NOPS];
+static _Atomic int sys_fault_err[WS__SYS_NOPS];
+
+void ws__sys_fault(ws__sysop op, int err, long count)
+{
+  /* Relaxed: the tests arm the hook before the calls it fails. */
+  atomic_store_explicit(&sys_fault_err[op], err, memory_order_relaxed);
+  atomic_store_explicit(&sys_fault_left[op], count, memory_order_relaxed);
+}
+
+int ws__sys_fault_point(ws__sysop op)
+{
+  /* Relaxed: a test hook, as fault_first. */
+  if (__builtin_expect(atomic_load_explicit(&sys_fault_left[op], memory_order_relaxed) == 0, 1))
+    return 0;
+  if (atomic_fetch_sub_explicit(&sys_fault_left[op], 1, memory_order_relaxed) <= 0) {
+    atomic_fetch_add_explicit(&sys_fault_left[op], 1, memory_order_relaxed); /* raced to 0 */
+    return 0;
+  }
+  return atomic_load_explicit(&sys_fault_err[op], memory_order_relaxed);
 }
 
 void *ws__malloc(size_t size)

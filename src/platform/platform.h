@@ -191,6 +191,19 @@ void ws__alloc_fault(long first, long every);
    out-of-memory error). ws__malloc and ws__aligned_alloc ask it. */
 bool ws__alloc_fault_point(void);
 
+/* Tests only: system calls the platform layer can be told to fail, so
+   that the error paths above it run (alloc.c). */
+typedef enum ws__sysop {
+  WS__SYS_POLLER_ADD, /* ws__poller_arm's registration of a new descriptor (epoll_ctl ADD) */
+  WS__SYS_POLLER_MOD, /* ws__poller_arm's re-arm of a registered one (epoll_ctl MOD) */
+  WS__SYS_NOPS
+} ws__sysop;
+/* The next `count` calls of op fail with errno `err` (count 0 disarms). */
+void ws__sys_fault(ws__sysop op, int err, long count);
+/* Asked by the platform layer before op: 0 to go on, or the errno the
+   call must fail with. */
+int ws__sys_fault_point(ws__sysop op);
+
 /* A caller broke the API's contract in a way that cannot be reported by a
    return value (a released future used again, a group left unwaited):
    print what happened and abort, as glibc does on a double free. */

@@ -164,13 +164,17 @@ int ws__poller_arm(ws__poller *pl, int fd, uint32_t events, void *key)
   /* MOD first: re-arming (the common case) is one call. A descriptor never
      registered, or closed and reopened since (the kernel forgot it), gives
      ENOENT: add it. */
-  if (epoll_ctl(pl->fd, EPOLL_CTL_MOD, fd, &ev) == 0)
+  int e = ws__sys_fault_point(WS__SYS_POLLER_MOD);
+  if (e == 0 && epoll_ctl(pl->fd, EPOLL_CTL_MOD, fd, &ev) == 0)
     return 0;
-  if (errno != ENOENT)
-    return errno;
-  if (epoll_ctl(pl->fd, EPOLL_CTL_ADD, fd, &ev) == 0)
+  if (e == 0)
+    e = errno;
+  if (e != ENOENT)
+    return e;
+  e = ws__sys_fault_point(WS__SYS_POLLER_ADD);
+  if (e == 0 && epoll_ctl(pl->fd, EPOLL_CTL_ADD, fd, &ev) == 0)
     return 0;
-  return errno;
+  return e != 0 ? e : errno;
 }
 
 void ws__poller_disarm(ws__poller *pl, int fd)
