@@ -33,6 +33,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <iterator>
@@ -106,6 +108,14 @@ inline void check(int rc)
 {
   if (rc < 0)
     throw error(rc);
+}
+
+// A contract the caller broke that leaves no safe way on (as the C
+// library's misuse aborts): says which on stderr and aborts.
+[[noreturn]] inline void misuse(const char *what) noexcept
+{
+  std::fprintf(stderr, "wsched: misuse: %s\n", what);
+  std::abort();
 }
 
 template <class T> using stored_t = std::conditional_t<std::is_void_v<T>, unit, T>;
@@ -623,6 +633,16 @@ template <class F, class G> auto join(F &&f, G &&g)
 // (task) that made the group may run() and wait(), and groups made one
 // after the other in a task nest like blocks (RAII does that).
 //
+// A wait() the C library refuses waits for nothing and throws ws::error:
+// WS_EBUSY when a ws::join or a group opened after this group's children is
+// still open (wait() inside the join's f, or with a newer group's children
+// pending), WS_EINVAL from another thread than the owner. The children
+// stay the group's: a later wait() (once that join or group is closed)
+// or the destructor waits for them. A destructor whose wait is refused
+// while children are pending cannot wait and must not free what they use:
+// it aborts with "wsched: misuse: ..." (destroying a group inside a join
+// opened after its children, say through std::optional::reset).
+//
 // cancel() is ws_group_cancel: children not started yet never start,
 // running ones may poll ws::cancelled(), groups nested in the children
 // are cancelled with it; wait() then returns false (true: every child
@@ -648,8 +668,9 @@ public:
   task_group &operator=(const task_group &) = delete;
   ~task_group()
   {
-    if (pending_)
-      ws_group_wait(&g_);
+    if (pending_ && refused(ws_group_wait(&g_)))
+      detail::misuse("ws::task_group destroyed where its wait is refused (inside a join or "
+                     "group opened after its children): they would run on freed memory");
     free_nodes();
   }
 
@@ -667,12 +688,16 @@ public:
   }
   // Waits for every child that started, then rethrows the first exception,
   // if any. Returns true, or false when the group (or one it is nested in)
-  // was cancelled.
+  // was cancelled. Throws ws::error (WS_EBUSY or WS_EINVAL), having waited
+  // for nothing and kept every child, when the C library refuses the wait
+  // (see above).
   bool wait()
   {
     if (!pending_)
       return true; // nothing spawned since the last wait (and g_ may need init)
     int rc = ws_group_wait(&g_);
+    if (refused(rc))
+      throw error(rc); // nothing waited for: the children, their nodes and g_ stay as they are
     pending_ = false;
     needs_init_ = true; // a waited group is initialised again before reuse
     free_nodes();
@@ -717,6 +742,15 @@ private:
       return 0;
     }
   };
+  // ws_group_wait's answers that mean it waited for nothing: WS_EBUSY (a
+  // join or group opened after g_'s children is open) and WS_EINVAL (not
+  // the owner's thread, or g_ not initialised). Every other answer (0,
+  // WS_ECANCELED, a child's non-zero result) comes once every child that
+  // started has ended.
+  static bool refused(int rc) noexcept
+  {
+    return rc == WS_EBUSY || rc == WS_EINVAL;
+  }
   int spawn(ws_task_fn fn, void *arg)
   {
     if (needs_init_) {

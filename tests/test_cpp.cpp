@@ -18,9 +18,15 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <cerrno>
+#include <csignal>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define FAIL(...)                                                                                  \
   do {                                                                                             \
@@ -474,6 +480,135 @@ static void group_on(unsigned w)
   CHECK_THROWS(ws::error, ws::task_group()); // outside every pool, no pool named
 }
 
+// --- a refused task_group::wait (issue #29, item 10) -------------------------------
+
+// Runs g.wait(), which must be refused with `code` (and wait for nothing).
+static void expect_refused(ws::task_group &g, int code)
+{
+  try {
+    g.wait();
+    FAIL("a wait the C library refuses returned");
+  } catch (const ws::error &e) {
+    CHECK_EQ(e.ws_code(), code);
+  }
+}
+
+// Runs body() in a child process, which must die of SIGABRT after writing
+// `message` to stderr (a misuse abort): a death test.
+static void expect_abort(void (*body)(), const char *message)
+{
+  int fds[2];
+  CHECK(pipe(fds) == 0);
+  std::fflush(stderr);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    dup2(fds[1], 2);
+    close(fds[0]);
+    body();
+    _exit(0); // not reached when the abort happens
+  }
+  close(fds[1]);
+  std::string err;
+  char buf[256];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) != 0;)
+    if (n > 0)
+      err.append(buf, static_cast<size_t>(n));
+    else if (errno != EINTR)
+      FAIL("read: %s", std::strerror(errno));
+  close(fds[0]);
+  int st = 0;
+  CHECK(waitpid(pid, &st, 0) == pid);
+  if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGABRT || err.find(message) == std::string::npos)
+    FAIL("expected an abort saying \"%s\"; wait status %#x, stderr:\n%s", message, st, err.c_str());
+}
+
+// The child of expect_abort: a group destroyed inside a join opened after
+// its children, where its destructor's wait is refused.
+static void destroy_inside_join()
+{
+  ws::pool p = make_pool(1);
+  p.submit([] {
+     std::optional<ws::task_group> g;
+     g.emplace();
+     for (int i = 0; i < 10; i++)
+       g->run([] {});
+     ws::join([&g] { g.reset(); }, [] {});
+   }).get();
+}
+
+static void refused_on(unsigned w)
+{
+  // A destructor that cannot wait aborts (it would free what the children
+  // use). Forked while this process runs no pool (ThreadSanitizer refuses a
+  // child of a multi-threaded process that starts threads).
+  if (w == 1)
+    expect_abort(destroy_inside_join, "wsched: misuse: ws::task_group destroyed");
+  ws::pool p = make_pool(w);
+  const int n = 100;
+  p.submit([n] {
+     std::atomic<int> count{0}; // relaxed increments: wait() orders them before the read
+     auto inc = [&count] { count.fetch_add(1, std::memory_order_relaxed); };
+     {
+       ws::task_group g;
+       for (int i = 0; i < n; i++)
+         g.run(inc);
+       // Inside a join opened after g's children: WS_EBUSY, nothing waited
+       // for; after the join the wait waits for all of them.
+       ws::join([&g] { expect_refused(g, WS_EBUSY); }, [] {});
+       CHECK(g.wait());
+       CHECK_EQ(count.load(std::memory_order_relaxed), n);
+       // With the children of a group made after g's pending: the same.
+       for (int i = 0; i < n; i++)
+         g.run(inc);
+       {
+         ws::task_group h;
+         h.run(inc);
+         expect_refused(g, WS_EBUSY);
+         expect_refused(g, WS_EBUSY); // still refused, still nothing lost
+         CHECK(h.wait());
+       }
+       CHECK(g.wait());
+       CHECK_EQ(count.load(std::memory_order_relaxed), 2 * n + 1);
+       // Refused, then never waited again: the destructor waits.
+       for (int i = 0; i < n; i++)
+         g.run(inc);
+       ws::join([&g] { expect_refused(g, WS_EBUSY); }, [] {});
+     }
+     CHECK_EQ(count.load(std::memory_order_relaxed), 3 * n + 1);
+   }).get();
+  // Not the owner's thread: WS_EINVAL, and the owner's wait still waits. The
+  // owner task hands its group to this thread and blocks (its children stay
+  // unclaimed on one worker) until this thread's wait was refused.
+  std::mutex m;
+  std::condition_variable cv;
+  ws::task_group *shared = nullptr;
+  bool tried = false;
+  std::atomic<int> count{0};
+  auto owner = p.submit([&] {
+    ws::task_group g;
+    for (int i = 0; i < n; i++)
+      g.run([&count] { count.fetch_add(1, std::memory_order_relaxed); });
+    std::unique_lock<std::mutex> l(m);
+    shared = &g;
+    cv.notify_all();
+    if (!cv.wait_for(l, std::chrono::seconds(60), [&] { return tried; }))
+      FAIL("the other thread never tried");
+    l.unlock();
+    CHECK(g.wait());
+    CHECK_EQ(count.load(std::memory_order_relaxed), n);
+  });
+  {
+    std::unique_lock<std::mutex> l(m);
+    if (!cv.wait_for(l, std::chrono::seconds(60), [&] { return shared != nullptr; }))
+      FAIL("the owner never ran");
+    expect_refused(*shared, WS_EINVAL);
+    tried = true;
+    cv.notify_all();
+  }
+  owner.get();
+}
+
 // --- algorithms -------------------------------------------------------------------
 
 struct keyed { // sorted by key only: the sequence number shows stability
@@ -629,8 +764,11 @@ struct part {
   const char *name;
   void (*run)(unsigned workers);
 };
-static const part parts[] = {
-    {"futures", futures_on}, {"join", join_on}, {"group", group_on}, {"algorithms", algorithms_on}};
+static const part parts[] = {{"futures", futures_on},
+                             {"join", join_on},
+                             {"group", group_on},
+                             {"group_refused", refused_on},
+                             {"algorithms", algorithms_on}};
 
 static void run_part(const part &pt)
 {
