@@ -193,10 +193,12 @@ namespace detail
 // Owned by the C task (until it ran, or until a successful cancel) and by
 // the ws::future: two references, each dropped exactly once. A task that
 // never runs (cancelled; refused at submission; a continuation that could
-// not be attached) has its reference dropped by whoever learned that.
+// not be attached) has its reference dropped by whoever learned that. A
+// ready_state (below) has no task: one reference, the future's.
 template <class R> class state
 {
 public:
+  state() noexcept = default;
   virtual ~state() = default;
   void drop() noexcept
   {
@@ -212,10 +214,28 @@ public:
   std::optional<stored_t<R>> value;
   std::exception_ptr exc;
 
+protected:
+  explicit state(int refs) noexcept : refs_(refs)
+  {
+  }
+
 private:
   // Relaxed initialisation: the state is published to the task through
   // ws_submit / ws_future_then, which order it (the task queue's release).
   std::atomic<int> refs_{2};
+};
+
+// The state of a future whose value is known when the future is made, and
+// whose native future says only when it may be taken: when_all's (its
+// value is the futures it was given; its native future is ws_when_all's
+// combined one). No task writes it, so the future is its only owner.
+template <class R> class ready_state final : public state<R>
+{
+public:
+  explicit ready_state(stored_t<R> &&v) : state<R>(1)
+  {
+    this->value.emplace(std::move(v));
+  }
 };
 
 template <class R, class F> class task_state final : public state<R>
@@ -249,6 +269,7 @@ private:
 // Queues fn() as a continuation of the native future ante (ws_future_then):
 // the returned future is fn's. ante stays the caller's to release.
 template <class R, class F> future<R> continue_native(ws_future_t *ante, F &&fn);
+template <class V, class Make> future<V> when_all_future(ws_future_t *all, Make &&make);
 } // namespace detail
 
 // The result of a task submitted with pool::submit (or of then, when_all).
@@ -319,7 +340,8 @@ public:
   }
   // Cancels the task if no worker claimed it yet: true if it will never run
   // (get() then throws ws::error(WS_ECANCELED)); false if it already runs or
-  // ran. Futures of when_all cannot be cancelled (false).
+  // ran. Futures of when_all cannot be cancelled: false, always (they are
+  // ws_when_all's combined future, claimed from the start).
   bool cancel()
   {
     int rc = ws_future_cancel(need());
@@ -339,10 +361,14 @@ public:
     int rc = ws_future_result(h_, &task_rc);
     future keep(std::move(*this)); // released however we leave
     detail::check(rc);
-    if (task_rc != 0) {
+    // A value present is the result whatever task_rc says: a task's
+    // trampoline stores one only when its callable returned (and then
+    // returns 0), and a ready_state (when_all's) holds one from the start,
+    // while its native future fails when one of its inputs did.
+    if (task_rc != 0 && !keep.s_->value) {
       if (keep.s_->exc)
         std::rethrow_exception(keep.s_->exc);
-      throw error(task_rc); // not one of ours (a native cancel, say)
+      throw error(task_rc); // not one of ours
     }
     if constexpr (!std::is_void_v<T>)
       return std::move(*keep.s_->value);
@@ -366,6 +392,7 @@ private:
   template <class> friend class future;
   friend class pool;
   template <class R, class F> friend future<R> detail::continue_native(ws_future_t *, F &&);
+  template <class V, class Make> friend future<V> detail::when_all_future(ws_future_t *, Make &&);
 
   future(ws_future_t *h, detail::state<T> *s) noexcept : h_(h), s_(s)
   {
@@ -415,24 +442,46 @@ struct native_release {
 };
 } // namespace detail
 
-// A future of every future of v, final once each of them is (ws_when_all).
-// Its value gives the futures back, each final: get() on each returns its
-// value or rethrows its own exception. The futures must be of one pool;
-// an empty v throws ws::error(WS_EINVAL) (no pool to run on).
+namespace detail
+{
+// when_all's first half: checks the handles and returns ws_when_all's
+// combined future over them (the caller's to own), or throws.
+inline ws_future_t *when_all_native(ws_future_t *const *hs, std::size_t n)
+{
+  for (std::size_t i = 0; i < n; i++)
+    if (hs[i] == nullptr)
+      throw error(WS_EINVAL);
+  ws_future_t *all = nullptr;
+  check(ws_when_all(hs, n, &all));
+  return all;
+}
+// when_all's future: `all`, and a ready_state holding make()'s value (the
+// inputs), made only once ws_when_all succeeded, so that a refused call
+// leaves the caller's futures alone.
+template <class V, class Make> future<V> when_all_future(ws_future_t *all, Make &&make)
+{
+  native_release guard{all};
+  auto *s = new ready_state<V>(make());
+  guard.h = nullptr; // the future owns it now
+  return future<V>(all, s);
+}
+} // namespace detail
+
+// A future of every future of v, final once each of them is: the future is
+// ws_when_all's combined future, so it cannot be cancelled (cancel() returns
+// false). Its value gives the futures back, each final: get() on each
+// returns its value or rethrows its own exception (the combined future's own
+// get() never throws for them). It can be continued with then() like any
+// future. The futures must be of one pool; an empty v throws
+// ws::error(WS_EINVAL) (no pool to run on).
 template <class T> future<std::vector<future<T>>> when_all(std::vector<future<T>> v)
 {
   std::vector<ws_future_t *> hs;
   hs.reserve(v.size());
   for (auto &f : v)
     hs.push_back(f.native());
-  for (ws_future_t *h : hs)
-    if (h == nullptr)
-      throw error(WS_EINVAL);
-  ws_future_t *all = nullptr;
-  detail::check(ws_when_all(hs.data(), hs.size(), &all));
-  detail::native_release guard{all};
-  return detail::continue_native<std::vector<future<T>>>(
-      all, [v = std::move(v)]() mutable { return std::move(v); });
+  ws_future_t *all = detail::when_all_native(hs.data(), hs.size());
+  return detail::when_all_future<std::vector<future<T>>>(all, [&v] { return std::move(v); });
 }
 
 // The same for futures of different types: a future of their tuple.
@@ -440,14 +489,9 @@ template <class... T> future<std::tuple<future<T>...>> when_all(future<T> &&...f
 {
   static_assert(sizeof...(T) > 0, "ws::when_all needs at least one future");
   std::array<ws_future_t *, sizeof...(T)> hs{fs.native()...};
-  for (ws_future_t *h : hs)
-    if (h == nullptr)
-      throw error(WS_EINVAL);
-  ws_future_t *all = nullptr;
-  detail::check(ws_when_all(hs.data(), hs.size(), &all));
-  detail::native_release guard{all};
-  return detail::continue_native<std::tuple<future<T>...>>(
-      all, [t = std::tuple<future<T>...>(std::move(fs)...)]() mutable { return std::move(t); });
+  ws_future_t *all = detail::when_all_native(hs.data(), hs.size());
+  return detail::when_all_future<std::tuple<future<T>...>>(
+      all, [&] { return std::tuple<future<T>...>(std::move(fs)...); });
 }
 
 // ---------------------------------------------------------------------------

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // API test. wsched.hpp, the C++ API (issue #14): futures (values, void,
 // exceptions, cancel, then chains, when_all, futures dropped before their
-// task ran), join (results, exceptions, deep fib, no heap allocation),
-// task groups and the algorithms, each part on pools of 1, 2 and 8 workers.
+// task ran), when_all futures (never cancellable, every input given back),
+// join (results, exceptions, deep fib, no heap allocation), task groups
+// (group_refused: a wait the C library refuses keeps the children) and the
+// algorithms, each part on pools of 1, 2 and 8 workers.
 // test.h is C (stdatomic, _Noreturn), so this program has its own runner,
 // with test.h's conventions: `test_cpp` runs every part, `test_cpp PART`
 // one, `test_cpp --list` names them, an unknown part fails.
@@ -331,6 +333,70 @@ static void futures_on(unsigned w)
   } catch (const ws::error &e) {
     CHECK_EQ(e.ws_code(), WS_ESHUTDOWN);
   }
+  CHECK_EQ(live.load(std::memory_order_relaxed), 0);
+}
+
+// --- when_all futures cannot be cancelled (issue #29, item 11) -------------------
+
+static void when_all_on(unsigned w)
+{
+  ws::pool p = make_pool(w);
+  {
+    // Every worker held: no input has run, nothing is final.
+    gate g;
+    g.block_all(p, w);
+    std::vector<ws::future<int>> v;
+    for (int i = 0; i < 10; i++)
+      v.push_back(p.submit([i, t = tracked()] { return i; }));
+    auto all = ws::when_all(std::move(v));
+    auto tup = ws::when_all(p.submit([] { return 1; }), p.submit([] {}));
+    CHECK(!all.ready());
+    CHECK(!all.cancel()); // the header: a when_all future cannot be cancelled
+    CHECK(!tup.cancel());
+    CHECK(!all.cancel()); // nor later
+    CHECK(all.valid() && tup.valid());
+    // Continued, and its continuation cancelled: the when_all future is
+    // the continuation's antecedent, not the thing cancelled.
+    auto sum = ws::when_all(p.submit([] { return 5; })).then([](auto &f) {
+      return std::get<0>(f.get()).get();
+    });
+    CHECK(sum.cancel());
+    g.open();
+    std::vector<ws::future<int>> back = all.get();
+    CHECK_EQ(back.size(), 10);
+    for (int i = 0; i < 10; i++)
+      CHECK_EQ(back[static_cast<size_t>(i)].get(), i);
+    auto [one, none] = tup.get();
+    CHECK_EQ(one.get(), 1);
+    none.get();
+  }
+  {
+    // A cancelled input: the when_all future still gives every future back;
+    // the cancelled one's get() says WS_ECANCELED.
+    gate g;
+    g.block_all(p, w);
+    auto x = p.submit([t = tracked()] { return 1; });
+    CHECK(x.cancel());
+    auto both = ws::when_all(std::move(x), p.submit([] { return 2; }));
+    CHECK(!both.cancel());
+    // Dropped before its inputs ran: they still run, nothing leaks.
+    {
+      std::vector<ws::future<int>> v;
+      for (int i = 0; i < 10; i++)
+        v.push_back(p.submit([t = tracked()] { return 0; }));
+      auto dropped = ws::when_all(std::move(v));
+    }
+    g.open();
+    auto t = both.get();
+    try {
+      std::get<0>(t).get();
+      FAIL("a cancelled input's get() returned");
+    } catch (const ws::error &e) {
+      CHECK_EQ(e.ws_code(), WS_ECANCELED);
+    }
+    CHECK_EQ(std::get<1>(t).get(), 2);
+  }
+  p.wait_idle();
   CHECK_EQ(live.load(std::memory_order_relaxed), 0);
 }
 
@@ -764,11 +830,9 @@ struct part {
   const char *name;
   void (*run)(unsigned workers);
 };
-static const part parts[] = {{"futures", futures_on},
-                             {"join", join_on},
-                             {"group", group_on},
-                             {"group_refused", refused_on},
-                             {"algorithms", algorithms_on}};
+static const part parts[] = {
+    {"futures", futures_on}, {"when_all", when_all_on},     {"join", join_on},
+    {"group", group_on},     {"group_refused", refused_on}, {"algorithms", algorithms_on}};
 
 static void run_part(const part &pt)
 {
