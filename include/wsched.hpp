@@ -675,7 +675,8 @@ template <class F, class G> auto join(F &&f, G &&g)
 // The destructor waits for children not waited for (never leaving one
 // running), swallowing their exceptions. As ws_group_t: only the thread
 // (task) that made the group may run() and wait(), and groups made one
-// after the other in a task nest like blocks (RAII does that).
+// after the other in a task nest like blocks (RAII does that; a group used
+// again after a wait() opens again at its next run() and nests from there).
 //
 // A wait() the C library refuses waits for nothing and throws ws::error:
 // WS_EBUSY when a ws::join or a group opened after this group's children is
@@ -687,10 +688,20 @@ template <class F, class G> auto join(F &&f, G &&g)
 // it aborts with "wsched: misuse: ..." (destroying a group inside a join
 // opened after its children, say through std::optional::reset).
 //
-// cancel() is ws_group_cancel: children not started yet never start,
-// running ones may poll ws::cancelled(), groups nested in the children
-// are cancelled with it; wait() then returns false (true: every child
-// ran). Any thread may cancel until wait() returns.
+// cancel() is ws_group_cancel on the group's current round: children not
+// started yet never start (those run() after the cancel included), running
+// ones may poll ws::cancelled(), groups nested in the children are
+// cancelled with it, and the wait() that ends the round returns false
+// (true: no cancel, every child ran). A round runs from the construction,
+// or from the first run() after a wait(), to the end of the next wait().
+// A cancel() on a fresh group, or after a wait() and before the next run(),
+// is not lost: it cancels the round the next run() opens (its children
+// never start), and the next wait() returns false, as ws_group_wait says
+// WS_ECANCELED after ws_group_cancel on a group with no child. The round
+// after that starts uncancelled. Any thread may cancel, any number of
+// times, until the wait() that ends the round returns: a child, or a
+// thread that synchronised with the owner; a cancel() that races with that
+// return is a misuse, as in C.
 //
 // Cost: run(f) allocates one heap node holding a copy (or move) of f,
 // freed by wait() (a cancelled child never runs, so it cannot free its own).
@@ -712,7 +723,10 @@ public:
   task_group &operator=(const task_group &) = delete;
   ~task_group()
   {
-    if (pending_ && refused(ws_group_wait(&g_)))
+    // Relaxed: the owner's own writes (see open_). An open round is waited
+    // for even with no child: a cancelled C group is counted by its pool
+    // until its wait.
+    if (open_.load(std::memory_order_relaxed) && refused(ws_group_wait(&g_)) && pending_)
       detail::misuse("ws::task_group destroyed where its wait is refused (inside a join or "
                      "group opened after its children): they would run on freed memory");
     free_nodes();
@@ -737,13 +751,28 @@ public:
   // (see above).
   bool wait()
   {
-    if (!pending_)
-      return true; // nothing spawned since the last wait (and g_ may need init)
+    // Relaxed: only the owner writes open_, and this is the owner.
+    if (!open_.load(std::memory_order_relaxed)) {
+      // Nothing run since the last wait: g_ is not initialised, and a
+      // cancel() since then only set cancel_. Relaxed: a cancel() that
+      // happens before this wait returns is ordered before it (see above).
+      bool cancelled = cancel_.exchange(false, std::memory_order_relaxed);
+      return !cancelled && !ws_cancelled();
+    }
     int rc = ws_group_wait(&g_);
     if (refused(rc))
       throw error(rc); // nothing waited for: the children, their nodes and g_ stay as they are
+    // The round is over; g_ is initialised again by the next run().
+    // Relaxed: a cancel() that reads open_ either happened before
+    // ws_group_wait returned (it read true) or happens after this wait()
+    // returned, ordered by whatever made it synchronise with the owner;
+    // one that races with the return is a misuse.
+    open_.store(false, std::memory_order_relaxed);
+    // Relaxed: every cancel() of this round happened before ws_group_wait
+    // returned (children ended; other threads synchronised), so this store
+    // comes after theirs in cancel_'s modification order.
+    cancel_.store(false, std::memory_order_relaxed);
     pending_ = false;
-    needs_init_ = true; // a waited group is initialised again before reuse
     free_nodes();
     std::exception_ptr e = std::exchange(first_.exc, nullptr);
     // Relaxed: no child runs any more (ws_group_wait returned).
@@ -755,11 +784,18 @@ public:
     detail::check(rc);
     return true;
   }
-  // Cancels the children (see above). Does nothing on a group with no
-  // child since its last wait.
+  // Cancels the group's current round, or the next one if no round is
+  // open (see above). Any thread, any number of times.
   void cancel() noexcept
   {
-    if (pending_ || !needs_init_)
+    // seq_cst store, then seq_cst load: with spawn()'s seq_cst store of
+    // open_ and load of cancel_ (a Dekker pair), at least one of the two
+    // sees the other's store. If this load sees the round open, g_ is
+    // initialised (the store's release) and cancelled here; if it sees it
+    // closed, the owner's spawn() that opens the next round sees cancel_
+    // and cancels it. Both may: ws_group_cancel is idempotent.
+    cancel_.store(true, std::memory_order_seq_cst);
+    if (open_.load(std::memory_order_seq_cst))
       ws_group_cancel(&g_);
   }
 
@@ -797,9 +833,18 @@ private:
   }
   int spawn(ws_task_fn fn, void *arg)
   {
-    if (needs_init_) {
+    // Relaxed: only the owner (this thread) writes open_.
+    if (!open_.load(std::memory_order_relaxed)) {
+      // The first run() after a wait opens the next round. g_ is
+      // initialised here, not at the end of wait(), so that the C group
+      // opens (takes its frame-stack mark) where its children are spawned.
       detail::check(ws_group_init(&g_, pool_));
-      needs_init_ = false;
+      // seq_cst store: its release publishes g_'s initialisation to a
+      // cancel() that loads open_ == true; with the seq_cst load of cancel_
+      // below, the other half of the Dekker pair with cancel().
+      open_.store(true, std::memory_order_seq_cst);
+      if (cancel_.load(std::memory_order_seq_cst))
+        ws_group_cancel(&g_); // a cancel() since the last wait: this round is cancelled
     }
     int rc = ws_group_spawn(&g_, fn, arg);
     if (rc == 0)
@@ -812,11 +857,25 @@ private:
       delete std::exchange(nodes_, nodes_->next);
   }
 
-  ws_group_t g_;
-  ws_pool_t *pool_;
-  node_base *nodes_ = nullptr; // every node since the last wait, newest first
-  bool pending_ = false;
-  bool needs_init_ = false;
+  // Who touches what. The owner (the thread or task that made the group)
+  // alone calls run() and wait(): it alone writes pool_, nodes_, pending_
+  // and open_, and initialises, spawns into and waits on g_. Any thread
+  // (the children, or one that synchronised with the owner) may call
+  // cancel(), which sets cancel_, reads open_ and calls ws_group_cancel on
+  // g_ (safe beside the owner's spawns: the C library's contract); the
+  // children's trampolines store into first_ (its atomic elects the writer).
+  ws_group_t g_; // initialised while open_ is true
+  ws_pool_t *pool_; // owner only
+  node_base *nodes_ = nullptr; // owner only: every node since the last wait, newest first
+  bool pending_ = false; // owner only: a child was spawned since the last wait
+  // True from the construction to the first wait(), then from each first
+  // run() after a wait() to the next wait(): a round is open and g_ holds
+  // it. Written by the owner only (relaxed reads there); cancel() reads it.
+  std::atomic<bool> open_{true};
+  // A cancel() since the round began, or, while no round is open, for the
+  // round the next run() opens. Set by cancel(), any thread; read and
+  // cleared by the owner (spawn(), wait()).
+  std::atomic<bool> cancel_{false};
   detail::first_exception first_;
 };
 

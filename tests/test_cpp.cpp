@@ -3,7 +3,8 @@
 // exceptions, cancel, then chains, when_all, futures dropped before their
 // task ran), when_all futures (never cancellable, every input given back),
 // join (results, exceptions, deep fib, no heap allocation), task groups
-// (group_refused: a wait the C library refuses keeps the children) and the
+// (group_refused: a wait the C library refuses keeps the children;
+// group_cancel: cancel before any child, and concurrent with run()) and the
 // algorithms, each part on pools of 1, 2 and 8 workers.
 // test.h is C (stdatomic, _Noreturn), so this program has its own runner,
 // with test.h's conventions: `test_cpp` runs every part, `test_cpp PART`
@@ -23,6 +24,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <cerrno>
@@ -493,6 +495,17 @@ static void group_on(unsigned w)
          h.run([&count, t = tracked()] { count.fetch_add(1, std::memory_order_relaxed); });
      }
      CHECK_EQ(count.load(std::memory_order_relaxed), 100);
+     // ... and swallows what they threw (one let out of the destructor,
+     // which is noexcept, would terminate the program).
+     {
+       ws::task_group h;
+       for (int i = 0; i < 10; i++)
+         h.run([&count] {
+           count.fetch_add(1, std::memory_order_relaxed);
+           throw std::runtime_error("never collected");
+         });
+     }
+     CHECK_EQ(count.load(std::memory_order_relaxed), 110);
      // Nested groups.
      std::atomic<long> sum{0};
      ws::task_group outer;
@@ -508,10 +521,10 @@ static void group_on(unsigned w)
      // Cancelled: children spawned after the cancel never run (their
      // nodes, holding tracked copies, are still freed: live goes back to
      // 0), wait() says false; a child that cancels its own group stops
-     // its siblings' nested groups too.
+     // its siblings' nested groups too. (A cancel before any child:
+     // group_cancel.)
      count.store(0, std::memory_order_relaxed);
      ws::task_group c;
-     c.cancel(); // no child yet: nothing
      for (int i = 0; i < 10; i++)
        c.run([&count, t = tracked()] { count.fetch_add(1, std::memory_order_relaxed); });
      c.cancel();
@@ -530,6 +543,7 @@ static void group_on(unsigned w)
        for (int j = 0; j < 10; j++)
          nested.run([&saw] { saw.fetch_add(1, std::memory_order_relaxed); });
        CHECK(!nested.wait()); // inherited: its children never started
+       CHECK(!nested.wait()); // nothing run since, still inside a cancelled group
      });
      CHECK(!d.wait());
      CHECK_EQ(saw.load(std::memory_order_relaxed), 0);
@@ -673,6 +687,95 @@ static void refused_on(unsigned w)
     cv.notify_all();
   }
   owner.get();
+}
+
+// --- task_group::cancel (issue #29, items 12 and 13) --------------------------------
+
+// Runs g.run(noop) until flag is set (acquire: pairs with the release of
+// whoever sets it after its cancel()), at least once: so that this thread
+// runs children while another thread cancels. Fails after `cap` runs.
+static void run_until(ws::task_group &g, const std::atomic<bool> &flag, const char *who)
+{
+  const long cap = 1000000;
+  long runs = 0;
+  do {
+    g.run([] {});
+    std::this_thread::yield(); // lets the canceller's thread in; no timing is assumed
+    if (++runs == cap)
+      FAIL("%s never cancelled (%ld children run)", who, runs);
+  } while (!flag.load(std::memory_order_acquire));
+}
+
+static void cancel_on(unsigned w)
+{
+  ws::pool p = make_pool(w);
+  const int n = 100;
+  p.submit([n] {
+     std::atomic<int> count{0}; // relaxed increments: wait() orders them before the read
+     auto inc = [&count] { count.fetch_add(1, std::memory_order_relaxed); };
+     ws::task_group g;
+     // A fresh group: the cancel holds for the children run after it, as
+     // ws_group_cancel on a group with no child does.
+     g.cancel();
+     for (int i = 0; i < n; i++)
+       g.run(inc);
+     CHECK(!g.wait());
+     CHECK_EQ(count.load(std::memory_order_relaxed), 0);
+     // Each wait() ends the group's round; the next one starts uncancelled.
+     for (int i = 0; i < n; i++)
+       g.run(inc);
+     CHECK(g.wait());
+     CHECK_EQ(count.load(std::memory_order_relaxed), n);
+     // Cancelled with no child since the last wait: that round's wait()
+     // says so, and the round after is not cancelled.
+     g.cancel();
+     CHECK(!g.wait());
+     CHECK(g.wait());
+     // Cancelled right after a wait, twice: the next children never start.
+     g.cancel();
+     g.cancel();
+     for (int i = 0; i < n; i++)
+       g.run(inc);
+     CHECK(!g.wait());
+     CHECK_EQ(count.load(std::memory_order_relaxed), n);
+     CHECK(!ws::cancelled());
+   }).get();
+  // A child cancels its group while the owner task still runs children: on
+  // two workers or more the first child is stolen (the other workers are
+  // idle, so the spawn offers it at once) and cancels there. The owner
+  // runs children until it sees the cancel; those it runs after it never
+  // start.
+  if (w >= 2)
+    p.submit([] {
+       ws::task_group g;
+       std::atomic<bool> done{false};
+       std::atomic<int> late{0};
+       g.run([&g, &done] {
+         g.cancel();
+         done.store(true, std::memory_order_release); // pairs with run_until's acquire
+       });
+       run_until(g, done, "the first child");
+       for (int i = 0; i < 100; i++)
+         g.run([&late] { late.fetch_add(1, std::memory_order_relaxed); });
+       CHECK(!g.wait());
+       CHECK_EQ(late.load(std::memory_order_relaxed), 0);
+     }).get();
+  // A thread outside the pool cancels a group this thread runs children
+  // into (root tasks): the same.
+  ws::task_group g(p);
+  std::atomic<bool> done{false};
+  std::atomic<int> late{0};
+  std::thread canceller([&g, &done] {
+    g.cancel();
+    done.store(true, std::memory_order_release); // pairs with run_until's acquire
+  });
+  run_until(g, done, "the other thread");
+  for (int i = 0; i < 100; i++)
+    g.run([&late] { late.fetch_add(1, std::memory_order_relaxed); });
+  canceller.join();
+  CHECK(!g.wait());
+  CHECK_EQ(late.load(std::memory_order_relaxed), 0);
+  CHECK(g.wait()); // the next round
 }
 
 // --- algorithms -------------------------------------------------------------------
@@ -831,8 +934,10 @@ struct part {
   void (*run)(unsigned workers);
 };
 static const part parts[] = {
-    {"futures", futures_on}, {"when_all", when_all_on},     {"join", join_on},
-    {"group", group_on},     {"group_refused", refused_on}, {"algorithms", algorithms_on}};
+    {"futures", futures_on},       {"when_all", when_all_on},     {"join", join_on},
+    {"group", group_on},           {"group_refused", refused_on}, {"group_cancel", cancel_on},
+    {"algorithms", algorithms_on},
+};
 
 static void run_part(const part &pt)
 {
