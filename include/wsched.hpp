@@ -497,8 +497,12 @@ template <class... T> future<std::tuple<future<T>...>> when_all(future<T> &&...f
 // ---------------------------------------------------------------------------
 // Pools
 
-// ws_options_t's fields, 0 meaning the default as in C. Aggregate: C++20
-// designated initializers work (ws::pool::options{.workers = 2}).
+// ws_options_t's fields, every one but size (ws_options_init sets it), in
+// its order and with its meaning: 0 means the default as in C (order:
+// WS_ORDER_LIFO; WS_ORDER_FIFO for services, see ws_order_t). Aggregate:
+// C++20 designated initializers work (ws::pool::options{.workers = 2,
+// .order = WS_ORDER_FIFO}). The header check (tests/check_header.sh) fails
+// when a field of ws_options_t has no namesake here or is not copied.
 struct pool_options {
   unsigned workers = 0;
   ws_deque_kind_t deque = WS_DEQUE_DEFAULT;
@@ -511,6 +515,7 @@ struct pool_options {
   unsigned spare_idle_ms = 0;
   unsigned schedtrace_ms = 0;
   bool pin = false;
+  ws_order_t order = WS_ORDER_DEFAULT;
 };
 
 // A pool of workers (ws_pool_create); the destructor is ws_pool_destroy:
@@ -540,6 +545,7 @@ public:
     c.spare_idle_ms = o.spare_idle_ms;
     c.schedtrace_ms = o.schedtrace_ms;
     c.pin = o.pin ? 1 : 0;
+    c.order = o.order;
     detail::check(ws_pool_create(&p_, &c));
   }
   pool(pool &&o) noexcept : p_(std::exchange(o.p_, nullptr))

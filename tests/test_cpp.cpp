@@ -4,8 +4,9 @@
 // task ran), when_all futures (never cancellable, every input given back),
 // join (results, exceptions, deep fib, no heap allocation), task groups
 // (group_refused: a wait the C library refuses keeps the children;
-// group_cancel: cancel before any child, and concurrent with run()) and the
-// algorithms, each part on pools of 1, 2 and 8 workers.
+// group_cancel: cancel before any child, and concurrent with run()), the
+// algorithms, and the pool options (options: FIFO order really reaches the
+// pool), each part on pools of 1, 2 and 8 workers.
 // test.h is C (stdatomic, _Noreturn), so this program has its own runner,
 // with test.h's conventions: `test_cpp` runs every part, `test_cpp PART`
 // one, `test_cpp --list` names them, an unknown part fails.
@@ -778,6 +779,48 @@ static void cancel_on(unsigned w)
   CHECK(g.wait()); // the next round
 }
 
+// --- pool options mirror ws_options_t (issue #29, item 14) ------------------------------
+
+// The order in which the one worker of a pool in `order` runs five children
+// that one task submitted (tests/test_order.c, part ring, checks the same
+// for C): the C++ pool must pass ws::pool::options::order through.
+static std::vector<int> children_order(ws_order_t order)
+{
+  ws::pool::options o;
+  o.workers = 1;
+  o.order = order;
+  ws::pool p(o);
+  std::vector<int> ran; // one worker: written by its thread, read after wait_idle
+  p.submit([&p, &ran] {
+     for (int i = 1; i <= 5; i++)
+       p.submit([&ran, i] { ran.push_back(i); }); // a child; its future dropped
+   }).get();
+  p.wait_idle();
+  return ran;
+}
+
+static void options_on(unsigned w)
+{
+  // FIFO: oldest first; LIFO (and the default): newest first.
+  CHECK(children_order(WS_ORDER_FIFO) == (std::vector<int>{1, 2, 3, 4, 5}));
+  CHECK(children_order(WS_ORDER_LIFO) == (std::vector<int>{5, 4, 3, 2, 1}));
+  CHECK(children_order(WS_ORDER_DEFAULT) == (std::vector<int>{5, 4, 3, 2, 1}));
+  // Other fields reach the C pool too: workers, and max_spares, which
+  // ws_pool_slots counts (the workers plus the spare slots).
+  ws::pool::options o;
+  o.workers = w;
+  o.max_spares = WS_SPARES_NONE;
+  ws::pool none(o);
+  CHECK_EQ(none.workers(), w);
+  CHECK_EQ(ws_pool_slots(none.native()), w);
+  o.max_spares = 3;
+  ws::pool three(o);
+  CHECK_EQ(ws_pool_slots(three.native()), w + 3);
+  // An invalid value is refused by ws_pool_create, as in C.
+  o.order = static_cast<ws_order_t>(3); // in the enum's range (0..3), no enumerator
+  CHECK_THROWS(ws::error, ws::pool{o});
+}
+
 // --- algorithms -------------------------------------------------------------------
 
 struct keyed { // sorted by key only: the sequence number shows stability
@@ -936,7 +979,7 @@ struct part {
 static const part parts[] = {
     {"futures", futures_on},       {"when_all", when_all_on},     {"join", join_on},
     {"group", group_on},           {"group_refused", refused_on}, {"group_cancel", cancel_on},
-    {"algorithms", algorithms_on},
+    {"algorithms", algorithms_on}, {"options", options_on},
 };
 
 static void run_part(const part &pt)
