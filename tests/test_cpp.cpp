@@ -399,6 +399,20 @@ static void when_all_on(unsigned w)
     }
     CHECK_EQ(std::get<1>(t).get(), 2);
   }
+  {
+    // Refused (futures of two pools: WS_EINVAL): the caller keeps its futures.
+    ws::pool q = make_pool(1);
+    auto a = p.submit([] { return 1; });
+    auto b = q.submit([] { return 2; });
+    try {
+      ws::when_all(std::move(a), std::move(b));
+      FAIL("when_all over two pools was accepted");
+    } catch (const ws::error &e) {
+      CHECK_EQ(e.ws_code(), WS_EINVAL);
+    }
+    CHECK(a.valid() && b.valid());
+    CHECK_EQ(a.get() + b.get(), 3);
+  }
   p.wait_idle();
   CHECK_EQ(live.load(std::memory_order_relaxed), 0);
 }
