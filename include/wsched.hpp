@@ -33,6 +33,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <iterator>
@@ -106,6 +108,14 @@ inline void check(int rc)
 {
   if (rc < 0)
     throw error(rc);
+}
+
+// A contract the caller broke that leaves no safe way on (as the C
+// library's misuse aborts): says which on stderr and aborts.
+[[noreturn]] inline void misuse(const char *what) noexcept
+{
+  std::fprintf(stderr, "wsched: misuse: %s\n", what);
+  std::abort();
 }
 
 template <class T> using stored_t = std::conditional_t<std::is_void_v<T>, unit, T>;
@@ -183,10 +193,12 @@ namespace detail
 // Owned by the C task (until it ran, or until a successful cancel) and by
 // the ws::future: two references, each dropped exactly once. A task that
 // never runs (cancelled; refused at submission; a continuation that could
-// not be attached) has its reference dropped by whoever learned that.
+// not be attached) has its reference dropped by whoever learned that. A
+// ready_state (below) has no task: one reference, the future's.
 template <class R> class state
 {
 public:
+  state() noexcept = default;
   virtual ~state() = default;
   void drop() noexcept
   {
@@ -202,10 +214,28 @@ public:
   std::optional<stored_t<R>> value;
   std::exception_ptr exc;
 
+protected:
+  explicit state(int refs) noexcept : refs_(refs)
+  {
+  }
+
 private:
   // Relaxed initialisation: the state is published to the task through
   // ws_submit / ws_future_then, which order it (the task queue's release).
   std::atomic<int> refs_{2};
+};
+
+// The state of a future whose value is known when the future is made, and
+// whose native future says only when it may be taken: when_all's (its
+// value is the futures it was given; its native future is ws_when_all's
+// combined one). No task writes it, so the future is its only owner.
+template <class R> class ready_state final : public state<R>
+{
+public:
+  explicit ready_state(stored_t<R> &&v) : state<R>(1)
+  {
+    this->value.emplace(std::move(v));
+  }
 };
 
 template <class R, class F> class task_state final : public state<R>
@@ -239,6 +269,7 @@ private:
 // Queues fn() as a continuation of the native future ante (ws_future_then):
 // the returned future is fn's. ante stays the caller's to release.
 template <class R, class F> future<R> continue_native(ws_future_t *ante, F &&fn);
+template <class V, class Make> future<V> when_all_future(ws_future_t *all, Make &&make);
 } // namespace detail
 
 // The result of a task submitted with pool::submit (or of then, when_all).
@@ -309,7 +340,8 @@ public:
   }
   // Cancels the task if no worker claimed it yet: true if it will never run
   // (get() then throws ws::error(WS_ECANCELED)); false if it already runs or
-  // ran. Futures of when_all cannot be cancelled (false).
+  // ran. Futures of when_all cannot be cancelled: false, always (they are
+  // ws_when_all's combined future, claimed from the start).
   bool cancel()
   {
     int rc = ws_future_cancel(need());
@@ -329,10 +361,14 @@ public:
     int rc = ws_future_result(h_, &task_rc);
     future keep(std::move(*this)); // released however we leave
     detail::check(rc);
-    if (task_rc != 0) {
+    // A value present is the result whatever task_rc says: a task's
+    // trampoline stores one only when its callable returned (and then
+    // returns 0), and a ready_state (when_all's) holds one from the start,
+    // while its native future fails when one of its inputs did.
+    if (task_rc != 0 && !keep.s_->value) {
       if (keep.s_->exc)
         std::rethrow_exception(keep.s_->exc);
-      throw error(task_rc); // not one of ours (a native cancel, say)
+      throw error(task_rc); // not one of ours
     }
     if constexpr (!std::is_void_v<T>)
       return std::move(*keep.s_->value);
@@ -356,6 +392,7 @@ private:
   template <class> friend class future;
   friend class pool;
   template <class R, class F> friend future<R> detail::continue_native(ws_future_t *, F &&);
+  template <class V, class Make> friend future<V> detail::when_all_future(ws_future_t *, Make &&);
 
   future(ws_future_t *h, detail::state<T> *s) noexcept : h_(h), s_(s)
   {
@@ -405,24 +442,46 @@ struct native_release {
 };
 } // namespace detail
 
-// A future of every future of v, final once each of them is (ws_when_all).
-// Its value gives the futures back, each final: get() on each returns its
-// value or rethrows its own exception. The futures must be of one pool;
-// an empty v throws ws::error(WS_EINVAL) (no pool to run on).
+namespace detail
+{
+// when_all's first half: checks the handles and returns ws_when_all's
+// combined future over them (the caller's to own), or throws.
+inline ws_future_t *when_all_native(ws_future_t *const *hs, std::size_t n)
+{
+  for (std::size_t i = 0; i < n; i++)
+    if (hs[i] == nullptr)
+      throw error(WS_EINVAL);
+  ws_future_t *all = nullptr;
+  check(ws_when_all(hs, n, &all));
+  return all;
+}
+// when_all's future: `all`, and a ready_state holding make()'s value (the
+// inputs), made only once ws_when_all succeeded, so that a refused call
+// leaves the caller's futures alone.
+template <class V, class Make> future<V> when_all_future(ws_future_t *all, Make &&make)
+{
+  native_release guard{all};
+  auto *s = new ready_state<V>(make());
+  guard.h = nullptr; // the future owns it now
+  return future<V>(all, s);
+}
+} // namespace detail
+
+// A future of every future of v, final once each of them is: the future is
+// ws_when_all's combined future, so it cannot be cancelled (cancel() returns
+// false). Its value gives the futures back, each final: get() on each
+// returns its value or rethrows its own exception (the combined future's own
+// get() never throws for them). It can be continued with then() like any
+// future. The futures must be of one pool; an empty v throws
+// ws::error(WS_EINVAL) (no pool to run on).
 template <class T> future<std::vector<future<T>>> when_all(std::vector<future<T>> v)
 {
   std::vector<ws_future_t *> hs;
   hs.reserve(v.size());
   for (auto &f : v)
     hs.push_back(f.native());
-  for (ws_future_t *h : hs)
-    if (h == nullptr)
-      throw error(WS_EINVAL);
-  ws_future_t *all = nullptr;
-  detail::check(ws_when_all(hs.data(), hs.size(), &all));
-  detail::native_release guard{all};
-  return detail::continue_native<std::vector<future<T>>>(
-      all, [v = std::move(v)]() mutable { return std::move(v); });
+  ws_future_t *all = detail::when_all_native(hs.data(), hs.size());
+  return detail::when_all_future<std::vector<future<T>>>(all, [&v] { return std::move(v); });
 }
 
 // The same for futures of different types: a future of their tuple.
@@ -430,21 +489,20 @@ template <class... T> future<std::tuple<future<T>...>> when_all(future<T> &&...f
 {
   static_assert(sizeof...(T) > 0, "ws::when_all needs at least one future");
   std::array<ws_future_t *, sizeof...(T)> hs{fs.native()...};
-  for (ws_future_t *h : hs)
-    if (h == nullptr)
-      throw error(WS_EINVAL);
-  ws_future_t *all = nullptr;
-  detail::check(ws_when_all(hs.data(), hs.size(), &all));
-  detail::native_release guard{all};
-  return detail::continue_native<std::tuple<future<T>...>>(
-      all, [t = std::tuple<future<T>...>(std::move(fs)...)]() mutable { return std::move(t); });
+  ws_future_t *all = detail::when_all_native(hs.data(), hs.size());
+  return detail::when_all_future<std::tuple<future<T>...>>(
+      all, [&] { return std::tuple<future<T>...>(std::move(fs)...); });
 }
 
 // ---------------------------------------------------------------------------
 // Pools
 
-// ws_options_t's fields, 0 meaning the default as in C. Aggregate: C++20
-// designated initializers work (ws::pool::options{.workers = 2}).
+// ws_options_t's fields, every one but size (ws_options_init sets it), in
+// its order and with its meaning: 0 means the default as in C (order:
+// WS_ORDER_LIFO; WS_ORDER_FIFO for services, see ws_order_t). Aggregate:
+// C++20 designated initializers work (ws::pool::options{.workers = 2,
+// .order = WS_ORDER_FIFO}). The header check (tests/check_header.sh) fails
+// when a field of ws_options_t has no namesake here or is not copied.
 struct pool_options {
   unsigned workers = 0;
   ws_deque_kind_t deque = WS_DEQUE_DEFAULT;
@@ -457,6 +515,7 @@ struct pool_options {
   unsigned spare_idle_ms = 0;
   unsigned schedtrace_ms = 0;
   bool pin = false;
+  ws_order_t order = WS_ORDER_DEFAULT;
 };
 
 // A pool of workers (ws_pool_create); the destructor is ws_pool_destroy:
@@ -486,6 +545,7 @@ public:
     c.spare_idle_ms = o.spare_idle_ms;
     c.schedtrace_ms = o.schedtrace_ms;
     c.pin = o.pin ? 1 : 0;
+    c.order = o.order;
     detail::check(ws_pool_create(&p_, &c));
   }
   pool(pool &&o) noexcept : p_(std::exchange(o.p_, nullptr))
@@ -621,12 +681,33 @@ template <class F, class G> auto join(F &&f, G &&g)
 // The destructor waits for children not waited for (never leaving one
 // running), swallowing their exceptions. As ws_group_t: only the thread
 // (task) that made the group may run() and wait(), and groups made one
-// after the other in a task nest like blocks (RAII does that).
+// after the other in a task nest like blocks (RAII does that; a group used
+// again after a wait() opens again at its next run() and nests from there).
 //
-// cancel() is ws_group_cancel: children not started yet never start,
-// running ones may poll ws::cancelled(), groups nested in the children
-// are cancelled with it; wait() then returns false (true: every child
-// ran). Any thread may cancel until wait() returns.
+// A wait() the C library refuses waits for nothing and throws ws::error:
+// WS_EBUSY when a ws::join or a group opened after this group's children is
+// still open (wait() inside the join's f, or with a newer group's children
+// pending), WS_EINVAL from another thread than the owner. The children
+// stay the group's: a later wait() (once that join or group is closed)
+// or the destructor waits for them. A destructor whose wait is refused
+// while children are pending cannot wait and must not free what they use:
+// it aborts with "wsched: misuse: ..." (destroying a group inside a join
+// opened after its children, say through std::optional::reset).
+//
+// cancel() is ws_group_cancel on the group's current round: children not
+// started yet never start (those run() after the cancel included), running
+// ones may poll ws::cancelled(), groups nested in the children are
+// cancelled with it, and the wait() that ends the round returns false
+// (true: no cancel, every child ran). A round runs from the construction,
+// or from the first run() after a wait(), to the end of the next wait().
+// A cancel() on a fresh group, or after a wait() and before the next run(),
+// is not lost: it cancels the round the next run() opens (its children
+// never start), and the next wait() returns false, as ws_group_wait says
+// WS_ECANCELED after ws_group_cancel on a group with no child. The round
+// after that starts uncancelled. Any thread may cancel, any number of
+// times, until the wait() that ends the round returns: a child, or a
+// thread that synchronised with the owner; a cancel() that races with that
+// return is a misuse, as in C.
 //
 // Cost: run(f) allocates one heap node holding a copy (or move) of f,
 // freed by wait() (a cancelled child never runs, so it cannot free its own).
@@ -648,8 +729,12 @@ public:
   task_group &operator=(const task_group &) = delete;
   ~task_group()
   {
-    if (pending_)
-      ws_group_wait(&g_);
+    // Relaxed: the owner's own writes (see open_). An open round is waited
+    // for even with no child: a cancelled C group is counted by its pool
+    // until its wait.
+    if (open_.load(std::memory_order_relaxed) && refused(ws_group_wait(&g_)) && pending_)
+      detail::misuse("ws::task_group destroyed where its wait is refused (inside a join or "
+                     "group opened after its children): they would run on freed memory");
     free_nodes();
   }
 
@@ -667,14 +752,33 @@ public:
   }
   // Waits for every child that started, then rethrows the first exception,
   // if any. Returns true, or false when the group (or one it is nested in)
-  // was cancelled.
+  // was cancelled. Throws ws::error (WS_EBUSY or WS_EINVAL), having waited
+  // for nothing and kept every child, when the C library refuses the wait
+  // (see above).
   bool wait()
   {
-    if (!pending_)
-      return true; // nothing spawned since the last wait (and g_ may need init)
+    // Relaxed: only the owner writes open_, and this is the owner.
+    if (!open_.load(std::memory_order_relaxed)) {
+      // Nothing run since the last wait: g_ is not initialised, and a
+      // cancel() since then only set cancel_. Relaxed: a cancel() that
+      // happens before this wait returns is ordered before it (see above).
+      bool cancelled = cancel_.exchange(false, std::memory_order_relaxed);
+      return !cancelled && !ws_cancelled();
+    }
     int rc = ws_group_wait(&g_);
+    if (refused(rc))
+      throw error(rc); // nothing waited for: the children, their nodes and g_ stay as they are
+    // The round is over; g_ is initialised again by the next run().
+    // Relaxed: a cancel() that reads open_ either happened before
+    // ws_group_wait returned (it read true) or happens after this wait()
+    // returned, ordered by whatever made it synchronise with the owner;
+    // one that races with the return is a misuse.
+    open_.store(false, std::memory_order_relaxed);
+    // Relaxed: every cancel() of this round happened before ws_group_wait
+    // returned (children ended; other threads synchronised), so this store
+    // comes after theirs in cancel_'s modification order.
+    cancel_.store(false, std::memory_order_relaxed);
     pending_ = false;
-    needs_init_ = true; // a waited group is initialised again before reuse
     free_nodes();
     std::exception_ptr e = std::exchange(first_.exc, nullptr);
     // Relaxed: no child runs any more (ws_group_wait returned).
@@ -686,11 +790,18 @@ public:
     detail::check(rc);
     return true;
   }
-  // Cancels the children (see above). Does nothing on a group with no
-  // child since its last wait.
+  // Cancels the group's current round, or the next one if no round is
+  // open (see above). Any thread, any number of times.
   void cancel() noexcept
   {
-    if (pending_ || !needs_init_)
+    // seq_cst store, then seq_cst load: with spawn()'s seq_cst store of
+    // open_ and load of cancel_ (a Dekker pair), at least one of the two
+    // sees the other's store. If this load sees the round open, g_ is
+    // initialised (the store's release) and cancelled here; if it sees it
+    // closed, the owner's spawn() that opens the next round sees cancel_
+    // and cancels it. Both may: ws_group_cancel is idempotent.
+    cancel_.store(true, std::memory_order_seq_cst);
+    if (open_.load(std::memory_order_seq_cst))
       ws_group_cancel(&g_);
   }
 
@@ -717,11 +828,29 @@ private:
       return 0;
     }
   };
+  // ws_group_wait's answers that mean it waited for nothing: WS_EBUSY (a
+  // join or group opened after g_'s children is open) and WS_EINVAL (not
+  // the owner's thread, or g_ not initialised). Every other answer (0,
+  // WS_ECANCELED, a child's non-zero result) comes once every child that
+  // started has ended.
+  static bool refused(int rc) noexcept
+  {
+    return rc == WS_EBUSY || rc == WS_EINVAL;
+  }
   int spawn(ws_task_fn fn, void *arg)
   {
-    if (needs_init_) {
+    // Relaxed: only the owner (this thread) writes open_.
+    if (!open_.load(std::memory_order_relaxed)) {
+      // The first run() after a wait opens the next round. g_ is
+      // initialised here, not at the end of wait(), so that the C group
+      // opens (takes its frame-stack mark) where its children are spawned.
       detail::check(ws_group_init(&g_, pool_));
-      needs_init_ = false;
+      // seq_cst store: its release publishes g_'s initialisation to a
+      // cancel() that loads open_ == true; with the seq_cst load of cancel_
+      // below, the other half of the Dekker pair with cancel().
+      open_.store(true, std::memory_order_seq_cst);
+      if (cancel_.load(std::memory_order_seq_cst))
+        ws_group_cancel(&g_); // a cancel() since the last wait: this round is cancelled
     }
     int rc = ws_group_spawn(&g_, fn, arg);
     if (rc == 0)
@@ -734,11 +863,25 @@ private:
       delete std::exchange(nodes_, nodes_->next);
   }
 
-  ws_group_t g_;
-  ws_pool_t *pool_;
-  node_base *nodes_ = nullptr; // every node since the last wait, newest first
-  bool pending_ = false;
-  bool needs_init_ = false;
+  // Who touches what. The owner (the thread or task that made the group)
+  // alone calls run() and wait(): it alone writes pool_, nodes_, pending_
+  // and open_, and initialises, spawns into and waits on g_. Any thread
+  // (the children, or one that synchronised with the owner) may call
+  // cancel(), which sets cancel_, reads open_ and calls ws_group_cancel on
+  // g_ (safe beside the owner's spawns: the C library's contract); the
+  // children's trampolines store into first_ (its atomic elects the writer).
+  ws_group_t g_; // initialised while open_ is true
+  ws_pool_t *pool_; // owner only
+  node_base *nodes_ = nullptr; // owner only: every node since the last wait, newest first
+  bool pending_ = false; // owner only: a child was spawned since the last wait
+  // True from the construction to the first wait(), then from each first
+  // run() after a wait() to the next wait(): a round is open and g_ holds
+  // it. Written by the owner only (relaxed reads there); cancel() reads it.
+  std::atomic<bool> open_{true};
+  // A cancel() since the round began, or, while no round is open, for the
+  // round the next run() opens. Set by cancel(), any thread; read and
+  // cleared by the owner (spawn(), wait()).
+  std::atomic<bool> cancel_{false};
   detail::first_exception first_;
 };
 

@@ -6,7 +6,9 @@
 # the library function again (not a macro) in both languages. The C++
 # compiles add -Wold-style-cast (wsched.h has no C cast C++ sees), and
 # include/wsched.hpp, with a use of every facility, compiles the same ways
-# under g++ and clang++.
+# under g++ and clang++. ws::pool_options mirrors ws_options_t: every field
+# of the C struct but size has a namesake there, in the same order, that
+# ws::pool's constructor copies (c.NAME = ...o.NAME...).
 # With MPI's include directories (libwsched_mpi is built): include/wsched_mpi.h
 # alone (it includes <mpi.h> and "wsched.h" itself), with a use of every
 # declaration, compiles the same ways, C and C++, and in C++ its functions
@@ -45,7 +47,7 @@ int use(ws::pool &p)
 {
   ws::pool q(ws::pool::options{2});
 #if __cplusplus >= 202002L
-  ws::pool designated(ws::pool::options{.workers = 1, .seed = 7});
+  ws::pool designated(ws::pool::options{.workers = 1, .seed = 7, .order = WS_ORDER_FIFO});
 #endif
   ws::pool moved = std::move(q);
   (void)moved.native();
@@ -120,6 +122,24 @@ int use_mpi(void)
 }
 C
 cp "$work/use_mpi.c" "$work/use_mpi.cpp"
+# ws::pool_options against ws_options_t, field by field.
+c_fields=$(sed -n '/^typedef struct ws_options {/,/^} ws_options_t;/p' "$src/include/wsched.h" |
+  sed -nE 's/^  [A-Za-z_][A-Za-z0-9_]*( [A-Za-z_][A-Za-z0-9_]*)* \**([a-z_][a-z0-9_]*);.*/\2/p' |
+  grep -v -x size)
+cpp_fields=$(sed -n '/^struct pool_options {/,/^};/p' "$src/include/wsched.hpp" |
+  sed -nE 's/^  [A-Za-z_][A-Za-z0-9_:]* ([a-z_][a-z0-9_]*) = .*;.*/\1/p')
+[ -n "$c_fields" ] || { echo "no field of ws_options_t found in wsched.h"; exit 1; }
+if [ "$c_fields" != "$cpp_fields" ]; then
+  echo "ws::pool_options does not mirror ws_options_t:"
+  diff <(echo "$c_fields") <(echo "$cpp_fields") || true
+  exit 1
+fi
+for f in $c_fields; do
+  grep -Eq "^ +c\.$f = .*\bo\.$f\b" "$src/include/wsched.hpp" ||
+    { echo "ws::pool's constructor does not copy options field $f"; exit 1; }
+done
+echo "ws::pool_options mirrors the $(echo $c_fields | wc -w) fields of ws_options_t"
+
 # The C names of wsched_mpi.h's functions, as an object file refers to them.
 mpi_fns=$(sed -n -E 's/^WS_EXTERN [^(]*[ *](ws_[a-z0-9_]+)\(.*/\1/p' "$src/include/wsched_mpi.h" | sort)
 c_names() {

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
 // API test. wsched.hpp, the C++ API (issue #14): futures (values, void,
 // exceptions, cancel, then chains, when_all, futures dropped before their
-// task ran), join (results, exceptions, deep fib, no heap allocation),
-// task groups and the algorithms, each part on pools of 1, 2 and 8 workers.
+// task ran), when_all futures (never cancellable, every input given back),
+// join (results, exceptions, deep fib, no heap allocation), task groups
+// (group_refused: a wait the C library refuses keeps the children;
+// group_cancel: cancel before any child, and concurrent with run()), the
+// algorithms, and the pool options (options: FIFO order really reaches the
+// pool), each part on pools of 1, 2 and 8 workers.
 // test.h is C (stdatomic, _Noreturn), so this program has its own runner,
 // with test.h's conventions: `test_cpp` runs every part, `test_cpp PART`
 // one, `test_cpp --list` names them, an unknown part fails.
@@ -18,9 +22,16 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <cerrno>
+#include <csignal>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define FAIL(...)                                                                                  \
   do {                                                                                             \
@@ -328,6 +339,84 @@ static void futures_on(unsigned w)
   CHECK_EQ(live.load(std::memory_order_relaxed), 0);
 }
 
+// --- when_all futures cannot be cancelled (issue #29, item 11) -------------------
+
+static void when_all_on(unsigned w)
+{
+  ws::pool p = make_pool(w);
+  {
+    // Every worker held: no input has run, nothing is final.
+    gate g;
+    g.block_all(p, w);
+    std::vector<ws::future<int>> v;
+    for (int i = 0; i < 10; i++)
+      v.push_back(p.submit([i, t = tracked()] { return i; }));
+    auto all = ws::when_all(std::move(v));
+    auto tup = ws::when_all(p.submit([] { return 1; }), p.submit([] {}));
+    CHECK(!all.ready());
+    CHECK(!all.cancel()); // the header: a when_all future cannot be cancelled
+    CHECK(!tup.cancel());
+    CHECK(!all.cancel()); // nor later
+    CHECK(all.valid() && tup.valid());
+    // Continued, and its continuation cancelled: the when_all future is
+    // the continuation's antecedent, not the thing cancelled.
+    auto sum = ws::when_all(p.submit([] { return 5; })).then([](auto &f) {
+      return std::get<0>(f.get()).get();
+    });
+    CHECK(sum.cancel());
+    g.open();
+    std::vector<ws::future<int>> back = all.get();
+    CHECK_EQ(back.size(), 10);
+    for (int i = 0; i < 10; i++)
+      CHECK_EQ(back[static_cast<size_t>(i)].get(), i);
+    auto [one, none] = tup.get();
+    CHECK_EQ(one.get(), 1);
+    none.get();
+  }
+  {
+    // A cancelled input: the when_all future still gives every future back;
+    // the cancelled one's get() says WS_ECANCELED.
+    gate g;
+    g.block_all(p, w);
+    auto x = p.submit([t = tracked()] { return 1; });
+    CHECK(x.cancel());
+    auto both = ws::when_all(std::move(x), p.submit([] { return 2; }));
+    CHECK(!both.cancel());
+    // Dropped before its inputs ran: they still run, nothing leaks.
+    {
+      std::vector<ws::future<int>> v;
+      for (int i = 0; i < 10; i++)
+        v.push_back(p.submit([t = tracked()] { return 0; }));
+      auto dropped = ws::when_all(std::move(v));
+    }
+    g.open();
+    auto t = both.get();
+    try {
+      std::get<0>(t).get();
+      FAIL("a cancelled input's get() returned");
+    } catch (const ws::error &e) {
+      CHECK_EQ(e.ws_code(), WS_ECANCELED);
+    }
+    CHECK_EQ(std::get<1>(t).get(), 2);
+  }
+  {
+    // Refused (futures of two pools: WS_EINVAL): the caller keeps its futures.
+    ws::pool q = make_pool(1);
+    auto a = p.submit([] { return 1; });
+    auto b = q.submit([] { return 2; });
+    try {
+      ws::when_all(std::move(a), std::move(b));
+      FAIL("when_all over two pools was accepted");
+    } catch (const ws::error &e) {
+      CHECK_EQ(e.ws_code(), WS_EINVAL);
+    }
+    CHECK(a.valid() && b.valid());
+    CHECK_EQ(a.get() + b.get(), 3);
+  }
+  p.wait_idle();
+  CHECK_EQ(live.load(std::memory_order_relaxed), 0);
+}
+
 // --- join ----------------------------------------------------------------------
 
 static long fib(int n)
@@ -421,6 +510,17 @@ static void group_on(unsigned w)
          h.run([&count, t = tracked()] { count.fetch_add(1, std::memory_order_relaxed); });
      }
      CHECK_EQ(count.load(std::memory_order_relaxed), 100);
+     // ... and swallows what they threw (one let out of the destructor,
+     // which is noexcept, would terminate the program).
+     {
+       ws::task_group h;
+       for (int i = 0; i < 10; i++)
+         h.run([&count] {
+           count.fetch_add(1, std::memory_order_relaxed);
+           throw std::runtime_error("never collected");
+         });
+     }
+     CHECK_EQ(count.load(std::memory_order_relaxed), 110);
      // Nested groups.
      std::atomic<long> sum{0};
      ws::task_group outer;
@@ -436,10 +536,10 @@ static void group_on(unsigned w)
      // Cancelled: children spawned after the cancel never run (their
      // nodes, holding tracked copies, are still freed: live goes back to
      // 0), wait() says false; a child that cancels its own group stops
-     // its siblings' nested groups too.
+     // its siblings' nested groups too. (A cancel before any child:
+     // group_cancel.)
      count.store(0, std::memory_order_relaxed);
      ws::task_group c;
-     c.cancel(); // no child yet: nothing
      for (int i = 0; i < 10; i++)
        c.run([&count, t = tracked()] { count.fetch_add(1, std::memory_order_relaxed); });
      c.cancel();
@@ -458,6 +558,7 @@ static void group_on(unsigned w)
        for (int j = 0; j < 10; j++)
          nested.run([&saw] { saw.fetch_add(1, std::memory_order_relaxed); });
        CHECK(!nested.wait()); // inherited: its children never started
+       CHECK(!nested.wait()); // nothing run since, still inside a cancelled group
      });
      CHECK(!d.wait());
      CHECK_EQ(saw.load(std::memory_order_relaxed), 0);
@@ -472,6 +573,266 @@ static void group_on(unsigned w)
   p.wait_idle();
   CHECK_EQ(live.load(std::memory_order_relaxed), 0);
   CHECK_THROWS(ws::error, ws::task_group()); // outside every pool, no pool named
+}
+
+// --- a refused task_group::wait (issue #29, item 10) -------------------------------
+
+// Runs g.wait(), which must be refused with `code` (and wait for nothing).
+static void expect_refused(ws::task_group &g, int code)
+{
+  try {
+    g.wait();
+    FAIL("a wait the C library refuses returned");
+  } catch (const ws::error &e) {
+    CHECK_EQ(e.ws_code(), code);
+  }
+}
+
+// Runs body() in a child process, which must die of SIGABRT after writing
+// `message` to stderr (a misuse abort): a death test.
+static void expect_abort(void (*body)(), const char *message)
+{
+  int fds[2];
+  CHECK(pipe(fds) == 0);
+  std::fflush(stderr);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    dup2(fds[1], 2);
+    close(fds[0]);
+    body();
+    _exit(0); // not reached when the abort happens
+  }
+  close(fds[1]);
+  std::string err;
+  char buf[256];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) != 0;)
+    if (n > 0)
+      err.append(buf, static_cast<size_t>(n));
+    else if (errno != EINTR)
+      FAIL("read: %s", std::strerror(errno));
+  close(fds[0]);
+  int st = 0;
+  CHECK(waitpid(pid, &st, 0) == pid);
+  if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGABRT || err.find(message) == std::string::npos)
+    FAIL("expected an abort saying \"%s\"; wait status %#x, stderr:\n%s", message, st, err.c_str());
+}
+
+// The child of expect_abort: a group destroyed inside a join opened after
+// its children, where its destructor's wait is refused.
+static void destroy_inside_join()
+{
+  ws::pool p = make_pool(1);
+  p.submit([] {
+     std::optional<ws::task_group> g;
+     g.emplace();
+     for (int i = 0; i < 10; i++)
+       g->run([] {});
+     ws::join([&g] { g.reset(); }, [] {});
+   }).get();
+}
+
+static void refused_on(unsigned w)
+{
+  // A destructor that cannot wait aborts (it would free what the children
+  // use). Forked while this process runs no pool (ThreadSanitizer refuses a
+  // child of a multi-threaded process that starts threads).
+  if (w == 1)
+    expect_abort(destroy_inside_join, "wsched: misuse: ws::task_group destroyed");
+  ws::pool p = make_pool(w);
+  const int n = 100;
+  p.submit([n] {
+     std::atomic<int> count{0}; // relaxed increments: wait() orders them before the read
+     auto inc = [&count] { count.fetch_add(1, std::memory_order_relaxed); };
+     {
+       ws::task_group g;
+       for (int i = 0; i < n; i++)
+         g.run(inc);
+       // Inside a join opened after g's children: WS_EBUSY, nothing waited
+       // for; after the join the wait waits for all of them.
+       ws::join([&g] { expect_refused(g, WS_EBUSY); }, [] {});
+       CHECK(g.wait());
+       CHECK_EQ(count.load(std::memory_order_relaxed), n);
+       // With the children of a group made after g's pending: the same.
+       for (int i = 0; i < n; i++)
+         g.run(inc);
+       {
+         ws::task_group h;
+         h.run(inc);
+         expect_refused(g, WS_EBUSY);
+         expect_refused(g, WS_EBUSY); // still refused, still nothing lost
+         CHECK(h.wait());
+       }
+       CHECK(g.wait());
+       CHECK_EQ(count.load(std::memory_order_relaxed), 2 * n + 1);
+       // Refused, then never waited again: the destructor waits.
+       for (int i = 0; i < n; i++)
+         g.run(inc);
+       ws::join([&g] { expect_refused(g, WS_EBUSY); }, [] {});
+     }
+     CHECK_EQ(count.load(std::memory_order_relaxed), 3 * n + 1);
+   }).get();
+  // Not the owner's thread: WS_EINVAL, and the owner's wait still waits. The
+  // owner task hands its group to this thread and blocks (its children stay
+  // unclaimed on one worker) until this thread's wait was refused.
+  std::mutex m;
+  std::condition_variable cv;
+  ws::task_group *shared = nullptr;
+  bool tried = false;
+  std::atomic<int> count{0};
+  auto owner = p.submit([&] {
+    ws::task_group g;
+    for (int i = 0; i < n; i++)
+      g.run([&count] { count.fetch_add(1, std::memory_order_relaxed); });
+    std::unique_lock<std::mutex> l(m);
+    shared = &g;
+    cv.notify_all();
+    if (!cv.wait_for(l, std::chrono::seconds(60), [&] { return tried; }))
+      FAIL("the other thread never tried");
+    l.unlock();
+    CHECK(g.wait());
+    CHECK_EQ(count.load(std::memory_order_relaxed), n);
+  });
+  {
+    std::unique_lock<std::mutex> l(m);
+    if (!cv.wait_for(l, std::chrono::seconds(60), [&] { return shared != nullptr; }))
+      FAIL("the owner never ran");
+    expect_refused(*shared, WS_EINVAL);
+    tried = true;
+    cv.notify_all();
+  }
+  owner.get();
+}
+
+// --- task_group::cancel (issue #29, items 12 and 13) --------------------------------
+
+// Runs g.run(noop) until flag is set (acquire: pairs with the release of
+// whoever sets it after its cancel()), at least once: so that this thread
+// runs children while another thread cancels. Fails after `cap` runs.
+static void run_until(ws::task_group &g, const std::atomic<bool> &flag, const char *who)
+{
+  const long cap = 1000000;
+  long runs = 0;
+  do {
+    g.run([] {});
+    std::this_thread::yield(); // lets the canceller's thread in; no timing is assumed
+    if (++runs == cap)
+      FAIL("%s never cancelled (%ld children run)", who, runs);
+  } while (!flag.load(std::memory_order_acquire));
+}
+
+static void cancel_on(unsigned w)
+{
+  ws::pool p = make_pool(w);
+  const int n = 100;
+  p.submit([n] {
+     std::atomic<int> count{0}; // relaxed increments: wait() orders them before the read
+     auto inc = [&count] { count.fetch_add(1, std::memory_order_relaxed); };
+     ws::task_group g;
+     // A fresh group: the cancel holds for the children run after it, as
+     // ws_group_cancel on a group with no child does.
+     g.cancel();
+     for (int i = 0; i < n; i++)
+       g.run(inc);
+     CHECK(!g.wait());
+     CHECK_EQ(count.load(std::memory_order_relaxed), 0);
+     // Each wait() ends the group's round; the next one starts uncancelled.
+     for (int i = 0; i < n; i++)
+       g.run(inc);
+     CHECK(g.wait());
+     CHECK_EQ(count.load(std::memory_order_relaxed), n);
+     // Cancelled with no child since the last wait: that round's wait()
+     // says so, and the round after is not cancelled.
+     g.cancel();
+     CHECK(!g.wait());
+     CHECK(g.wait());
+     // Cancelled right after a wait, twice: the next children never start.
+     g.cancel();
+     g.cancel();
+     for (int i = 0; i < n; i++)
+       g.run(inc);
+     CHECK(!g.wait());
+     CHECK_EQ(count.load(std::memory_order_relaxed), n);
+     CHECK(!ws::cancelled());
+   }).get();
+  // A child cancels its group while the owner task still runs children: on
+  // two workers or more the first child is stolen (the other workers are
+  // idle, so the spawn offers it at once) and cancels there. The owner
+  // runs children until it sees the cancel; those it runs after it never
+  // start.
+  if (w >= 2)
+    p.submit([] {
+       ws::task_group g;
+       std::atomic<bool> done{false};
+       std::atomic<int> late{0};
+       g.run([&g, &done] {
+         g.cancel();
+         done.store(true, std::memory_order_release); // pairs with run_until's acquire
+       });
+       run_until(g, done, "the first child");
+       for (int i = 0; i < 100; i++)
+         g.run([&late] { late.fetch_add(1, std::memory_order_relaxed); });
+       CHECK(!g.wait());
+       CHECK_EQ(late.load(std::memory_order_relaxed), 0);
+     }).get();
+  // A thread outside the pool cancels a group this thread runs children
+  // into (root tasks): the same.
+  ws::task_group g(p);
+  std::atomic<bool> done{false};
+  std::atomic<int> late{0};
+  std::thread canceller([&g, &done] {
+    g.cancel();
+    done.store(true, std::memory_order_release); // pairs with run_until's acquire
+  });
+  run_until(g, done, "the other thread");
+  for (int i = 0; i < 100; i++)
+    g.run([&late] { late.fetch_add(1, std::memory_order_relaxed); });
+  canceller.join();
+  CHECK(!g.wait());
+  CHECK_EQ(late.load(std::memory_order_relaxed), 0);
+  CHECK(g.wait()); // the next round
+}
+
+// --- pool options mirror ws_options_t (issue #29, item 14) ------------------------------
+
+// The order in which the one worker of a pool in `order` runs five children
+// that one task submitted (tests/test_order.c, part ring, checks the same
+// for C): the C++ pool must pass ws::pool::options::order through.
+static std::vector<int> children_order(ws_order_t order)
+{
+  ws::pool::options o;
+  o.workers = 1;
+  o.order = order;
+  ws::pool p(o);
+  std::vector<int> ran; // one worker: written by its thread, read after wait_idle
+  p.submit([&p, &ran] {
+     for (int i = 1; i <= 5; i++)
+       p.submit([&ran, i] { ran.push_back(i); }); // a child; its future dropped
+   }).get();
+  p.wait_idle();
+  return ran;
+}
+
+static void options_on(unsigned w)
+{
+  // FIFO: oldest first; LIFO (and the default): newest first.
+  CHECK(children_order(WS_ORDER_FIFO) == (std::vector<int>{1, 2, 3, 4, 5}));
+  CHECK(children_order(WS_ORDER_LIFO) == (std::vector<int>{5, 4, 3, 2, 1}));
+  CHECK(children_order(WS_ORDER_DEFAULT) == (std::vector<int>{5, 4, 3, 2, 1}));
+  // Other fields reach the C pool too: workers, and max_spares, which
+  // ws_pool_slots counts (the workers plus the spare slots).
+  ws::pool::options o;
+  o.workers = w;
+  o.max_spares = WS_SPARES_NONE;
+  ws::pool none(o);
+  CHECK_EQ(none.workers(), w);
+  CHECK_EQ(ws_pool_slots(none.native()), w);
+  o.max_spares = 3;
+  ws::pool three(o);
+  CHECK_EQ(ws_pool_slots(three.native()), w + 3);
+  // An invalid value is refused by ws_pool_create, as in C.
+  o.order = static_cast<ws_order_t>(3); // in the enum's range (0..3), no enumerator
+  CHECK_THROWS(ws::error, ws::pool{o});
 }
 
 // --- algorithms -------------------------------------------------------------------
@@ -630,7 +991,10 @@ struct part {
   void (*run)(unsigned workers);
 };
 static const part parts[] = {
-    {"futures", futures_on}, {"join", join_on}, {"group", group_on}, {"algorithms", algorithms_on}};
+    {"futures", futures_on},       {"when_all", when_all_on},     {"join", join_on},
+    {"group", group_on},           {"group_refused", refused_on}, {"group_cancel", cancel_on},
+    {"algorithms", algorithms_on}, {"options", options_on},
+};
 
 static void run_part(const part &pt)
 {
