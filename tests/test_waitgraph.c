@@ -30,6 +30,10 @@
  *              the stack reserve, then blocks compensated (no overflow).
  *   unwaited — a task (or a join's fa) that returns with group children in
  *              the frame stack aborts with "wsched: misuse" (child process).
+ *   crossed  — a group waited for while a group opened after it is still
+ *              open (with no child yet): the later group then spawns,
+ *              joins and waits, and every child runs once (it read the
+ *              frame below index 0: a crash).
  * A graph that does not finish within TEST_DEADLINE_MS (a minute) is
  * reported with its seed and aborts (a deadlock detector, not a timing
  * criterion).
@@ -772,6 +776,51 @@ static int unwaited_join(void *arg)
   return ws_join(NULL, unwaited_fa, arg, noop, NULL);
 }
 
+/* Groups closed out of order: h is waited for while g, opened after it,
+   is still open with no child; g then spawns and waits (spawn_slow read
+   the frame below index 0). */
+static _Atomic long crossed_runs;
+
+static int crossed_leaf(void *arg)
+{
+  (void)arg;
+  atomic_fetch_add_explicit(&crossed_runs, 1, memory_order_relaxed);
+  return 0;
+}
+
+static int crossed_task(void *arg)
+{
+  (void)arg;
+  ws_group_t h, g;
+  ASSERT_OK(ws_group_init(&h, NULL));
+  ASSERT_OK(ws_group_spawn(&h, crossed_leaf, NULL));
+  ASSERT_OK(ws_group_init(&g, NULL));
+  ASSERT_OK(ws_group_wait(&h));
+  for (int i = 0; i < 3; i++)
+    ASSERT_OK(ws_group_spawn(&g, crossed_leaf, NULL));
+  ASSERT_OK(ws_join(NULL, crossed_leaf, NULL, crossed_leaf, NULL));
+  ASSERT_OK(ws_group_wait(&g));
+  return 0;
+}
+
+static void part_crossed(void)
+{
+  static const unsigned workers[] = {1, 2, 4};
+  for (unsigned wi = 0; wi < 3; wi++) {
+    ws_pool_t *p = make_pool(workers[wi], WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+    atomic_store(&crossed_runs, 0);
+    for (int r = 0; r < 100; r++) {
+      ws_future_t *f;
+      ASSERT_OK(ws_submit(p, crossed_task, NULL, &f));
+      ASSERT_OK(ws_future_wait(f, WS_FOREVER));
+      ASSERT_EQ(ws_future_status(f), WS_FUTURE_DONE);
+      ws_future_release(f);
+    }
+    ASSERT_EQ(atomic_load(&crossed_runs), 100 * 6);
+    ASSERT_OK(ws_pool_destroy(p));
+  }
+}
+
 /* In a child process (expect_child_abort): runs fn as a task of a fresh
    pool. */
 struct task_ref {
@@ -826,6 +875,7 @@ static const test_part parts[] = {
     {"crosspool", crosspool, false},
     {"deepchain", deepchain, false},
     {"unwaited", part_unwaited, false},
+    {"crossed", part_crossed, false},
 };
 
 TEST_MAIN(parts)

@@ -348,6 +348,15 @@ __attribute__((noinline)) static int spawn_slow(ws__group *g, ws_task_fn fn, voi
      whose fa spawns into an enclosing group), the child cannot go there:
      that join's sync frees the frames above it. */
   uint32_t mark = w->jf.top;
+  if (__builtin_expect(mark < g->mark, 0)) {
+    /* A group opened before g was waited for since g's init (h below):
+       g had no frame child then, or h's wait would have been refused
+       (WS_EBUSY), so g starts again where the frame stack now ends.
+       Reading the frame below `mark` here read index 2^32 - 1 for
+       mark 0. */
+    WS__CHECK(G_NEXT(g) == g->mark);
+    g->mark = G_NEXT(g) = mark;
+  }
   if (__builtin_expect(mark != g->mark && !child_of(ws__frame_at(w, mark - 1), g), 0))
     return spawn_heap(w, g, fn, arg);
   if (!ws__frame_room(w))
@@ -405,7 +414,7 @@ int ws_group_wait(ws_group_t *g_)
        frames cannot be freed under it, so the wait is refused. */
     uint32_t top = w->jf.top;
     bool frames = false;
-    if (top != g->mark) {
+    if (top > g->mark) { /* below it: g has no frame child (see spawn_slow) */
       /* Usually g is innermost: its newest child is the top frame. */
       frames = top == G_NEXT(g) || child_of(ws__frame_at(w, top - 1), g);
       if (!frames && top > g->mark && child_of(ws__frame_at(w, g->mark), g))
