@@ -23,15 +23,10 @@ LAYERS = ["platform", "data", "core", "observe", "api"]
 # a header of the layers (their objects are not part of wsched_objects).
 COMPONENTS = ["mpi"]
 
-# Upward calls that are hooks: symbol -> why it may be called from below.
-HOOKS = {
-    # core -> observe: the observation hooks (observe.h), called only when a
-    # worker's hook bits are on.
-    "ws__trace_event": "core records trace events (core/hooks.h)",
-    "ws__run_observed": "core runs a task through trace/profile (core/hooks.h)",
-    "ws__observe_slot_init": "core: a new spare slot joins a trace or profile (core/hooks.h)",
-    "ws__sink_done": "core reports finished group children to their group, the only kind of sink (core/internal.h)",
-}
+# Upward calls allowed by name: none. The core reaches the observation
+# layer through a table of function pointers in each pool (core/hooks.h),
+# installed by the API layer; fork/join lives in core (core/forkjoin.c).
+HOOKS = {}
 
 
 def layer_of(path, src):
@@ -102,6 +97,23 @@ def main():
                     defined[fs[2]] = (name, lay)
                 elif len(fs) == 2 and fs[0] == "U":
                     undefined.setdefault((name, lay), set()).add(fs[1])
+    # docs/DESIGN.md's map ("## Layers") names every .c file of each layer.
+    design = open(os.path.join(sys.argv[1], "docs", "DESIGN.md")).read()
+    block = design.split("## Layers", 1)[1].split("```", 2)[1]
+    mapped = {}
+    for line in block.splitlines():
+        m = re.match(r"\s*(\w+)\s", line)
+        if m and m.group(1) in LAYERS:
+            cur = m.group(1)
+        for name in re.findall(r"\b([a-z_]+\.c)\b", line):
+            mapped.setdefault(cur, set()).add(name)
+    for lay in LAYERS:
+        have = {f for f in os.listdir(os.path.join(src, lay)) if f.endswith(".c")}
+        listed = mapped.get(lay, set())
+        for f in sorted(have - listed):
+            bad.append(f"src/{lay}/{f} is missing from docs/DESIGN.md's map of the layers")
+        for f in sorted(listed - have):
+            bad.append(f"docs/DESIGN.md's map names {lay}/{f}, which does not exist")
     if not defined:
         print(f"no objects under {objdir}")
         return 1

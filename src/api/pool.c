@@ -174,6 +174,7 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
   if (p == NULL)
     return WS_ENOMEM;
   memset(p, 0, sizeof *p);
+  p->observe = &ws__observe_table; /* the core's way up (core/hooks.h) */
   if (o.workers != 0) {
     p->nworkers = o.workers;
     snprintf(p->workers_from, sizeof p->workers_from, "the options");

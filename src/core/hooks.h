@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The observation hooks: the narrow interface through which the core (and
- * the API layer) call the observation layer (observe/trace.c,
- * observe/profile.c). The core decides with ws__hooks() whether a worker
- * records anything; the functions behind it are the only calls from the
- * core up into observation (tests/check_layers.py lists them).
+ * The observation hooks: the narrow interface through which the core calls
+ * the observation layer (observe/trace.c, observe/profile.c). The core
+ * decides with ws__hooks() whether a worker records anything, and calls
+ * what records it through a table of function pointers that the API layer
+ * installs in each pool, so that no call goes up by name
+ * (tests/check_layers.py allows none).
  */
 #ifndef WS_HOOKS_H
 #define WS_HOOKS_H
@@ -46,15 +47,34 @@ static inline uint32_t ws__hooks(ws__worker *w)
 #endif
 }
 
-/* trace.c: records one event of the calling worker w (WS__HOOK_TRACE). */
-void ws__trace_event(ws__worker *w, uint32_t kind, uint64_t ptr, uint32_t arg);
+/* The observation layer's operations. The core calls them only through
+   its pool's table (never by name: observation is a higher layer), and
+   only while a worker's hook bits say so; the API layer points every new
+   pool at observation's table (api/pool.c, observe/trace.c). */
+typedef struct ws__observe_ops {
+  /* Records one event of the calling worker w (WS__HOOK_TRACE). */
+  void (*trace_event)(ws__worker *w, uint32_t kind, uint64_t ptr, uint32_t arg);
+  /* Runs a task (frame or heap) with hooks: trace slice and/or its own
+     strand state, delivered to its sink (or to the profiled region). */
+  int (*run_observed)(ws__worker *w, ws__task *t);
+  /* comp_lock held: a spare slot just initialised joins the trace or
+     profile in progress. */
+  void (*slot_init)(ws_pool_t *p, ws__worker *w);
+} ws__observe_ops;
 
-/* profile.c: runs a task (frame or heap) with hooks: trace slice and/or its
-   own strand state, delivered to its sink (or to the profiled region). */
-int ws__run_observed(ws__worker *w, ws__task *t);
+static inline void ws__hook_trace(ws__worker *w, uint32_t kind, uint64_t ptr, uint32_t arg)
+{
+  w->pool->observe->trace_event(w, kind, ptr, arg);
+}
 
-/* trace.c, comp_lock held: a spare slot just initialised joins the trace
-   or profile in progress. */
-void ws__observe_slot_init(ws_pool_t *p, ws__worker *w);
+static inline int ws__hook_run(ws__worker *w, ws__task *t)
+{
+  return w->pool->observe->run_observed(w, t);
+}
+
+static inline void ws__hook_slot_init(ws_pool_t *p, ws__worker *w)
+{
+  p->observe->slot_init(p, w);
+}
 
 #endif /* WS_HOOKS_H */

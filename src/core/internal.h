@@ -243,6 +243,9 @@ struct ws_pool {
   unsigned st_period_ms;
   _Atomic uint32_t st_stop;
   pthread_mutex_t trace_lock;
+  /* The observation layer's operations (hooks.h): set by ws_pool_create,
+     read-only after. */
+  const struct ws__observe_ops *observe;
   bool tracing;
   int64_t trace_t0; /* trace start, ns (read by writers: set before hooks) */
   char *trace_env_path; /* WS_TRACE=<file>: written at destroy */

@@ -277,7 +277,7 @@ void ws__park(ws__worker *w)
     WS__PARKLOG(9, 0, 0);
     ws__stat1(&w->stats, WS__S_parks, 1);
     if (__builtin_expect(ws__hooks(w) & WS__HOOK_TRACE, 0))
-      ws__trace_event(w, WS__EV_PARK, 0, 0);
+      ws__hook_trace(w, WS__EV_PARK, 0, 0);
     /* S5: sleep until a waker stores a non-ASLEEP value (acquire pairs with
        its release store): in the poller if timers or watches want one and
        nobody holds it (core/netpoll.c), else on our futex. */
@@ -286,7 +286,7 @@ void ws__park(ws__worker *w)
         ws__futex_wait(&w->park_word, WS__PARK_ASLEEP, WS__NO_DEADLINE);
     ws__stat1(&w->stats, WS__S_wakeups, 1);
     if (__builtin_expect(ws__hooks(w) & WS__HOOK_TRACE, 0))
-      ws__trace_event(w, WS__EV_WAKE, 0, 0);
+      ws__hook_trace(w, WS__EV_WAKE, 0, 0);
   }
   v = atomic_load_explicit(&w->park_word, memory_order_acquire); /* pairs with the waker */
   WS__PARKLOG(10, v, 0);

@@ -113,7 +113,7 @@ static int start_spare(ws_pool_t *p, bool io)
   if (i == nslots) {
     if (ws__slot_init(p, s, i, p->seed) != 0)
       return WS_ENOMEM;
-    ws__observe_slot_init(p, s); /* a trace or profile in progress covers it */
+    ws__hook_slot_init(p, s); /* a trace or profile in progress covers it */
     /* Release: thieves that load nslots with acquire see the slot ready. */
     atomic_store_explicit(&p->nslots, nslots + 1, memory_order_release);
   } else if (s->thread_joinable) {

@@ -248,7 +248,7 @@ static ws__task *steal_victim(ws__worker *w, unsigned v, unsigned *taken, bool o
         ws__push_local(w, buf[k]); /* into our ring, oldest first */
       *taken = n;
       if (__builtin_expect(ws__hooks(w) & WS__HOOK_TRACE, 0))
-        ws__trace_event(w, WS__EV_STEAL, 0, v);
+        ws__hook_trace(w, WS__EV_STEAL, 0, v);
       return buf[0];
     }
   }
@@ -284,7 +284,7 @@ static ws__task *steal_victim(ws__worker *w, unsigned v, unsigned *taken, bool o
       atomic_store_explicit(&got->sink->last_thief, w->index, memory_order_relaxed);
   }
   if (got != NULL && __builtin_expect(ws__hooks(w) & WS__HOOK_TRACE, 0))
-    ws__trace_event(w, WS__EV_STEAL, 0, v);
+    ws__hook_trace(w, WS__EV_STEAL, 0, v);
   return got;
 }
 
@@ -503,7 +503,7 @@ static inline int run_body(ws__worker *w, ws__task *t)
   ws__task *prev = w->jf.cur;
   uint32_t top = w->jf.top;
   w->jf.cur = t;
-  int rc = __builtin_expect(ws__hooks(w) != 0, 0) ? ws__run_observed(w, t) : t->fn(t->arg);
+  int rc = __builtin_expect(ws__hooks(w) != 0, 0) ? ws__hook_run(w, t) : t->fn(t->arg);
   w->jf.cur = prev;
   if (__builtin_expect(w->jf.top != top, 0))
     ws__misuse("a task returned without waiting for a group it spawned into "

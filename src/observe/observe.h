@@ -9,6 +9,19 @@
 
 #include "hooks.h"
 
+/* trace.c: records one event of the calling worker w (WS__HOOK_TRACE). */
+void ws__trace_event(ws__worker *w, uint32_t kind, uint64_t ptr, uint32_t arg);
+
+/* profile.c: runs a task (frame or heap) with hooks (hooks.h, run_observed). */
+int ws__run_observed(ws__worker *w, ws__task *t);
+
+/* trace.c, comp_lock held: a spare slot just initialised joins the trace
+   or profile in progress. */
+void ws__observe_slot_init(ws_pool_t *p, ws__worker *w);
+
+/* trace.c: the table the API layer installs in every pool (hooks.h). */
+extern const ws__observe_ops ws__observe_table;
+
 typedef struct ws__tev {
   int64_t ts; /* ns since the trace started */
   uint64_t ptr; /* BEGIN: task function; STEAL: flow id */

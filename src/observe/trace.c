@@ -193,6 +193,12 @@ void ws__observe_slot_init(ws_pool_t *p, ws__worker *w)
   }
 }
 
+const ws__observe_ops ws__observe_table = {
+    .trace_event = ws__trace_event,
+    .run_observed = ws__run_observed,
+    .slot_init = ws__observe_slot_init,
+};
+
 /* --- the writer -------------------------------------------------------------- */
 
 typedef struct outev {
