@@ -2405,6 +2405,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (tracing && !destroy_only)
       CHECK(ws_trace_stop(pool, NULL) == 0, "ws_trace_stop at the end");
+    atomic_store(&shut_requested, true); /* destroy shuts down: ws_after refuses in tasks */
     CHECK(ws_pool_destroy(pool) == 0, "ws_pool_destroy failed");
     destroyed = true;
   }
