@@ -158,10 +158,11 @@ static uint64_t mix(uint64_t a, uint64_t b)
 #define MARK_ANY 0xA4EULL
 #define MARK_GCANCEL 0x6CA4CE1ULL /* the work of a cancelled group */
 
-/* A body's return value from its value: non-zero for about one in six. */
+/* A body's return value from its value: non-zero for about one in six,
+   and positive (never a ws error code). */
 static int rc_of(uint64_t v)
 {
-  return v % 6 == 5 ? 1 + (int)(v >> 8) % 100 : 0;
+  return v % 6 == 5 ? 1 + (int)((v >> 8) % 100) : 0;
 }
 
 /* --- the graph -------------------------------------------------------------- */
@@ -349,14 +350,21 @@ static int kid_fn(void *arg)
   return 0;
 }
 
+/* W_GROUP: m children, none cancelled. W_GROUP_CANCEL: child m / 2
+   cancels the group (odd wparam), or the owner does after spawning m / 2
+   children (even wparam): those spawned after its cancel never start. */
 static uint64_t group_work(const node *n, bool cancel)
 {
   int m = 1 + n->wparam % MAXKIDS;
+  bool by_owner = cancel && n->wparam % 2 == 0;
   kid kids[MAXKIDS];
   ws_group_t g;
   ASSERT_OK(ws_group_init(&g, NULL));
   for (int c = 0; c < m; c++) {
-    kids[c] = (kid){.id = (uint64_t)n->id, .c = c, .g = &g, .canceller = cancel && c == m / 2};
+    if (by_owner && c == m / 2)
+      ASSERT_OK(ws_group_cancel(&g));
+    kids[c] = (kid){
+        .id = (uint64_t)n->id, .c = c, .g = &g, .canceller = cancel && !by_owner && c == m / 2};
     atomic_init(&kids[c].ran, 0);
     ASSERT_OK(ws_group_spawn(&g, kid_fn, &kids[c]));
   }
@@ -367,13 +375,17 @@ static uint64_t group_work(const node *n, bool cancel)
     int r = atomic_load(&kids[c].ran);
     if (!cancel)
       ASSERT_EQ(r, 1);
+    if (by_owner && c >= m / 2 && r != 0)
+      TEST_FAIL("node %d: group child %d of %d started, spawned after its owner's cancel", n->id, c,
+                m);
     if (r == 0)
       atomic_fetch_add(&kids_skipped, 1);
     sum += kids[c].v;
   }
   if (cancel) {
     ASSERT_EQ(rc, WS_ECANCELED);
-    ASSERT_EQ(atomic_load(&kids[m / 2].ran), 1); /* only it cancels: it started */
+    if (!by_owner)
+      ASSERT_EQ(atomic_load(&kids[m / 2].ran), 1); /* only it cancels: it started */
     return MARK_GCANCEL;
   }
   ASSERT_OK(rc);
