@@ -3,7 +3,7 @@
  * API test. Composition (issue #29): random graphs of everything that makes
  * or follows a future, and nestings of the calls that make and cancel them.
  *
- *   dag              — seeded random DAGs of up to MAXN nodes, 1 to 4 of them
+ *   dag              — seeded random DAGs of up to MAXN nodes, 1 to 6 of them
  *                      one after the other on a pool with random options (1
  *                      to 2 x CPUs + 2 workers, both deques, both steal
  *                      policies, LIFO or FIFO order): submits (high priority
@@ -30,12 +30,13 @@
  *                      when_any's with the input its index names; a timer
  *                      never started before its delay; fork/join children
  *                      ran or, under a cancel, never started. Seeds:
- *                      WS_COMPOSE_SEEDS pools (default 1000, 100 under the
- *                      sanitizers) from WS_TEST_SEED; a failure prints the
- *                      pool's own seed, which WS_COMPOSE_SEED=<seed> replays
- *                      alone (the same graphs; the interleaving is the
- *                      machine's). A watchdog fails the test when no seed
- *                      finishes for TEST_DEADLINE_MS.
+ *                      WS_COMPOSE_SEEDS pools (default 500, about 1700
+ *                      graphs; 50 under the sanitizers) from WS_TEST_SEED;
+ *                      a failure prints the pool's own seed, which
+ *                      WS_COMPOSE_SEED=<seed> replays alone (the same
+ *                      graphs; the interleaving is the machine's). A
+ *                      watchdog fails the test when no seed finishes for
+ *                      TEST_DEADLINE_MS.
  *   then_in_blocking — ws_future_then called inside ws_blocking's fn, on a
  *                      future already final (queued at once), on one still
  *                      pending, with and without a future of its own, which fn
@@ -915,7 +916,7 @@ static bool run_graph(graph *gr)
   return destroyed;
 }
 
-/* One seed: a pool with random options and 1 to 4 graphs made on it one
+/* One seed: a pool with random options and 1 to 6 graphs made on it one
    after the other. Every graph but the last ends by waiting for everything
    (the next one starts on an idle pool), the last one as its plan says:
    making a pool costs more than most graphs (hwloc's discovery). */
@@ -934,7 +935,7 @@ static void run_seed(uint64_t seed)
   o.spin_rounds = test_rng(&rng) % 4 == 0 ? WS_SPIN_NONE : 0;
   o.seed = test_rng(&rng);
   ASSERT_OK(ws_pool_create(&pool, &o));
-  int ngraphs = 1 + (int)(test_rng(&rng) % 4);
+  int ngraphs = 1 + (int)(test_rng(&rng) % 6);
   bool destroyed = false;
   for (int g = 0; g < ngraphs; g++) {
     graph gr;
@@ -976,7 +977,7 @@ static void part_dag(void)
     run_seed(seed);
     n = 1;
   } else {
-    n = env_long("WS_COMPOSE_SEEDS", 1000 / TEST_SCALE_DIV);
+    n = env_long("WS_COMPOSE_SEEDS", 500 / TEST_SCALE_DIV);
     uint64_t base = test_seed();
     for (long k = 0; k < n; k++) {
       uint64_t seed = mix(base, (uint64_t)k);
