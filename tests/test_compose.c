@@ -31,7 +31,7 @@
  *                      never started before its delay; fork/join children
  *                      ran or, under a cancel, never started. Seeds:
  *                      WS_COMPOSE_SEEDS pools (default 500, about 1700
- *                      graphs; 50 under the sanitizers) from WS_TEST_SEED;
+ *                      graphs; 150 under the sanitizers) from WS_TEST_SEED;
  *                      a failure prints the pool's own seed, which
  *                      WS_COMPOSE_SEED=<seed> replays alone (the same
  *                      graphs; the interleaving is the machine's). A
@@ -977,7 +977,7 @@ static void part_dag(void)
     run_seed(seed);
     n = 1;
   } else {
-    n = env_long("WS_COMPOSE_SEEDS", 500 / TEST_SCALE_DIV);
+    n = env_long("WS_COMPOSE_SEEDS", TEST_SCALE_DIV == 1 ? 500 : 150);
     uint64_t base = test_seed();
     for (long k = 0; k < n; k++) {
       uint64_t seed = mix(base, (uint64_t)k);
