@@ -1308,7 +1308,7 @@ static void part_cancel_in_blocking(void)
         c.la = (look){.f = c.cont};
         ASSERT_OK(ws_future_then(c.cont, look_fn, &c.la, &c.after));
         ASSERT_OK(ws_after(p, (int64_t)3600 * 1000000000, must_not_run, NULL, &c.timer));
-        long handled = 0;
+        _Atomic long handled = 0;
         int sv[2] = {-1, -1};
         ASSERT_EQ(pipe2(sv, O_NONBLOCK | O_CLOEXEC), 0);
         int rc = ws_io_watch(p, sv[0], WS_IO_READ, io_count, &handled, &c.io);
