@@ -23,16 +23,22 @@
  *     h5  seed
  *   then operations, one opcode byte and its operands each.
  *
+ *   version 2 and later, one more header byte:
+ *     h6  bits 0-1: the pools' task order (ws_options_t.order) = h6 % 4 % 3
+ *         (0 default, 1 LIFO, 2 FIFO); bits 2-7 reserved (0)
+ *
  *   Encoding versions: the opcode byte is taken modulo the number of
  *   operations of the program's version (VERSION_OPS). Version 0 is the
  *   first table, SUBMIT .. FAULT (% 18); version 1 appends THEN .. SORT
- *   (% 27). A new version only appends operations and never changes an
- *   existing one's operands, so every stored input (corpus/, regress/,
- *   pending/) keeps its program: those name their version exactly, and the
- *   replay driver with --stored (ctest fuzz_corpus, run_fuzz.sh) refuses a
- *   version it does not know. A fuzzer mutation with a larger version is
- *   read as the latest: before committing such an input, set h4's upper
- *   nibble to that version (FUZZ_API_DECODE shows the program either way).
+ *   (% 27); version 2 appends AFTER, SUBMIT_EX and IO (% 30) and the
+ *   header byte h6. A new version only appends (operations, header bytes
+ *   after the last one) and never changes what an earlier version reads,
+ *   so every stored input (corpus/, regress/, pending/) keeps its program:
+ *   those name their version exactly, and the replay driver with --stored
+ *   (ctest fuzz_corpus, run_fuzz.sh) refuses a version it does not know. A
+ *   fuzzer mutation with a larger version is read as the latest: before
+ *   committing such an input, set h4's upper nibble to that version
+ *   (FUZZ_API_DECODE shows the program either way).
  *
  *   A task body is a slice of the input: a length byte L (% 32) and L bytes.
  *   Its first byte gives the task's return value (rc_of), the rest are
@@ -75,6 +81,37 @@
  * was, either when an enclosing group was; the children never started count
  * in the stats' tasks_cancelled.
  *
+ * Version 2: timers, priorities, task order and I/O watches.
+ *   - A timer (OP_AFTER, ws_after) is a task with an id and a bound of its
+ *     own, as a ws_submit'ed one; its delay is at most 3 ms, so that waits
+ *     on it stay short. Checked: it never starts before its delay has
+ *     passed since the call; ran + cancelled == 1 as for any task, except
+ *     that ws_shutdown (or destroy) may cancel a timer that has not fired
+ *     (its future, when it has one, then says CANCELLED); a FOREVER wait on
+ *     it inside a task is bounded when spares are limited, as for the
+ *     futures a waiter cannot run (it cannot run an unfired timer).
+ *   - OP_SUBMIT_EX is OP_SUBMIT through ws_submit_ex, high priority or not,
+ *     and an unknown flag (WS_EINVAL). h6 puts the pool in FIFO or LIFO
+ *     order, under which every other operation runs. Orders are not
+ *     checked here (tests/test_order.c does, where a wait's help cannot
+ *     reorder them); exactly-once and results are, as for every task.
+ *   - OP_IO drives NWATCH watch slots, each with its own pipe or eventfd
+ *     (opened on first use, closed after the pool is gone): watch, re-arm,
+ *     cancel, release, write (make readable), drain, and a sync that waits
+ *     until a watch that must fire has fired. A handler reads, then may
+ *     re-arm (a bounded number of times), cancel or release its own watch.
+ *     Every ws_io_* call on one watch is made under its slot's lock (a
+ *     release racing an arming is the caller's race, wsched.h), which also
+ *     covers the counts: per watch, armings (calls that returned 0),
+ *     handler starts, and cancels that returned 0. Checked at every handler
+ *     start: starts + cancels <= armings (one handler per arming, none for
+ *     a cancelled one), the handler's fd and io are the watch's; at every
+ *     call: its return value against what the counts allow (WS_EBUSY from a
+ *     re-arm only while an arming is outstanding, WS_ECANCELED only once
+ *     cancelled, WS_ESHUTDOWN only after a shutdown); after the program:
+ *     at most one arming left without a handler (the one the shutdown or a
+ *     release cancelled).
+ *
  * Waits inside tasks are real WS_FOREVER waits (FUZZ_STRICT_WAITS=1, the
  * default): an acyclic wait-for graph must finish, and libFuzzer's -timeout
  * reports one that does not. FUZZ_STRICT_WAITS=0 bounds them by
@@ -106,8 +143,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Operations on extreme int64 ranges in ws_parallel_for ([INT64_MIN,
    INT64_MAX) and friends). */
@@ -170,19 +211,23 @@ enum {
   OP_REDUCE, /* range, grain, flags: ws_parallel_reduce */
   OP_INVOKE, /* flags, n bodies: ws_parallel_invoke */
   OP_SORT, /* n, flags, seed: ws_parallel_sort */
+  OP_COUNT_V1, /* encoding version 1 ends here */
+  OP_AFTER = OP_COUNT_V1, /* delay, flags, body: ws_after */
+  OP_SUBMIT_EX, /* flags, body: ws_submit_ex (WS_SUBMIT_HIGH or not) */
+  OP_IO, /* slot and handler flags, action: ws_io_* on a watch slot */
   OP_COUNT
 };
 
 /* Opcodes of each encoding version (h4 >> 4): a version only ever appends. */
-static const int VERSION_OPS[] = {OP_COUNT_V0, OP_COUNT};
+static const int VERSION_OPS[] = {OP_COUNT_V0, OP_COUNT_V1, OP_COUNT};
 #define VERSION_LATEST ((int)(sizeof VERSION_OPS / sizeof VERSION_OPS[0]) - 1)
 
 /* For the decode trace. */
 static const char *const OP_NAME[OP_COUNT] = {
-    "SUBMIT",   "WAIT",     "CANCEL",    "RELEASE",    "GROUP",  "JOIN",     "PFOR",
-    "BLOCKING", "SHUTDOWN", "WAIT_IDLE", "AWAIT_TERM", "STATUS", "STATS",    "TRACE",
-    "PROFILE",  "SPIN",     "DESTROY",   "FAULT",      "THEN",   "WHEN_ALL", "WHEN_ANY",
-    "CGROUP",   "GCANCEL",  "POLL",      "REDUCE",     "INVOKE", "SORT"};
+    "SUBMIT",   "WAIT",      "CANCEL",     "RELEASE",  "GROUP",     "JOIN",   "PFOR",    "BLOCKING",
+    "SHUTDOWN", "WAIT_IDLE", "AWAIT_TERM", "STATUS",   "STATS",     "TRACE",  "PROFILE", "SPIN",
+    "DESTROY",  "FAULT",     "THEN",       "WHEN_ALL", "WHEN_ANY",  "CGROUP", "GCANCEL", "POLL",
+    "REDUCE",   "INVOKE",    "SORT",       "AFTER",    "SUBMIT_EX", "IO"};
 
 static const unsigned STEAL_BATCH[8] = {0, 1, 2, 3, 8, 32, 256, 5}; /* 256: the maximum */
 static const unsigned SPIN[8] = {0, WS_SPIN_NONE, 1, 2, 4, 64, 1000, 0};
@@ -234,6 +279,8 @@ typedef struct ftask {
   int kind; /* K_TASK, or a combined future (K_ALL, K_ANY) that never runs */
   int pred; /* a continuation: the id of the future it follows; else -1 */
   bool hold; /* the continuation keeps a user of pred's slot until it runs */
+  bool timer; /* made by ws_after */
+  int64_t not_before; /* a timer: the earliest CLOCK_MONOTONIC time it may start */
   int nin, in[4]; /* K_ALL, K_ANY: the inputs' ids, in index order */
   struct fgroup *grp; /* the innermost group whose fork/join work this task is */
   /* K_ANY: the winner's index, written by the library before the combined
@@ -347,6 +394,13 @@ static int nop_fn(void *arg)
 
 static void continuation_starts(const ftask *t);
 
+static int64_t now_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts); /* the clock of ws_after's deadlines */
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 /* Every fuzzed task's function. */
 static int task_fn(void *arg)
 {
@@ -357,6 +411,11 @@ static int task_fn(void *arg)
   CHECK(!atomic_load(&skipped[t->id]), "group child %d starts after its group's wait", t->id);
   if (t->pred >= 0)
     continuation_starts(t);
+  if (t->timer) {
+    int64_t now = now_ns();
+    CHECK(now >= t->not_before, "timer %d started %" PRId64 " ns before its delay had passed",
+          t->id, t->not_before - now);
+  }
   CHECK(ws_current_pool() == pool, "task %d: ws_current_pool() is not its pool", t->id);
   CHECK(ws_current_worker() >= 0, "task %d: ws_current_worker() = %d", t->id, ws_current_worker());
   reader r = t->body;
@@ -1318,7 +1377,11 @@ static bool main_shut; /* the outside thread's own ws_shutdown returned (outside
 static bool destroyed;
 static bool tracing;
 
-static void op_submit(const ctx *c, reader *r)
+/* OP_SUBMIT, and OP_SUBMIT_EX (ex: through ws_submit_ex) with the same
+   operands: flags 0x01 a future, 0x04 bad arguments first; OP_SUBMIT_EX
+   only: 0x02 WS_SUBMIT_HIGH, bits 4-6 which unknown flag the bad
+   arguments try. */
+static void op_submit(const ctx *c, reader *r, bool ex)
 {
   uint8_t fl = rd_u8(r);
   reader body = rd_slice(r);
@@ -1332,6 +1395,14 @@ static void op_submit(const ctx *c, reader *r)
     CHECK(ws_submit(pool, NULL, NULL, &f) == WS_EINVAL && f == NULL,
           "ws_submit(NULL fn) did not give WS_EINVAL and a NULL future");
     CHECK(ws_submit(NULL, nop_fn, NULL, NULL) == WS_EINVAL, "ws_submit(NULL pool)");
+    if (ex) {
+      unsigned bad = (0x2u << (fl >> 4 & 7)) | (fl & 2 ? WS_SUBMIT_HIGH : 0);
+      f = (ws_future_t *)&f;
+      CHECK(ws_submit_ex(pool, nop_fn, NULL, bad, &f) == WS_EINVAL && f == NULL,
+            "ws_submit_ex(flags %#x) did not give WS_EINVAL and a NULL future", bad);
+      CHECK(ws_submit_ex(pool, NULL, NULL, WS_SUBMIT_HIGH, NULL) == WS_EINVAL,
+            "ws_submit_ex(NULL fn)");
+    }
   }
   if (c->depth >= MAX_DEPTH)
     return;
@@ -1340,7 +1411,8 @@ static void op_submit(const ctx *c, reader *r)
     return;
   bool want = fl & 1;
   ws_future_t *f = (ws_future_t *)&f;
-  int rc = ws_submit(pool, task_fn, t, want ? &f : NULL);
+  int rc = ex ? ws_submit_ex(pool, task_fn, t, fl & 2 ? WS_SUBMIT_HIGH : 0, want ? &f : NULL)
+              : ws_submit(pool, task_fn, t, want ? &f : NULL);
   if (rc == 0) {
     atomic_store(&accepted[t->id], true);
     CHECK(!(c->self == NULL && main_shut), "root ws_submit accepted after ws_shutdown");
@@ -1362,6 +1434,476 @@ static void op_submit(const ctx *c, reader *r)
         (int)atomic_load(&shut_requested));
 }
 
+/* --- timers (version 2) ------------------------------------------------------------ */
+
+/* Timer delays, in ns: short, so that waits on timers stay short. */
+static const int64_t DELAY[8] = {0, 0, 20000, 50000, 100000, 200000, 1000000, 3000000};
+
+/* Operands: delay (DELAY[d % 8]), flags (0x01 a future, 0x02 cancel it at
+   once, 0x80 bad arguments first), body. */
+static void op_after(const ctx *c, reader *r)
+{
+  uint8_t d = rd_u8(r), fl = rd_u8(r);
+  reader body = rd_slice(r);
+  if (dry) {
+    if (c->depth < MAX_DEPTH)
+      dry_body(c, body);
+    return;
+  }
+  if (fl & 0x80) {
+    ws_future_t *f = (ws_future_t *)&f;
+    CHECK(ws_after(pool, -1 - d, nop_fn, NULL, &f) == WS_EINVAL && f == NULL,
+          "ws_after(negative delay) did not give WS_EINVAL and a NULL future");
+    f = (ws_future_t *)&f;
+    CHECK(ws_after(NULL, 0, nop_fn, NULL, &f) == WS_EINVAL && f == NULL, "ws_after(NULL pool)");
+    CHECK(ws_after(pool, 0, NULL, NULL, NULL) == WS_EINVAL, "ws_after(NULL fn)");
+  }
+  if (c->depth >= MAX_DEPTH)
+    return;
+  ftask *t = new_task(body, c->depth + 1, -1);
+  if (t == NULL)
+    return;
+  int64_t delay = DELAY[d % 8];
+  t->timer = true;
+  t->not_before = now_ns() + delay; /* before the call: its deadline is later */
+  bool want = fl & 1;
+  ws_future_t *f = (ws_future_t *)&f;
+  int rc = ws_after(pool, delay, task_fn, t, want ? &f : NULL);
+  if (rc == 0) {
+    atomic_store(&accepted[t->id], true);
+    CHECK(!(c->self == NULL && main_shut), "ws_after accepted after ws_shutdown");
+    if (!want)
+      return;
+    CHECK(f != NULL, "ws_after returned 0 and a NULL future");
+    if (fl & 2) { /* before it is published: nobody else can cancel it */
+      int crc = ws_future_cancel(f);
+      CHECK(crc == 0 || crc == WS_EBUSY, "ws_future_cancel of a new timer returned %d", crc);
+      if (crc == 0) {
+        atomic_store(&cancelled[t->id], true);
+        CHECK(ws_future_status(f) == WS_FUTURE_CANCELLED, "cancelled timer %d has status %d", t->id,
+              ws_future_status(f));
+      } else { /* it fired already (its deadline passed), or ws_shutdown cancelled it */
+        int64_t early = t->not_before - now_ns(); /* read after the cancel */
+        CHECK(early <= 0 || atomic_load(&shut_requested),
+              "ws_future_cancel of a timer %" PRId64 " ns before its deadline: WS_EBUSY", early);
+      }
+    }
+    publish(t->id, f);
+    return;
+  }
+  if (want)
+    CHECK(f == NULL, "failed ws_after left a future");
+  CHECK(rc == WS_ENOMEM || rc == WS_ESHUTDOWN, "ws_after returned %d", rc);
+  CHECK(rc != WS_ENOMEM || atomic_load(&fault_armed), "ws_after: WS_ENOMEM");
+  /* Refused from every thread once ws_shutdown was called, tasks included. */
+  CHECK(rc != WS_ESHUTDOWN || atomic_load(&shut_requested), "ws_after: WS_ESHUTDOWN");
+}
+
+/* --- I/O watches (version 2) --------------------------------------------------------- */
+
+#define NWATCH 4 /* watch slots per program */
+#define HANDLER_REARMS 4 /* re-arms one watch's handlers may make: bounded work */
+#define IO_SYNC_NS ((int64_t)20 * 1000 * 1000 * 1000) /* a handler that must run, late */
+
+struct fwatch;
+
+/* One watch: a ws_io_watch call that returned 0. Every field is under its
+   slot's lock, as is every ws_io_* call on io. */
+typedef struct fwrec {
+  struct fwatch *w; /* its slot */
+  ws_io_t *io; /* the user's handle; NULL once released */
+  int fd;
+  unsigned events; /* of the latest arming */
+  uint8_t hfl; /* what its handler does (op_io), from the latest arming */
+  int arms, starts, cancels; /* armings made, handler starts, ws_io_cancel calls that returned 0 */
+  int rearms_left; /* re-arms its handlers may still make */
+  bool dead; /* cancelled for good: a re-arm says WS_ECANCELED */
+  struct fwrec *next; /* io_recs */
+} fwrec;
+
+/* A watch slot: a pipe (even slots) or an eventfd (odd ones) and its
+   latest watch. */
+typedef struct fwatch {
+  pthread_mutex_t lock;
+  int rfd, wfd; /* -1 until first watched; an eventfd has rfd == wfd */
+  bool efd;
+  fwrec *cur; /* the latest watch made in this slot, or NULL */
+} fwatch;
+
+static fwatch watches[NWATCH];
+static fwrec *io_recs; /* every watch of the program, under io_recs_lock */
+static pthread_mutex_t io_recs_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic bool io_unsupported; /* ws_io_watch said WS_ENOTSUP: no epoll (posix build) */
+static _Atomic int io_handlers; /* handler calls */
+static int regular_fd = -1; /* a regular file, which ws_io_watch refuses (WS_ESYS) */
+
+/* Slot lock held. */
+static void watch_open(fwatch *w, int slot)
+{
+  if (w->rfd >= 0)
+    return;
+  if (slot & 1) {
+    int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    CHECK(fd >= 0, "eventfd: %s", strerror(errno));
+    w->rfd = w->wfd = fd;
+    w->efd = true;
+  } else {
+    int pp[2];
+    CHECK(pipe2(pp, O_NONBLOCK | O_CLOEXEC) == 0, "pipe2: %s", strerror(errno));
+    w->rfd = pp[0];
+    w->wfd = pp[1];
+    w->efd = false;
+  }
+}
+
+/* Makes the slot readable (one more byte, or the eventfd's count + 1). */
+static void watch_write(const fwatch *w)
+{
+  if (w->wfd < 0)
+    return;
+  if (w->efd) {
+    uint64_t one = 1;
+    (void)!write(w->wfd, &one, sizeof one);
+  } else {
+    (void)!write(w->wfd, "x", 1); /* EAGAIN when full: still readable */
+  }
+}
+
+static void watch_drain(const fwatch *w)
+{
+  char buf[64];
+  if (w->rfd >= 0)
+    while (read(w->rfd, buf, sizeof buf) > 0)
+      ;
+}
+
+/* Armings neither handled nor cancelled: the one armed, if any, and those
+   that fired and whose handlers have not started yet (a re-arm after a
+   firing does not wait for its handler: several may be queued). */
+static int io_outstanding(const fwrec *x)
+{
+  return x->arms - x->starts - x->cancels;
+}
+
+static void io_check_counts(const fwrec *x, const char *when)
+{
+  CHECK(io_outstanding(x) >= 0, "%s: watch of fd %d: %d armings, %d handler starts, %d cancels",
+        when, x->fd, x->arms, x->starts, x->cancels);
+}
+
+/* Slot lock held, x->io not NULL. */
+static void io_rearm_locked(fwrec *x, unsigned events, uint8_t hfl, const char *who)
+{
+  int rc = ws_io_rearm(x->io, events);
+  switch (rc) {
+  case 0:
+    CHECK(!x->dead, "ws_io_rearm %s: 0 after the watch was cancelled", who);
+    x->arms++;
+    x->events = events;
+    x->hfl = hfl;
+    break;
+  case WS_EBUSY: /* armed, or fired with its handler not started */
+    CHECK(!x->dead && io_outstanding(x) >= 1,
+          "ws_io_rearm %s: WS_EBUSY, %d armings outstanding (cancelled: %d)", who,
+          io_outstanding(x), (int)x->dead);
+    break;
+  case WS_ECANCELED: /* by ws_io_cancel, or by ws_shutdown while armed */
+    CHECK(x->dead || atomic_load(&shut_requested),
+          "ws_io_rearm %s: WS_ECANCELED, the watch was never cancelled", who);
+    x->dead = true;
+    break;
+  case WS_ESHUTDOWN:
+    CHECK(atomic_load(&shut_requested), "ws_io_rearm %s: WS_ESHUTDOWN without a shutdown", who);
+    x->dead = true;
+    break;
+  default:
+    FUZZ_FAIL("ws_io_rearm %s returned %d", who, rc);
+  }
+  io_check_counts(x, "after ws_io_rearm");
+}
+
+/* Slot lock held, x->io not NULL. */
+static void io_cancel_locked(fwrec *x, const char *who)
+{
+  int rc = ws_io_cancel(x->io);
+  switch (rc) {
+  case 0: /* it was armed: no handler runs for that arming */
+    CHECK(!x->dead && io_outstanding(x) >= 1,
+          "ws_io_cancel %s: 0, %d armings outstanding (cancelled: %d)", who, io_outstanding(x),
+          (int)x->dead);
+    x->cancels++;
+    break;
+  case WS_EBUSY: /* it had fired: its handler runs to its end */
+    CHECK(!x->dead, "ws_io_cancel %s: WS_EBUSY after the watch was cancelled", who);
+    break;
+  case WS_ECANCELED:
+    CHECK(x->dead || atomic_load(&shut_requested),
+          "ws_io_cancel %s: WS_ECANCELED, the watch was never cancelled", who);
+    break;
+  default:
+    FUZZ_FAIL("ws_io_cancel %s returned %d", who, rc);
+  }
+  x->dead = true;
+  io_check_counts(x, "after ws_io_cancel");
+}
+
+/* Slot lock held, x->io not NULL. */
+static void io_release_locked(fwrec *x)
+{
+  ws_io_release(x->io); /* cancels it first if armed: that arming may go unhandled */
+  x->io = NULL;
+}
+
+static int io_handler(void *arg, int fd, unsigned revents, ws_io_t *io)
+{
+  fwrec *x = arg;
+  fwatch *w = x->w;
+  atomic_fetch_add(&io_handlers, 1);
+  CHECK(ws_current_pool() == pool && ws_current_worker() >= 0,
+        "I/O handler: not on a worker of its pool");
+  CHECK(revents != 0 && (revents & ~(WS_IO_READ | WS_IO_WRITE | WS_IO_HUP | WS_IO_ERROR)) == 0,
+        "I/O handler of fd %d: revents %#x", fd, revents);
+  pthread_mutex_lock(&w->lock);
+  x->starts++;
+  CHECK(x->starts + x->cancels <= x->arms,
+        "watch of fd %d: handler start %d, %d cancels, only %d armings (a handler twice for one "
+        "arming, or one for a cancelled arming)",
+        x->fd, x->starts, x->cancels, x->arms);
+  CHECK(fd == x->fd, "I/O handler called with fd %d, its watch is of fd %d", fd, x->fd);
+  /* *io was stored before the arming (and our lock kept us until then). */
+  CHECK(x->io == NULL || x->io == io, "I/O handler: io %p, the handle is %p", (void *)io,
+        (void *)x->io);
+  uint8_t hfl = x->hfl;
+  if ((hfl & 1) && fd == w->rfd)
+    watch_drain(w);
+  if (x->io != NULL) { /* the handle is not released: the handler may use its watch */
+    switch (hfl >> 1 & 3) {
+    case 1:
+      if (x->rearms_left > 0) {
+        x->rearms_left--;
+        io_rearm_locked(x, x->events, hfl, "from its handler");
+      }
+      break;
+    case 2:
+      io_cancel_locked(x, "from its handler");
+      break;
+    case 3:
+      io_release_locked(x);
+      break;
+    default:
+      break;
+    }
+  }
+  pthread_mutex_unlock(&w->lock);
+  return hfl >> 3 & 1; /* a handler's error: counted, and nothing else */
+}
+
+/* Slot lock held, no live watch in the slot. ev: the events (below). */
+static void io_watch_new(fwatch *w, int slot, uint8_t hfl, unsigned ev)
+{
+  watch_open(w, slot);
+  int fd = w->rfd;
+  unsigned events = WS_IO_READ;
+  if (ev == 1) { /* the writing side: ready at once */
+    fd = w->wfd;
+    events = w->efd ? WS_IO_READ | WS_IO_WRITE : WS_IO_WRITE;
+  } else if (ev == 2) {
+    events = WS_IO_READ | WS_IO_WRITE;
+  }
+  fwrec *x = calloc(1, sizeof *x);
+  CHECK(x != NULL, "out of memory");
+  x->w = w;
+  x->fd = fd;
+  x->events = events;
+  x->hfl = hfl;
+  x->rearms_left = HANDLER_REARMS;
+  ws_io_t *io = (ws_io_t *)&io;
+  int rc = ws_io_watch(pool, fd, events, io_handler, x, &io);
+  if (rc == 0) {
+    CHECK(io != NULL, "ws_io_watch returned 0 and a NULL handle");
+    x->io = io;
+    x->arms = 1;
+    w->cur = x;
+    pthread_mutex_lock(&io_recs_lock);
+    x->next = io_recs;
+    io_recs = x;
+    pthread_mutex_unlock(&io_recs_lock);
+    return;
+  }
+  free(x);
+  CHECK(io == NULL, "failed ws_io_watch left a handle");
+  if (rc == WS_ENOTSUP) { /* no epoll: the posix build */
+    atomic_store(&io_unsupported, true);
+    return;
+  }
+  CHECK(rc == WS_ENOMEM || rc == WS_ESHUTDOWN, "ws_io_watch of fd %d returned %d", fd, rc);
+  CHECK(rc != WS_ENOMEM || atomic_load(&fault_armed), "ws_io_watch: WS_ENOMEM");
+  CHECK(rc != WS_ESHUTDOWN || atomic_load(&shut_requested), "ws_io_watch: WS_ESHUTDOWN");
+}
+
+/* Bad arguments: each refused, *io NULL, nothing armed. */
+static void io_errors(fwrec *x)
+{
+  ws_io_t *io = (ws_io_t *)&io;
+  CHECK(ws_io_watch(NULL, 0, WS_IO_READ, io_handler, NULL, &io) == WS_EINVAL && io == NULL,
+        "ws_io_watch(NULL pool)");
+  io = (ws_io_t *)&io;
+  CHECK(ws_io_watch(pool, -1, WS_IO_READ, io_handler, NULL, &io) == WS_EINVAL && io == NULL,
+        "ws_io_watch(fd -1)");
+  io = (ws_io_t *)&io;
+  CHECK(ws_io_watch(pool, 0, 0, io_handler, NULL, &io) == WS_EINVAL && io == NULL,
+        "ws_io_watch(no events)");
+  io = (ws_io_t *)&io;
+  CHECK(ws_io_watch(pool, 0, WS_IO_READ | WS_IO_HUP, io_handler, NULL, &io) == WS_EINVAL &&
+            io == NULL,
+        "ws_io_watch(WS_IO_HUP)");
+  io = (ws_io_t *)&io;
+  CHECK(ws_io_watch(pool, 0, WS_IO_READ, NULL, NULL, &io) == WS_EINVAL && io == NULL,
+        "ws_io_watch(NULL fn)");
+  CHECK(ws_io_watch(pool, 0, WS_IO_READ, io_handler, NULL, NULL) == WS_EINVAL,
+        "ws_io_watch(NULL io)");
+  CHECK(ws_io_rearm(NULL, WS_IO_READ) == WS_EINVAL, "ws_io_rearm(NULL)");
+  CHECK(ws_io_cancel(NULL) == WS_EINVAL, "ws_io_cancel(NULL)");
+  ws_io_release(NULL);
+  if (regular_fd >= 0) {
+    io = (ws_io_t *)&io;
+    int rc = ws_io_watch(pool, regular_fd, WS_IO_READ, io_handler, NULL, &io);
+    CHECK(io == NULL && (rc == WS_ESYS || rc == WS_ENOTSUP ||
+                         (rc == WS_ENOMEM && atomic_load(&fault_armed)) ||
+                         (rc == WS_ESHUTDOWN && atomic_load(&shut_requested))),
+          "ws_io_watch(a regular file) returned %d", rc);
+  }
+  if (x != NULL) { /* bad events on a live watch change nothing */
+    CHECK(ws_io_rearm(x->io, 0) == WS_EINVAL, "ws_io_rearm(no events)");
+    CHECK(ws_io_rearm(x->io, WS_IO_ERROR) == WS_EINVAL, "ws_io_rearm(WS_IO_ERROR)");
+  }
+}
+
+/* The outside thread: a watch armed (or fired) and made ready must see a
+   handler start, unless it is cancelled meanwhile (by a task, or by a
+   shutdown) or released. Not with allocations failing (a readiness with
+   no record for its handler is reported again later, and again refused). */
+static void io_sync(fwatch *w)
+{
+  if (atomic_load(&fault_armed) || atomic_load(&shut_requested))
+    return;
+  pthread_mutex_lock(&w->lock);
+  fwrec *x = w->cur;
+  bool live = x != NULL && x->io != NULL && !x->dead && io_outstanding(x) >= 1;
+  int seen = live ? x->starts + x->cancels : 0;
+  pthread_mutex_unlock(&w->lock);
+  if (!live)
+    return;
+  int64_t end = now_ns() + IO_SYNC_NS;
+  for (;;) {
+    pthread_mutex_lock(&w->lock);
+    bool done =
+        x->starts + x->cancels != seen || x->io == NULL || x->dead || atomic_load(&shut_requested);
+    if (!done && (x->events & WS_IO_READ) && x->fd == w->rfd)
+      watch_write(w); /* again: someone else may have read the last one */
+    unsigned events = x->events;
+    pthread_mutex_unlock(&w->lock);
+    if (done)
+      return;
+    CHECK(now_ns() < end, "an armed watch of fd %d (events %#x), ready: no handler in %d s", x->fd,
+          events, (int)(IO_SYNC_NS / 1000000000));
+    struct timespec ts = {0, 20000};
+    nanosleep(&ts, NULL);
+  }
+}
+
+/* Operands: sel (bits 0-1 the slot; bits 2-7 the handler's flags of a
+   watch or re-arm: 0x04 drain the descriptor, bits 3-4 then 1 re-arm, 2
+   cancel, 3 release its watch, 0x20 return 1), act (bits 0-2 the action:
+   0 watch, 1 re-arm, 2 cancel, 3 release, 4 write, 5 drain, 6 sync (outside
+   only), 7 cancel then re-arm (WS_ECANCELED); bits 3-4 the events of a
+   watch: 0 and 3 READ on the reading side, 1 the writing side (WRITE, and
+   READ for an eventfd), 2 READ | WRITE on the reading side; 0x80 bad
+   arguments first). A slot holds one live handle at a time: a watch
+   waits for the last one's release. */
+static void op_io(const ctx *c, reader *r)
+{
+  uint8_t sel = rd_u8(r), act = rd_u8(r);
+  if (dry || atomic_load(&io_unsupported))
+    return;
+  int slot = sel & (NWATCH - 1);
+  fwatch *w = &watches[slot];
+  uint8_t hfl = sel >> 2;
+  if ((act & 7) == 6) {
+    if (c->self == NULL)
+      io_sync(w);
+    return;
+  }
+  pthread_mutex_lock(&w->lock);
+  fwrec *x = w->cur != NULL && w->cur->io != NULL ? w->cur : NULL;
+  if (act & 0x80)
+    io_errors(x);
+  switch (act & 7) {
+  case 0:
+    if (x == NULL)
+      io_watch_new(w, slot, hfl, act >> 3 & 3);
+    break;
+  case 1:
+    if (x != NULL)
+      io_rearm_locked(x, x->events, hfl, "");
+    break;
+  case 2:
+    if (x != NULL)
+      io_cancel_locked(x, "");
+    break;
+  case 3:
+    if (x != NULL)
+      io_release_locked(x);
+    break;
+  case 4:
+    watch_write(w);
+    break;
+  case 5:
+    watch_drain(w);
+    break;
+  default: /* 7 */
+    if (x != NULL) {
+      io_cancel_locked(x, "");
+      int rc = ws_io_rearm(x->io, x->events);
+      CHECK(rc == WS_ECANCELED, "ws_io_rearm after ws_io_cancel returned %d", rc);
+    }
+  }
+  pthread_mutex_unlock(&w->lock);
+}
+
+/* After the pool is gone: every handler has run, so at most the last
+   arming of a watch went unhandled (cancelled by the shutdown, or by a
+   release); the handles are released (allowed after destroy) and the
+   descriptors closed. */
+static void io_finish(void)
+{
+  int starts = 0;
+  fwrec *x = io_recs;
+  while (x != NULL) {
+    CHECK(io_outstanding(x) == 0 || io_outstanding(x) == 1,
+          "after destroy: watch of fd %d with %d armings, %d handler starts, %d cancels", x->fd,
+          x->arms, x->starts, x->cancels);
+    starts += x->starts;
+    if (x->io != NULL)
+      ws_io_release(x->io);
+    fwrec *next = x->next;
+    free(x);
+    x = next;
+  }
+  io_recs = NULL;
+  CHECK(starts == atomic_load(&io_handlers), "%d I/O handler calls, the watches counted %d",
+        atomic_load(&io_handlers), starts);
+  for (int i = 0; i < NWATCH; i++) {
+    fwatch *w = &watches[i];
+    if (w->rfd >= 0)
+      close(w->rfd);
+    if (w->wfd >= 0 && w->wfd != w->rfd)
+      close(w->wfd);
+    w->rfd = w->wfd = -1;
+    w->cur = NULL;
+  }
+}
+
 static void op_wait(const ctx *c, reader *r)
 {
   uint8_t sel = rd_u8(r), tb = rd_u8(r);
@@ -1371,7 +1913,7 @@ static void op_wait(const ctx *c, reader *r)
     return;
   int64_t to = timeout_of(c, tb);
   if (to == WS_FOREVER && c->self != NULL && limited_spares &&
-      (tasks[id].kind != K_TASK || tasks[id].pred >= 0))
+      (tasks[id].kind != K_TASK || tasks[id].pred >= 0 || tasks[id].timer))
     to = INNER_FOREVER_NS; /* not one the waiter can run: see limited_spares */
   int rc = ws_future_wait(f, to);
   if (rc == 0) {
@@ -1516,7 +2058,7 @@ static void run_ops(const ctx *c, reader *r, int max_ops)
               OP_NAME[op]);
     switch (op) {
     case OP_SUBMIT:
-      op_submit(c, r);
+      op_submit(c, r, false);
       break;
     case OP_WAIT:
       op_wait(c, r);
@@ -1657,6 +2199,15 @@ static void run_ops(const ctx *c, reader *r, int max_ops)
     case OP_SORT:
       op_sort(c, r);
       break;
+    case OP_AFTER:
+      op_after(c, r);
+      break;
+    case OP_SUBMIT_EX:
+      op_submit(c, r, true);
+      break;
+    case OP_IO:
+      op_io(c, r);
+      break;
     }
   }
 }
@@ -1681,6 +2232,8 @@ static void reset(void)
   atomic_store(&fault_armed, false);
   atomic_store(&join_firsts, 0);
   atomic_store(&invoke_calls, 0);
+  atomic_store(&io_handlers, 0);
+  atomic_store(&io_unsupported, false);
   main_shut = destroyed = tracing = group_open_outside = false;
 }
 
@@ -1694,10 +2247,13 @@ static void check_terminated(void)
   ws_pool_stats(pool, &st, per, STATS_SLOTS);
   CHECK(st.state == WS_POOL_TERMINATED && st.outstanding == 0,
         "after termination: state %d, %" PRIu64 " outstanding", st.state, st.outstanding);
-  uint64_t nran = 0, ncancelled = 0, nskipped = 0, sum = 0;
+  uint64_t nran = 0, ncancelled = 0, nskipped = 0, ntimers = 0, sum = 0;
   for (int i = 0; i < atomic_load(&next_id); i++) {
     nran += (uint64_t)atomic_load(&ran[i]);
-    ncancelled += atomic_load(&cancelled[i]);
+    if (tasks[i].timer) /* not counted when cancelled before it fired */
+      ntimers += atomic_load(&cancelled[i]);
+    else
+      ncancelled += atomic_load(&cancelled[i]);
     nskipped += atomic_load(&skipped[i]);
   }
   for (int i = 0; i < STATS_SLOTS; i++)
@@ -1713,11 +2269,16 @@ static void check_terminated(void)
           st.total.tasks_run, nran);
   CHECK(sum == st.total.tasks_run, "stats: per-worker tasks_run sum %" PRIu64 " != total %" PRIu64,
         sum, st.total.tasks_run);
-  /* Cancelled futures' tasks discarded, and group children never started. */
-  CHECK(st.total.tasks_cancelled == ncancelled + nskipped,
-        "stats: %" PRIu64 " cancelled tasks, %" PRIu64 " cancels succeeded, %" PRIu64
-        " group children skipped",
-        st.total.tasks_cancelled, ncancelled, nskipped);
+  /* Cancelled futures' tasks discarded, and group children never started.
+     A timer cancelled before it fired leaves the timer heap at once and is
+     never claimed; one cancelled after (queued, not claimed yet) is
+     discarded by a worker and counted. Timers ws_shutdown cancelled are
+     never counted. */
+  CHECK(st.total.tasks_cancelled >= ncancelled + nskipped &&
+            st.total.tasks_cancelled <= ncancelled + nskipped + ntimers,
+        "stats: %" PRIu64 " cancelled tasks, %" PRIu64 " cancels succeeded (and %" PRIu64
+        " of timers), %" PRIu64 " group children skipped",
+        st.total.tasks_cancelled, ncancelled, ntimers, nskipped);
   CHECK(st.blocked == 0, "stats: %u workers blocked after termination", st.blocked);
 }
 
@@ -1728,17 +2289,22 @@ static void check_exactly_once(void)
     int r = atomic_load(&ran[i]);
     bool acc = atomic_load(&accepted[i]), can = atomic_load(&cancelled[i]),
          skip = atomic_load(&skipped[i]);
+    /* A timer that had not fired when the pool was shut down was cancelled
+       by the shutdown (a destroy shuts down too): it never runs. */
+    bool shut_timer = tasks[i].timer && r == 0 && !can && atomic_load(&shut_requested);
     if (!acc)
       CHECK(r == 0, "task %d was refused but ran %d times", i, r);
     else
-      CHECK(r + (int)can + (int)skip == 1,
-            "accepted task %d: ran %d times, cancelled %d, skipped %d", i, r, (int)can, (int)skip);
+      CHECK(r + (int)can + (int)skip + (int)shut_timer == 1,
+            "accepted task %d: ran %d times, cancelled %d, skipped %d (timer: %d)", i, r, (int)can,
+            (int)skip, (int)tasks[i].timer);
     if (slots[i].f != NULL && !slots[i].released) {
       CHECK(slots[i].users == 0, "task %d's handle still in use", i);
       int s = ws_future_status(slots[i].f);
       CHECK(s >= WS_FUTURE_DONE, "after destroy: task %d has status %d", i, s);
-      CHECK((s == WS_FUTURE_CANCELLED) == can, "task %d: status %d, cancel succeeded: %d", i, s,
-            (int)can);
+      CHECK((s == WS_FUTURE_CANCELLED) == (can || shut_timer),
+            "task %d: status %d, cancel succeeded: %d, a timer never run after a shutdown: %d", i,
+            s, (int)can, (int)shut_timer);
       check_final(slots[i].f, i, "after destroy");
       ws_future_release(slots[i].f);
       slots[i].released = true;
@@ -1756,6 +2322,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     verbose = getenv("FUZZ_API_VERBOSE") != NULL;
     strict_stats = getenv("FUZZ_API_STRICT_STATS") != NULL;
     dry = getenv("FUZZ_API_DECODE") != NULL;
+    for (int i = 0; i < NWATCH; i++) {
+      pthread_mutex_init(&watches[i].lock, NULL);
+      watches[i].rfd = watches[i].wfd = -1;
+    }
+    FILE *reg = tmpfile(); /* kept open: a regular file for io_errors */
+    if (reg != NULL)
+      regular_fd = fileno(reg);
   }
   ws__alloc_fault(0, 0);
   reset();
@@ -1783,6 +2356,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     version = VERSION_LATEST;
   }
   nops = VERSION_OPS[version];
+  if (version >= 2) { /* the header's seventh byte */
+    uint8_t h6 = rd_u8(&r);
+    o.order = (ws_order_t)(h6 % 4 % 3);
+  }
   limited_spares = o.max_spares != 0;
   o.seed = h5;
   bool destroy_only = h0 & 0x80;
@@ -1793,6 +2370,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             o.spare_idle_ms, (unsigned)o.seed, destroy_only ? " destroy_only" : "");
     if (version != 0)
       fprintf(stdout, " version %d", version);
+    if (version >= 2)
+      fprintf(stdout, " order %d", (int)o.order);
     fprintf(stdout, "\n");
     ctx top = {NULL, 0, 0};
     for (int n = 0; n < MAX_OPS && !rd_eof(&r) && !destroyed; n++)
@@ -1826,10 +2405,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (tracing && !destroy_only)
       CHECK(ws_trace_stop(pool, NULL) == 0, "ws_trace_stop at the end");
+    atomic_store(&shut_requested, true); /* destroy shuts down: ws_after refuses in tasks */
     CHECK(ws_pool_destroy(pool) == 0, "ws_pool_destroy failed");
     destroyed = true;
   }
   check_exactly_once();
+  io_finish();
   if (verbose) {
     int n = atomic_load(&next_id), nr = 0, nc = 0, na = 0, ns = 0;
     for (int i = 0; i < n; i++) {
@@ -1838,8 +2419,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       na += atomic_load(&accepted[i]);
       ns += atomic_load(&skipped[i]);
     }
-    fprintf(stderr, "  %u workers: %d tasks, %d accepted, %d ran, %d cancelled, %d skipped\n",
-            nworkers, n, na, nr, nc, ns);
+    fprintf(stderr,
+            "  %u workers: %d tasks, %d accepted, %d ran, %d cancelled, %d skipped, %d I/O "
+            "handlers\n",
+            nworkers, n, na, nr, nc, ns, atomic_load(&io_handlers));
   }
   return 0;
 }

@@ -8,12 +8,15 @@ that many bytes, the first of which gives the task's return value.
 
 Encoding versions. The upper nibble of header byte h4 names the opcode
 table: version 0 is the first 18 operations (SUBMIT .. FAULT, opcode byte
-% 18), version 1 appends THEN .. SORT (opcode byte % 27). A version only ever
-appends, and every stored input names its version exactly, so adding
-operations never changes what a committed seed or reproducer does. The seeds
-written before version 1 keep version 0 and their bytes; new seeds are
-version 1 (v1(...)); the helpers of version-1 operations below are for
-those only (in a version-0 program their opcodes would wrap modulo 18).
+% 18), version 1 appends THEN .. SORT (opcode byte % 27), version 2 appends
+AFTER, SUBMIT_EX and IO (% 30) and a seventh header byte, h6 (the pool's
+task order). A version only ever appends, and every stored input names its
+version exactly, so adding operations never changes what a committed seed
+or reproducer does. The seeds written before version 1 keep version 0 and
+their bytes, those of version 1 keep version 1; new seeds are version 2
+(v2(...)). The helpers of version-1 operations are for version-1 and
+version-2 programs, those of version-2 operations for version 2 only (in
+an older program their opcodes would wrap modulo 18 or 27).
 
 Usage: tests/fuzz/make_corpus.py [corpus-dir [pending-dir]]
        (default: corpus/ and pending/ next to this script)
@@ -27,9 +30,11 @@ OPS = ["SUBMIT", "WAIT", "CANCEL", "RELEASE", "GROUP", "JOIN", "PFOR", "BLOCKING
        "SHUTDOWN", "WAIT_IDLE", "AWAIT_TERM", "STATUS", "STATS", "TRACE", "PROFILE",
        "SPIN", "DESTROY", "FAULT",
        # version 1
-       "THEN", "WHEN_ALL", "WHEN_ANY", "CGROUP", "GCANCEL", "POLL", "REDUCE", "INVOKE", "SORT"]
+       "THEN", "WHEN_ALL", "WHEN_ANY", "CGROUP", "GCANCEL", "POLL", "REDUCE", "INVOKE", "SORT",
+       # version 2
+       "AFTER", "SUBMIT_EX", "IO"]
 OP = {name: i for i, name in enumerate(OPS)}
-VERSION_OPS = [18, 27]  # opcodes of each version (fuzz_api.c VERSION_OPS)
+VERSION_OPS = [18, 27, 30]  # opcodes of each version (fuzz_api.c VERSION_OPS)
 assert VERSION_OPS[-1] == len(OPS)
 
 # timeout selectors
@@ -42,15 +47,25 @@ STEAL_ONE, STEAL_HALF = 1, 2
 
 
 def header(workers=2, deque=0, steal=0, destroy_only=False, batch=0, spin=0, spares=0,
-           idle=0, seed=0, version=0):
+           idle=0, seed=0, version=0, order=0):
     h0 = (workers - 1) & 7 | deque << 3 | steal << 5 | (0x80 if destroy_only else 0)
     assert 0 <= idle < 16 and 0 <= version < len(VERSION_OPS)
-    return bytes([h0, batch, spin, spares, idle | version << 4, seed])
+    assert order == 0 or version >= 2, "h6 (the order) exists from version 2 on"
+    h = bytes([h0, batch, spin, spares, idle | version << 4, seed])
+    return h + bytes([order]) if version >= 2 else h
 
 
 def v1(workers=2, **kw):
     """The header of a version-1 program."""
     return header(workers, version=1, **kw)
+
+
+DEFAULT_ORDER, LIFO, FIFO = 0, 1, 2
+
+
+def v2(workers=2, **kw):
+    """The header of a version-2 program (order: DEFAULT_ORDER, LIFO or FIFO)."""
+    return header(workers, version=2, **kw)
 
 
 def body(rc=0, *ops):
@@ -197,6 +212,38 @@ def sort(n, size=4, keys=3, seed=0, null_pool=False, bad=False):
     return bytes([OP["SORT"], n, fl, seed])
 
 
+# --- version 2 ---------------------------------------------------------------
+
+# ws_after delays (fuzz_api.c DELAY): selector -> ns
+D0, D20US, D50US, D100US, D200US, D1MS, D3MS = 0, 2, 3, 4, 5, 6, 7
+
+
+def after(delay=D0, b=None, future=True, cancel=False, bad=False):
+    """ws_after(DELAY[delay]); cancel: ws_future_cancel right after the call."""
+    fl = (1 if future else 0) | (2 if cancel else 0) | (0x80 if bad else 0)
+    return bytes([OP["AFTER"], delay, fl]) + (b or body())
+
+
+def submit_ex(b=None, future=True, high=True, bad=False, badflag=0):
+    """ws_submit_ex, WS_SUBMIT_HIGH or not; bad: bad arguments first (badflag:
+    which unknown flag, 0x2 << badflag)."""
+    fl = (1 if future else 0) | (2 if high else 0) | (4 if bad else 0) | badflag << 4
+    return bytes([OP["SUBMIT_EX"], fl]) + (b or body())
+
+
+IO_WATCH, IO_REARM, IO_CANCEL, IO_RELEASE, IO_WRITE, IO_DRAIN, IO_SYNC, IO_CANCEL_REARM = range(8)
+EV_READ, EV_WRITE_SIDE, EV_READ_WRITE = 0, 1, 2
+H_NONE, H_REARM, H_CANCEL, H_RELEASE = 0, 1, 2, 3
+
+
+def io(slot, action, events=EV_READ, drain=True, then=H_NONE, fail=False, bad=False):
+    """An I/O operation on watch slot `slot` (0-3: even a pipe, odd an
+    eventfd). drain, then, fail: what the handler of a watch or re-arm does
+    (drain the descriptor; then re-arm, cancel or release its watch; return 1)."""
+    hfl = (1 if drain else 0) | then << 1 | (8 if fail else 0)
+    return bytes([OP["IO"], slot | hfl << 2, action | events << 3 | (0x80 if bad else 0)])
+
+
 SHUTDOWN = op("SHUTDOWN")
 STATS = op("STATS")
 DESTROY = op("DESTROY", 0)
@@ -296,6 +343,7 @@ def seeds():
     s["opts_lockfree_half_big"] = header(5, LOCKFREE, STEAL_HALF, batch=6, spin=6) + pfor(1, 31, 0x80)
     s["opts_spin_none"] = header(7, spin=SPIN_NONE, seed=9) + submit(body(0, join(body(), body()))) * 5
     s.update(seeds_v1())
+    s.update(seeds_v2())
     return s
 
 
@@ -395,6 +443,113 @@ def seeds_v1():
     return s
 
 
+def seeds_v2():
+    """Version 2: timers, priorities and task order, I/O watches. Timers get
+    ids as submitted tasks do (selectors as in seeds_v1)."""
+    s = {}
+    # --- timers
+    s["v2_timer_outside"] = (v2(2) + after(D0) + after(D200US) + after(D1MS, body(fail(2)))
+                             + after(D20US, future=False) + wait(0) + wait(1) + wait(2) + status(2)
+                             + op("WAIT_IDLE", FOREVER))
+    s["v2_timer_cancel"] = (v2(1) + after(D3MS, cancel=True) + after(D3MS) + after(D1MS) + cancel(1)
+                            + cancel(0) + wait(0) + status(1) + status(2) + after(D0, cancel=True) + wait(0))
+    s["v2_timer_inside"] = (v2(3) + submit(body(0, after(D100US), after(D50US, body(0, submit(), wait(0))),
+                                                wait(0, FOREVER), wait(1, FOREVER)))
+                            + wait(0) + after(D20US, body(0, group(body(), body(fail(3))), join(body(), body())))
+                            + wait(0, FOREVER))
+    s["v2_timer_waited"] = (v2(2) + after(D1MS) + submit(body(0, wait(0, FOREVER), status(0)))
+                            + submit(body(0, wait(1, T100US), wait(1, FOREVER))) + wait(0) + wait(1))
+    s["v2_timer_then"] = (v2(2) + after(D200US, body(fail(4))) + then(0, hold=True) + submit()
+                          + when_all(0, 2) + when_any(3, 1) + after(D3MS) + then(0, hold=True) + cancel(1)
+                          + wait(0) + wait(1) + wait(2))
+    s["v2_timer_shutdown"] = (v2(2) + after(D3MS) + after(D3MS, future=False) + then(1, hold=True)
+                              + submit(body(0, spin(100), after(D0))) + SHUTDOWN + after(D0)
+                              + op("AWAIT_TERM", FOREVER) + status(1) + status(3))
+    s["v2_timer_destroy"] = (v2(3, destroy_only=True) + after(D3MS) + after(D1MS, future=False)
+                             + after(D0, body(0, spin(200))) + then(0) + DESTROY)
+    s["v2_timer_nospares"] = (v2(1, spares=SPARES_NONE) + after(D200US)
+                              + submit(body(0, wait(0, FOREVER))) + wait(0) + wait(1))
+    s["v2_timer_limited_spares"] = (v2(2, spares=2) + after(D1MS) + after(D100US)
+                                    + submit(body(0, wait(1, FOREVER))) + submit(body(0, wait(1, FOREVER)))
+                                    + submit(body(0, wait(3, FOREVER), blocking(30))) + wait(0) + wait(1))
+    s["v2_timer_errors"] = (v2(2) + after(D0, bad=True) + submit(body(0, after(D20US, bad=True, cancel=True)))
+                            + wait(0))
+    s["v2_timer_faults"] = (v2(2) + fault(1, 2) + after(D0) + after(D50US) + after(D100US, future=False)
+                            + submit(body(0, after(D0), after(D20US))) + wait(0))
+    # --- priorities and order
+    s["v2_high"] = (v2(1) + submit(body(0, spin(100)), future=False) + submit_ex(high=False) + submit_ex()
+                    + submit_ex(body(fail(2))) + submit() + wait(1) + wait(2) + status(3))
+    s["v2_high_inside"] = (v2(3) + submit(body(0, submit_ex(), submit_ex(body(0, submit_ex()), future=False),
+                                               submit_ex(high=False), wait(0, FOREVER), wait(2, FOREVER)))
+                           + wait(0))
+    s["v2_high_errors"] = (v2(2) + submit_ex(bad=True) + submit_ex(bad=True, badflag=7, high=False)
+                           + submit(body(0, submit_ex(bad=True, badflag=3))))
+    s["v2_high_shutdown"] = (v2(2) + submit_ex(body(0, spin(50), submit_ex(), submit_ex(high=False)))
+                             + SHUTDOWN + submit_ex() + op("AWAIT_TERM", FOREVER))
+    s["v2_fifo"] = (v2(2, order=FIFO) + submit(body(0, then(0), submit(), submit(), wait(1, FOREVER)))
+                    + then(0) + then(0) + submit_ex() + wait(0) + wait(1) + when_all(0, 1, 2) + wait(0))
+    s["v2_fifo_forkjoin"] = (v2(3, order=FIFO, steal=STEAL_HALF) + submit(body(0, group(body(), body(), body()),
+                                                                                join(body(), body(fail(2)))))
+                             + invoke(body(), body()) + pfor(1, 30, 0x80) + wait(0))
+    s["v2_fifo_one_worker"] = (v2(1, order=FIFO, spares=SPARES_NONE) + submit() + then(0) + then(0) + then(0)
+                               + submit_ex() + wait(0) + wait(3))
+    s["v2_lifo"] = v2(2, order=LIFO) + submit(body(0, submit(), then(0), wait(0, FOREVER))) + after(D20US) + wait(0)
+    # --- I/O watches (slots 0, 2: pipes; 1, 3: eventfds)
+    s["v2_io_basic"] = (v2(2) + io(0, IO_WATCH) + io(0, IO_WRITE) + io(0, IO_SYNC) + io(0, IO_REARM)
+                        + io(0, IO_SYNC) + io(0, IO_REARM) + io(0, IO_CANCEL) + io(0, IO_WRITE)
+                        + io(0, IO_REARM) + io(0, IO_RELEASE) + io(0, IO_WATCH) + io(0, IO_SYNC))
+    s["v2_io_eventfd"] = (v2(2) + io(1, IO_WATCH) + io(1, IO_SYNC) + io(1, IO_REARM, drain=False)
+                          + io(1, IO_SYNC) + io(1, IO_SYNC) + io(1, IO_DRAIN) + io(1, IO_REARM)
+                          + io(1, IO_CANCEL) + io(1, IO_CANCEL))
+    s["v2_io_write_side"] = (v2(2) + io(0, IO_WATCH, EV_WRITE_SIDE, then=H_REARM) + io(0, IO_SYNC)
+                             + io(3, IO_WATCH, EV_WRITE_SIDE, then=H_REARM) + io(3, IO_SYNC)
+                             + io(2, IO_WATCH, EV_READ_WRITE) + io(2, IO_WRITE) + io(2, IO_SYNC))
+    s["v2_io_handler_acts"] = (v2(3) + io(0, IO_WATCH, then=H_REARM, fail=True) + io(0, IO_WRITE)
+                               + io(0, IO_SYNC) + io(0, IO_WRITE) + io(0, IO_SYNC)
+                               + io(1, IO_WATCH, then=H_CANCEL) + io(1, IO_WRITE) + io(1, IO_SYNC)
+                               + io(1, IO_REARM) + io(2, IO_WATCH, then=H_RELEASE) + io(2, IO_WRITE)
+                               + io(2, IO_SYNC) + io(2, IO_WATCH) + io(2, IO_SYNC))
+    s["v2_io_cancel_rearm"] = (v2(2) + io(0, IO_WATCH) + io(0, IO_CANCEL_REARM) + io(0, IO_RELEASE)
+                               + io(1, IO_WATCH) + io(1, IO_WRITE) + io(1, IO_SYNC) + io(1, IO_CANCEL_REARM))
+    s["v2_io_inside"] = (v2(3) + io(0, IO_WATCH, then=H_REARM)
+                         + submit(body(0, io(0, IO_WRITE), io(0, IO_REARM), io(1, IO_WATCH), io(1, IO_CANCEL)))
+                         + submit(body(0, io(2, IO_WATCH), io(2, IO_WRITE), io(0, IO_RELEASE)))
+                         + wait(0) + wait(1) + io(2, IO_SYNC) + io(1, IO_SYNC))
+    s["v2_io_race"] = (v2(4) + io(0, IO_WATCH, then=H_REARM) + io(1, IO_WATCH, then=H_REARM)
+                       + submit(body(0, io(0, IO_WRITE), io(0, IO_CANCEL), io(1, IO_WRITE), io(1, IO_REARM)))
+                       + io(0, IO_WRITE) + io(1, IO_WRITE) + io(0, IO_REARM) + io(1, IO_RELEASE)
+                       + io(0, IO_SYNC) + io(0, IO_RELEASE) + io(0, IO_WATCH) + io(0, IO_SYNC))
+    s["v2_io_shutdown"] = (v2(2) + io(0, IO_WATCH) + io(1, IO_WATCH) + io(1, IO_SYNC) + SHUTDOWN
+                           + io(0, IO_REARM) + io(0, IO_CANCEL) + io(1, IO_REARM) + io(2, IO_WATCH)
+                           + op("AWAIT_TERM", FOREVER))
+    s["v2_io_destroy"] = (v2(2, destroy_only=True) + io(0, IO_WATCH) + io(1, IO_WATCH, then=H_REARM)
+                          + io(0, IO_WRITE) + io(1, IO_WRITE) + DESTROY)
+    s["v2_io_errors"] = (v2(2) + io(0, IO_WATCH, bad=True) + io(0, IO_REARM, bad=True)
+                         + submit(body(0, io(1, IO_CANCEL, bad=True))) + wait(0))
+    s["v2_io_nospares"] = (v2(1, spares=SPARES_NONE) + io(0, IO_WATCH, then=H_REARM) + io(0, IO_WRITE)
+                           + submit(body(0, spin(100))) + io(0, IO_SYNC) + io(0, IO_SYNC))
+    s["v2_io_fifo"] = (v2(2, order=FIFO) + io(0, IO_WATCH, then=H_REARM) + submit(body(0, then(0)))
+                       + io(0, IO_WRITE) + io(0, IO_SYNC) + after(D20US) + wait(0))
+    s["v2_io_faults"] = (v2(2) + fault(1, 3) + io(0, IO_WATCH) + io(1, IO_WATCH) + io(0, IO_WRITE)
+                         + io(1, IO_REARM) + io(0, IO_SYNC) + io(1, IO_CANCEL))
+    return s
+
+
+def random_seeds_v2(n):
+    """Random version-2 programs, biased towards the new operations."""
+    rng = random.Random(20261215)
+    out = {}
+    new = [OP[k] for k in ("AFTER", "SUBMIT_EX", "IO", "IO", "THEN", "WHEN_ALL", "CANCEL", "WAIT")]
+    for i in range(n):
+        data = v2(rng.randint(1, 8), deque=rng.randrange(3), steal=rng.randrange(3),
+                  spares=rng.randrange(8), idle=rng.randrange(16), seed=rng.randrange(256),
+                  order=rng.randrange(3))
+        data += bytes(rng.choice(new + [0, 0, 1, 4, 11]) if k % 3 == 0 else rng.randrange(256)
+                      for k in range(rng.randint(8, 60)))
+        out[f"random_v2_{i:02d}"] = data
+    return out
+
+
 def random_seeds_v1(n):
     """Random version-1 programs, biased towards the new operations."""
     rng = random.Random(20261207)
@@ -440,6 +595,7 @@ def main():
     allseeds = seeds()
     allseeds.update(random_seeds(8))
     allseeds.update(random_seeds_v1(6))
+    allseeds.update(random_seeds_v2(8))
     for name, data in sorted(allseeds.items()):
         with open(os.path.join(pendir if name in PENDING else outdir, name), "wb") as f:
             f.write(data)
