@@ -89,11 +89,21 @@ typedef enum ws_mpi_progress {
   WS_MPI_PROGRESS_THREAD = 1
 } ws_mpi_progress_t;
 
-/* Options of ws_mpi_create; fill with ws_mpi_options_init, then change. */
+/* The most tasks one steal moves between ranks: a steal takes at most half
+   of the tasks a worker has released for other ranks, and a worker keeps
+   fewer than 2 WS_MPI_CHUNK_MAX of them released (docs/DISTRIBUTED.md). */
+#define WS_MPI_CHUNK_MAX 8
+
+/* Options of ws_mpi_create; fill with ws_mpi_options_init, then change.
+   Every rank must pass the same max_payload (ws_mpi_run checks); the other
+   fields may differ between ranks. */
 typedef struct ws_mpi_options {
   const ws_options_t *pool; /* options of the rank's pool; NULL: defaults   */
   size_t max_payload; /* largest payload in bytes; 1..65536; default 64      */
-  unsigned chunk; /* most tasks one steal moves; 1..65536; default 64        */
+  /* The most tasks this rank sends in answer to one steal (its own bound:
+     ranks may pass different values); 1..65536, default WS_MPI_CHUNK_MAX;
+     a value above WS_MPI_CHUNK_MAX acts as WS_MPI_CHUNK_MAX. */
+  unsigned chunk;
   unsigned poll_interval; /* WORKERS progress: tasks between polls, >= 1;
                              default 64 */
   int progress; /* a ws_mpi_progress_t                                       */

@@ -60,6 +60,12 @@ enum {
 #define NAME_MAX_LEN 63
 #define STEAL_TRIES 2 /* random steal attempts per idle period before lifelines */
 #define RELEASE_UNIT 8 /* tasks a runner moves to its shared part at a time */
+/* A steal takes at most half of one bag's shared part (rounded up), and the
+   owner releases RELEASE_UNIT tasks at a time only while fewer than
+   RELEASE_UNIT are shared: a shared part holds at most 2 RELEASE_UNIT - 1
+   tasks, so no WORK message carries more than RELEASE_UNIT (a larger chunk
+   could never be used). */
+_Static_assert(WS_MPI_CHUNK_MAX == RELEASE_UNIT, "the most tasks a steal can take");
 #define SLOW_EVERY 256 /* slow_rank sleeps slow_ns every this many tasks */
 
 typedef struct task_type {
@@ -80,7 +86,12 @@ struct ws_mpi {
   int rank, size;
   ws_mpi_options_t opt;
   size_t slot_size; /* header + max_payload, rounded to 8 */
-  size_t work_cap; /* largest WORK message */
+  unsigned chunk; /* most tasks in a WORK message this rank sends: opt.chunk,
+                     at most WS_MPI_CHUNK_MAX */
+  size_t work_cap; /* largest WORK message this rank sends (chunk tasks) */
+  size_t rbuf_cap; /* largest WORK message any rank sends (WS_MPI_CHUNK_MAX
+                      tasks: ranks may pass different chunks, and ws_mpi_run
+                      checked that they agree on max_payload) */
   int workers;
   /* Tasks run and spawned: each runner counts in its bag and adds its
      totals here when it ends; spawns outside runners add at once. Relaxed:
@@ -116,7 +127,7 @@ struct ws_mpi {
   pthread_mutex_t mpi_lock;
   pending_send *sends;
   size_t nsends, sends_cap;
-  unsigned char *rbuf; /* receive buffer, work_cap bytes */
+  unsigned char *rbuf; /* receive buffer, rbuf_cap bytes */
   uint64_t *sent_to, *recv_from; /* [size]: messages per peer, this run */
   int64_t count; /* Safra: WORK sent - WORK received */
   bool black; /* Safra: received WORK since it last reported */
@@ -184,7 +195,7 @@ void ws_mpi_options_init(ws_mpi_options_t *o)
     return;
   memset(o, 0, sizeof *o);
   o->max_payload = 64;
-  o->chunk = 64;
+  o->chunk = WS_MPI_CHUNK_MAX;
   o->poll_interval = 64;
   o->progress = WS_MPI_PROGRESS_WORKERS;
   o->slow_rank = -1;
@@ -496,7 +507,7 @@ static unsigned export_tasks(ws_mpi_t *m, unsigned char **out, size_t *len)
     }
   }
   if (best != NULL && (buf = malloc(m->work_cap)) != NULL)
-    n = ws__mpi_bag_take(best, m->opt.chunk, buf, m->work_cap, &bytes);
+    n = ws__mpi_bag_take(best, m->chunk, buf, m->work_cap, &bytes);
   pthread_mutex_unlock(&m->bags_lock);
   if (n == 0) {
     free(buf);
@@ -638,6 +649,22 @@ static void serve_message(ws_mpi_t *m, int src, int tag, const unsigned char *bu
   }
 }
 
+/* The length of the message s describes, which must fit in rbuf: every
+   rank sends at most rbuf_cap bytes (a larger one is a broken invariant:
+   the job aborts rather than overflow the buffer). */
+static int recv_len(ws_mpi_t *m, const MPI_Status *s)
+{
+  int len = 0;
+  MPI_Get_count(s, MPI_BYTE, &len);
+  if (len < 0 || (size_t)len > m->rbuf_cap) {
+    fprintf(stderr,
+            "wsched_mpi: rank %d: a message of %d bytes from rank %d (tag %d), larger than %zu\n",
+            m->rank, len, s->MPI_SOURCE, s->MPI_TAG, m->rbuf_cap);
+    MPI_Abort(m->comm, 1);
+  }
+  return len;
+}
+
 /* Receives and serves every message already here. Returns how many. */
 static int serve_all(ws_mpi_t *m)
 {
@@ -648,8 +675,7 @@ static int serve_all(ws_mpi_t *m)
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, m->comm, &flag, &s);
     if (!flag)
       break;
-    int len = 0;
-    MPI_Get_count(&s, MPI_BYTE, &len);
+    int len = recv_len(m, &s);
     MPI_Recv(m->rbuf, len, MPI_BYTE, s.MPI_SOURCE, s.MPI_TAG, m->comm, MPI_STATUS_IGNORE);
     serve_message(m, s.MPI_SOURCE, s.MPI_TAG, m->rbuf, (size_t)len);
     served++;
@@ -772,8 +798,7 @@ static int drain(ws_mpi_t *m)
     while (m->recv_from[r] < expect[r]) {
       MPI_Status s;
       MPI_Probe(r, MPI_ANY_TAG, m->comm, &s);
-      int len = 0;
-      MPI_Get_count(&s, MPI_BYTE, &len);
+      int len = recv_len(m, &s);
       MPI_Recv(m->rbuf, len, MPI_BYTE, r, s.MPI_TAG, m->comm, MPI_STATUS_IGNORE);
       m->recv_from[r]++;
       m->st.msgs_recv++;
@@ -842,7 +867,10 @@ int ws_mpi_create(ws_mpi_t **out, MPI_Comm comm, const ws_mpi_options_t *opts)
     return WS_ENOMEM;
   m->opt = o;
   m->slot_size = (sizeof(ws__mpi_slot_hdr) + o.max_payload + 7) & ~(size_t)7;
-  m->work_cap = sizeof(uint32_t) + (size_t)o.chunk * (sizeof(ws__mpi_slot_hdr) + o.max_payload);
+  m->chunk = o.chunk < WS_MPI_CHUNK_MAX ? o.chunk : WS_MPI_CHUNK_MAX;
+  m->work_cap = sizeof(uint32_t) + (size_t)m->chunk * (sizeof(ws__mpi_slot_hdr) + o.max_payload);
+  m->rbuf_cap =
+      sizeof(uint32_t) + (size_t)WS_MPI_CHUNK_MAX * (sizeof(ws__mpi_slot_hdr) + o.max_payload);
   if (MPI_Comm_dup(comm, &m->comm) != MPI_SUCCESS) {
     free(m);
     return WS_MPI_EMPI;
@@ -858,7 +886,7 @@ int ws_mpi_create(ws_mpi_t **out, MPI_Comm comm, const ws_mpi_options_t *opts)
   m->recv_from = calloc(n, sizeof *m->recv_from);
   m->life_reg = calloc(n, sizeof *m->life_reg);
   m->life_thief = calloc(n, sizeof *m->life_thief);
-  m->rbuf = malloc(m->work_cap);
+  m->rbuf = malloc(m->rbuf_cap);
   int rc = WS_ENOMEM;
   if (m->sent_to && m->recv_from && m->life_reg && m->life_thief && m->rbuf)
     rc = ws_pool_create(&m->pool, o.pool);

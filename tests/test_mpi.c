@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * API test. libwsched_mpi (wsched_mpi.h) at its edges, issue #29: options
+ * that differ between ranks and options at their limits. Each part runs
+ * under mpiexec with the number of ranks its ctest gives it
+ * (tests/CMakeLists.txt), so every part is named-only; every rank checks
+ * what it can see, and the ranks combine their verdicts.
+ *
+ * A watchdog thread fails a part that has not ended after TEST_DEADLINE_MS:
+ * a rank left waiting in a collective call shows as a failure, not a hang.
+ * Counts, never timing: every part waits for events (a lifeline thief, a
+ * task that left the rank), never for a time.
+ */
+#include "test.h"
+#include "wsched_mpi.h"
+
+static int rank, size;
+
+/* --- the watchdog ----------------------------------------------------------- */
+
+static pthread_mutex_t dog_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t dog_cond = PTHREAD_COND_INITIALIZER;
+static bool dog_done; /* under dog_lock: set by main when the part has ended */
+
+static void *watchdog(void *arg)
+{
+  (void)arg;
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += TEST_DEADLINE_MS / 1000;
+  pthread_mutex_lock(&dog_lock);
+  while (!dog_done)
+    if (pthread_cond_timedwait(&dog_cond, &dog_lock, &until) == ETIMEDOUT && !dog_done)
+      TEST_FAIL("rank %d: the part did not end within %d ms (a rank waits for another)", rank,
+                TEST_DEADLINE_MS);
+  pthread_mutex_unlock(&dog_lock);
+  return NULL;
+}
+
+/* The verdict of every rank: fails on every rank if one rank's `ok` is 0. */
+static void all_agree(bool ok, const char *what)
+{
+  int mine = ok, all = 0;
+  ASSERT_EQ(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), MPI_SUCCESS);
+  if (!all)
+    TEST_FAIL("rank %d: %s: some rank disagrees (this rank: %s)", rank, what, ok ? "ok" : "wrong");
+}
+
+static ws_mpi_options_t one_worker(ws_options_t *po)
+{
+  ws_options_init(po);
+  po->workers = 1;
+  ws_mpi_options_t o;
+  ws_mpi_options_init(&o);
+  o.pool = po;
+  return o;
+}
+
+/* --- chunk: ranks with different chunk values ---------------------------------
+
+   Each rank sized its receive buffer from its own chunk, and a WORK message
+   carries as many tasks as the sender's chunk allows: a rank with chunk 1
+   received 4 tasks of 64 bytes (292 bytes) from a rank with chunk 64 into
+   76 bytes (a heap overflow: ASan reports it; without ASan, glibc's heap
+   checks abort at a later free, or nothing shows). Rank 0 (chunk 64) runs a
+   task that waits, calling ws_mpi_share, until rank 1 (chunk 1) is its
+   lifeline thief, then spawns LEAVES tasks with full payloads and returns
+   once some left the rank: ws_mpi_share moves 8 to the shared part and a
+   push takes half, 4 tasks, in one message. */
+
+#define LEAVES 16
+#define PAYLOAD 64
+
+static int leaf_id, feed_id;
+static _Atomic long leaves_run; /* tasks run on this rank; read after ws_mpi_run */
+
+static void leaf(ws_mpi_t *m, const void *payload, size_t len)
+{
+  (void)m;
+  const unsigned char *p = payload;
+  ASSERT_EQ(len, PAYLOAD);
+  for (size_t i = 0; i < len; i++)
+    ASSERT_EQ(p[i], (unsigned char)(i * 7 + 1));
+  atomic_fetch_add_explicit(&leaves_run, 1, memory_order_relaxed); /* a count, read after the run */
+}
+
+static void feed(ws_mpi_t *m, const void *payload, size_t len)
+{
+  (void)payload, (void)len;
+  unsigned char leafload[PAYLOAD];
+  for (size_t i = 0; i < sizeof leafload; i++)
+    leafload[i] = (unsigned char)(i * 7 + 1);
+  int64_t deadline = test_deadline();
+  bool gave = false;
+  for (unsigned i = 1;; i++) {
+    int want = ws_mpi_share(m);
+    ASSERT(want == 0 || want == 1);
+    if (want == 1 && !gave) { /* a lifeline thief waits and this task gave nothing yet */
+      for (int k = 0; k < LEAVES; k++)
+        ASSERT_OK(ws_mpi_spawn(m, leaf_id, leafload, sizeof leafload));
+      gave = true;
+    }
+    if (gave && i % 64 == 0) {
+      ws_mpi_stats_t st;
+      ASSERT_OK(ws_mpi_stats(m, &st));
+      if (st.tasks_out > 0)
+        return; /* the rest run here after this task */
+    }
+    if (test_now_ns() > deadline)
+      TEST_FAIL("rank %d: no lifeline thief (gave: %d)", rank, gave);
+  }
+}
+
+static void part_chunk(void)
+{
+  ASSERT_EQ(size, 2);
+  ws_options_t po;
+  ws_mpi_options_t o = one_worker(&po);
+  o.max_payload = PAYLOAD;
+  o.chunk = rank == 0 ? 64 : 1;
+  ws_mpi_t *m;
+  ASSERT_OK(ws_mpi_create(&m, MPI_COMM_WORLD, &o));
+  leaf_id = ws_mpi_register(m, "leaf", leaf);
+  feed_id = ws_mpi_register(m, "feed", feed);
+  ASSERT_EQ(leaf_id, 0);
+  ASSERT_EQ(feed_id, 1);
+  if (rank == 0)
+    ASSERT_OK(ws_mpi_spawn(m, feed_id, NULL, 0));
+  ASSERT_OK(ws_mpi_run(m));
+  ws_mpi_stats_t st;
+  ASSERT_OK(ws_mpi_stats(m, &st));
+  uint64_t v[2] = {(uint64_t)atomic_load_explicit(&leaves_run, memory_order_relaxed),
+                   rank == 1 ? st.tasks_in : 0}; /* after ws_mpi_run: no task runs */
+  ASSERT_OK(ws_mpi_allreduce_u64(m, v, 2, WS_MPI_SUM));
+  fprintf(stderr, "rank %d: %llu leaves run in all, %llu received by rank 1\n", rank,
+          (unsigned long long)v[0], (unsigned long long)v[1]);
+  ASSERT_EQ(v[0], LEAVES);
+  ASSERT_GE(v[1], 2); /* several tasks in one message to the rank with chunk 1 */
+  ASSERT_OK(ws_mpi_destroy(m));
+}
+
+/* --- limits: the largest options ----------------------------------------------
+
+   chunk and max_payload at 65536 each: a WORK buffer of chunk x (8 +
+   max_payload) bytes was 4.3 GB, allocated at creation and again at every
+   export (ASan refuses an allocation that large; without it the process
+   maps 4.3 GB per steal). A steal moves at most WS_MPI_CHUNK_MAX tasks,
+   so no buffer needs more than that many. Then a run in which tasks of
+   the largest payload move between the ranks. */
+
+#define BIG 65536
+
+static int big_id;
+static _Atomic long big_run; /* tasks run on this rank; read after ws_mpi_run */
+
+static void big(ws_mpi_t *m, const void *payload, size_t len)
+{
+  const unsigned char *p = payload;
+  ASSERT_EQ(len, BIG);
+  ASSERT_EQ(p[0], p[BIG - 1]);
+  if (p[0] > 0) { /* a binary tree of depth p[0] */
+    unsigned char *c = malloc(BIG);
+    ASSERT(c != NULL);
+    memset(c, p[0] - 1, BIG);
+    ASSERT_OK(ws_mpi_spawn(m, big_id, c, BIG));
+    ASSERT_OK(ws_mpi_spawn(m, big_id, c, BIG));
+    free(c);
+  }
+  atomic_fetch_add_explicit(&big_run, 1, memory_order_relaxed); /* a count, read after the run */
+}
+
+static void part_limits(void)
+{
+  ws_options_t po;
+  ws_mpi_options_t o = one_worker(&po);
+  o.max_payload = BIG;
+  o.chunk = 65536;
+  ws_mpi_t *m;
+  ASSERT_OK(ws_mpi_create(&m, MPI_COMM_WORLD, &o));
+  big_id = ws_mpi_register(m, "big", big);
+  ASSERT_EQ(big_id, 0);
+  if (rank == 0) {
+    unsigned char *root = malloc(BIG);
+    ASSERT(root != NULL);
+    memset(root, 8, BIG);
+    ASSERT_OK(ws_mpi_spawn(m, big_id, root, BIG));
+    free(root);
+  }
+  ASSERT_OK(ws_mpi_run(m));
+  uint64_t n = (uint64_t)atomic_load_explicit(&big_run, memory_order_relaxed); /* after the run */
+  ASSERT_OK(ws_mpi_allreduce_u64(m, &n, 1, WS_MPI_SUM));
+  ASSERT_EQ(n, 511); /* 2^9 - 1 nodes */
+  ASSERT_OK(ws_mpi_destroy(m));
+}
+
+static const test_part parts[] = {
+    {"chunk", part_chunk, true},
+    {"limits", part_limits, true},
+};
+
+int main(int argc, char **argv)
+{
+  if (argc < 2 || strcmp(argv[1], "--list") == 0)
+    return TEST_RUN(argc, argv, parts); /* --list, or nothing: every part is named-only */
+  int provided = MPI_THREAD_SINGLE;
+  ASSERT_EQ(MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided), MPI_SUCCESS);
+  ASSERT_GE(provided, MPI_THREAD_SERIALIZED);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  pthread_t dog;
+  ASSERT_EQ(pthread_create(&dog, NULL, watchdog, NULL), 0);
+  int rc = TEST_RUN(argc, argv, parts);
+  all_agree(rc == 0, "the part");
+  pthread_mutex_lock(&dog_lock);
+  dog_done = true;
+  pthread_cond_signal(&dog_cond);
+  pthread_mutex_unlock(&dog_lock);
+  pthread_join(dog, NULL);
+  MPI_Finalize();
+  return rc;
+}
