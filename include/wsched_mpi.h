@@ -174,7 +174,8 @@ WS_EXTERN int ws_mpi_share(ws_mpi_t *m);
    on any rank and none is in flight between ranks, then returns on every
    rank. Checks the registrations first (WS_MPI_EMISMATCH on every rank).
    May be called again for another phase. Returns 0, WS_MPI_EMISMATCH,
-   WS_EINVAL (NULL, or from a task of the pool), WS_MPI_EMPI. */
+   WS_EINVAL (NULL, from a task of the pool, or while another thread's
+   ws_mpi_run or ws_mpi_destroy of m is under way), WS_MPI_EMPI. */
 WS_EXTERN int ws_mpi_run(ws_mpi_t *m);
 
 #define WS_MPI_SUM 0 /* ws_mpi_allreduce_u64: sum over the ranks */
@@ -217,7 +218,9 @@ WS_EXTERN int ws_mpi_rank(const ws_mpi_t *m);
 WS_EXTERN int ws_mpi_size(const ws_mpi_t *m);
 
 /* Destroys the pool (waiting for its tasks) and the duplicate communicator.
-   Collective. Returns 0 or WS_EINVAL (NULL, or during ws_mpi_run). */
+   Collective. Returns 0 or WS_EINVAL (NULL, or while ws_mpi_run runs on
+   another thread, from its first step to its last: m is then left as it
+   was). */
 WS_EXTERN int ws_mpi_destroy(ws_mpi_t *m);
 
 #ifdef __cplusplus

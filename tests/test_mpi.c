@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * API test. libwsched_mpi (wsched_mpi.h) at its edges, issue #29: options
- * that differ between ranks and options at their limits. Each part runs
+ * that differ between ranks and options at their limits; calls made while
+ * ws_mpi_run runs, from other threads. Each part runs
  * under mpiexec with the number of ranks its ctest gives it
  * (tests/CMakeLists.txt), so every part is named-only; every rank checks
  * what it can see, and the ranks combine their verdicts.
@@ -10,11 +11,18 @@
  * a rank left waiting in a collective call shows as a failure, not a hang.
  * Counts, never timing: every part waits for events (a lifeline thief, a
  * task that left the rank), never for a time.
+ *
+ * MPI's profiling interface lets a part stand between the library and MPI:
+ * this program defines MPI functions the library calls (MPI_Allreduce,
+ * MPI_Alltoall), which do what the running part asks and then call the
+ * PMPI_ function, MPI's own. Unasked, they only call it.
  */
 #include "test.h"
 #include "wsched_mpi.h"
 
 static int rank, size;
+static int test_argc; /* main's arguments: argv[2] and on are a part's own */
+static char **test_argv;
 
 /* --- the watchdog ----------------------------------------------------------- */
 
@@ -193,7 +201,129 @@ static void part_limits(void)
   ASSERT_OK(ws_mpi_destroy(m));
 }
 
+/* --- run_guard: ws_mpi_destroy and ws_mpi_run from another thread during a run
+
+   ws_mpi_destroy refuses (WS_EINVAL) while ws_mpi_run runs, and a second
+   ws_mpi_run on the same context too. The guard covered only the middle of
+   a run: it began after the run's opening MPI_Allreduce and ended before
+   its drain, so a destroy at either end returned 0 and freed the context
+   under the run. The test stands in both places through MPI's profiling
+   interface: this program's MPI_Allreduce and MPI_Alltoall (the library
+   calls them, they call PMPI_*) make the calls from another thread, while
+   the thread in ws_mpi_run waits for them, at the opening MPI_Allreduce
+   (argument "start") or at the drain's MPI_Alltoall ("end"), or a task in
+   the middle of the run does ("middle"). */
+
+static ws_mpi_t *guarded; /* the context whose run the wrappers probe; main thread only */
+static bool probe_start, probe_end; /* which end of the run; main thread only */
+
+static void *destroy_thread(void *arg)
+{
+  return (void *)(intptr_t)ws_mpi_destroy(arg);
+}
+
+static void *run_thread(void *arg)
+{
+  return (void *)(intptr_t)ws_mpi_run(arg);
+}
+
+/* Calls fn(m) on a new thread (not a worker of any pool) and returns its result. */
+static int on_other_thread(void *(*fn)(void *), ws_mpi_t *m)
+{
+  pthread_t t;
+  void *rc;
+  ASSERT_EQ(pthread_create(&t, NULL, fn, m), 0);
+  ASSERT_EQ(pthread_join(t, &rc), 0);
+  return (int)(intptr_t)rc;
+}
+
+static void check_refused(ws_mpi_t *m, const char *where)
+{
+  int d = on_other_thread(destroy_thread, m);
+  if (d != WS_EINVAL)
+    TEST_FAIL("rank %d: ws_mpi_destroy %s returned %d, not WS_EINVAL (%d)", rank, where, d,
+              WS_EINVAL);
+  int r = on_other_thread(run_thread, m);
+  if (r != WS_EINVAL)
+    TEST_FAIL("rank %d: a second ws_mpi_run %s returned %d, not WS_EINVAL (%d)", rank, where, r,
+              WS_EINVAL);
+  fprintf(stderr, "rank %d: ws_mpi_destroy and ws_mpi_run refused %s\n", rank, where);
+}
+
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                  MPI_Comm comm)
+{
+  if (guarded != NULL && probe_start && comm != MPI_COMM_WORLD) {
+    probe_start = false; /* the library's first MPI_Allreduce: ws_mpi_run's opening one */
+    check_refused(guarded, "at the start of ws_mpi_run");
+  }
+  return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+  if (guarded != NULL && probe_end && comm != MPI_COMM_WORLD) {
+    probe_end = false; /* ws_mpi_run's drain, after termination */
+    check_refused(guarded, "at the end of ws_mpi_run");
+  }
+  return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+static _Atomic int middles; /* tasks that checked; read after ws_mpi_run */
+
+/* Spins in a task until this rank's ws_mpi_run has begun to serve messages
+   (a task spawned before the run may start before it): only a run polls. */
+static void wait_for_run(ws_mpi_t *m)
+{
+  int64_t deadline = test_deadline();
+  for (unsigned i = 1;; i++) {
+    ASSERT(ws_mpi_share(m) >= 0);
+    if (i % 64 == 0) {
+      ws_mpi_stats_t st;
+      ASSERT_OK(ws_mpi_stats(m, &st));
+      if (st.polls > 0)
+        return;
+    }
+    if (test_now_ns() > deadline)
+      TEST_FAIL("rank %d: ws_mpi_run never polled", rank);
+  }
+}
+
+static void middle(ws_mpi_t *m, const void *payload, size_t len)
+{
+  (void)payload, (void)len;
+  wait_for_run(m);
+  check_refused(m, "in the middle of ws_mpi_run");
+  atomic_fetch_add_explicit(&middles, 1, memory_order_relaxed); /* a count, read after the run */
+}
+
+static void part_run_guard(void)
+{
+  ASSERT(test_argc == 3);
+  const char *where = test_argv[2];
+  probe_start = strcmp(where, "start") == 0;
+  probe_end = strcmp(where, "end") == 0;
+  bool mid = strcmp(where, "middle") == 0;
+  ASSERT(probe_start || probe_end || mid);
+  ws_mpi_t *m;
+  ASSERT_OK(ws_mpi_create(&m, MPI_COMM_WORLD, NULL));
+  int id = ws_mpi_register(m, "middle", middle);
+  ASSERT_EQ(id, 0);
+  if (mid) /* start and end: an empty run (the pool idle, which a destroy would wait for) */
+    ASSERT_OK(ws_mpi_spawn(m, id, NULL, 0));
+  guarded = m;
+  ASSERT_OK(ws_mpi_run(m));
+  guarded = NULL;
+  ASSERT(!probe_start && !probe_end); /* the wrapper ran */
+  uint64_t n = (uint64_t)atomic_load_explicit(&middles, memory_order_relaxed); /* after the run */
+  ASSERT_OK(ws_mpi_allreduce_u64(m, &n, 1, WS_MPI_SUM));
+  ASSERT_EQ(n, mid ? size : 0);
+  ASSERT_OK(ws_mpi_destroy(m)); /* once the run is over */
+}
+
 static const test_part parts[] = {
+    {"run_guard", part_run_guard, true},
     {"chunk", part_chunk, true},
     {"limits", part_limits, true},
 };
@@ -202,6 +332,8 @@ int main(int argc, char **argv)
 {
   if (argc < 2 || strcmp(argv[1], "--list") == 0)
     return TEST_RUN(argc, argv, parts); /* --list, or nothing: every part is named-only */
+  test_argc = argc;
+  test_argv = argv;
   int provided = MPI_THREAD_SINGLE;
   ASSERT_EQ(MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided), MPI_SUCCESS);
   ASSERT_GE(provided, MPI_THREAD_SERIALIZED);

@@ -68,6 +68,8 @@ enum {
 _Static_assert(WS_MPI_CHUNK_MAX == RELEASE_UNIT, "the most tasks a steal can take");
 #define SLOW_EVERY 256 /* slow_rank sleeps slow_ns every this many tasks */
 
+enum { PHASE_IDLE, PHASE_RUN, PHASE_DESTROY }; /* ws_mpi.phase */
+
 typedef struct task_type {
   char name[NAME_MAX_LEN + 1];
   ws_mpi_fn fn;
@@ -113,9 +115,22 @@ struct ws_mpi {
      splitting runner, decremented by the split runner when it starts
      (relaxed: a heuristic bound on splitting, no data rides on it). */
   _Atomic int pending_splits;
-  /* 1 while ws_mpi_run runs: stored (release) by the run thread, loaded
-     (acquire) by workers before they take mpi_lock to poll. */
-  _Atomic int running;
+  /* What the context is doing, for the calls that must not overlap:
+     PHASE_RUN from the first step of ws_mpi_run to its last (its opening
+     MPI_Allreduce and its drain included), PHASE_DESTROY once
+     ws_mpi_destroy has begun, PHASE_IDLE otherwise. Leaves PHASE_IDLE only
+     by a compare-exchange in ws_mpi_run or ws_mpi_destroy (acquire: pairs
+     with the release store that ended the last run, so a run or destroy
+     on another thread sees that run's writes, the pending sends among
+     them); returns to it only by ws_mpi_run's release store as it returns.
+     Loaded relaxed by ws_mpi_register, ws_mpi_spawn and
+     ws_mpi_allreduce_u64 to refuse a call during a run (a flag: they read
+     nothing the run writes). */
+  _Atomic int phase;
+  /* 1 while workers may serve messages: from after ws_mpi_run reset the
+     protocol's state to before it drains. Stored (release) by the run
+     thread, loaded (acquire) by workers before they take mpi_lock to poll. */
+  _Atomic int polling;
   /* 1 while a lifeline thief waits for work this rank had none of to give
      (nlife_thieves > 0): stored under mpi_lock at the end of each serve_all,
      read by ws_mpi_share (relaxed: a hint that makes a task offer work; no
@@ -365,7 +380,8 @@ int ws_mpi_spawn(ws_mpi_t *m, int id, const void *payload, size_t len)
   if (!atomic_load_explicit(&m->sealed, memory_order_relaxed)) /* a flag, no data */
     atomic_store_explicit(&m->sealed, 1, memory_order_relaxed);
   {
-    if (ws_current_worker() < 0 && atomic_load_explicit(&m->running, memory_order_acquire))
+    if (ws_current_worker() < 0 &&
+        atomic_load_explicit(&m->phase, memory_order_relaxed) == PHASE_RUN) /* a flag, no data */
       return WS_EBUSY; /* an outside thread during ws_mpi_run: termination would miss it */
     b = bag_make(m);
     if (b == NULL)
@@ -700,7 +716,7 @@ static int serve_all(ws_mpi_t *m)
 __attribute__((noinline)) static void poll_duty(ws_mpi_t *m)
 {
   if (m->opt.progress != WS_MPI_PROGRESS_WORKERS ||
-      !atomic_load_explicit(&m->running, memory_order_acquire)) /* pairs with ws_mpi_run */
+      !atomic_load_explicit(&m->polling, memory_order_acquire)) /* pairs with run_phase */
     return;
   if (pthread_mutex_trylock(&m->mpi_lock) != 0)
     return; /* somebody is serving already */
@@ -913,7 +929,7 @@ int ws_mpi_register(ws_mpi_t *m, const char *name, ws_mpi_fn fn)
 {
   if (m == NULL || name == NULL || fn == NULL || strlen(name) > NAME_MAX_LEN)
     return WS_EINVAL;
-  if (atomic_load_explicit(&m->running, memory_order_relaxed) || /* the caller's own store */
+  if (atomic_load_explicit(&m->phase, memory_order_relaxed) != PHASE_IDLE || /* a flag, no data */
       atomic_load_explicit(&m->sealed, memory_order_relaxed)) /* a flag, no data */
     return WS_EBUSY;
   if (m->ntypes == m->types_cap) {
@@ -991,10 +1007,9 @@ static void run_loop(ws_mpi_t *m)
     m->st.idle_ns += now_ns() - idle_since;
 }
 
-int ws_mpi_run(ws_mpi_t *m)
+/* ws_mpi_run's work, in PHASE_RUN. */
+static int run_phase(ws_mpi_t *m)
 {
-  if (m == NULL || ws_current_worker() >= 0)
-    return WS_EINVAL;
   uint64_t mine[3] = {registry_hash(m), 0, 0}, all[3];
   mine[1] = ~mine[0];
   mine[2] = (uint64_t)m->ntypes;
@@ -1017,12 +1032,28 @@ int ws_mpi_run(ws_mpi_t *m)
   m->tries = 0;
   m->waiting = -1;
   pthread_mutex_unlock(&m->mpi_lock);
-  atomic_store_explicit(&m->running, 1, memory_order_release); /* pairs with poll_duty */
+  atomic_store_explicit(&m->polling, 1, memory_order_release); /* pairs with poll_duty */
   run_loop(m);
-  atomic_store_explicit(&m->running, 0, memory_order_release); /* pairs with poll_duty */
+  atomic_store_explicit(&m->polling, 0, memory_order_release); /* pairs with poll_duty */
   pthread_mutex_lock(&m->mpi_lock);
   int rc = drain(m);
   pthread_mutex_unlock(&m->mpi_lock);
+  return rc;
+}
+
+int ws_mpi_run(ws_mpi_t *m)
+{
+  if (m == NULL || ws_current_worker() >= 0)
+    return WS_EINVAL;
+  int idle = PHASE_IDLE;
+  /* Acquire: pairs with the release store below that ended the last run. */
+  if (!atomic_compare_exchange_strong_explicit(&m->phase, &idle, PHASE_RUN, memory_order_acquire,
+                                               memory_order_relaxed))
+    return WS_EINVAL; /* another thread runs or destroys m */
+  int rc = run_phase(m);
+  /* Release: pairs with the compare-exchange of the next ws_mpi_run or of
+     ws_mpi_destroy, on whatever thread. */
+  atomic_store_explicit(&m->phase, PHASE_IDLE, memory_order_release);
   return rc;
 }
 
@@ -1030,7 +1061,7 @@ int ws_mpi_allreduce_u64(ws_mpi_t *m, uint64_t *v, size_t n, int op)
 {
   if (m == NULL || (v == NULL && n > 0) || n > INT32_MAX ||
       (op != WS_MPI_SUM && op != WS_MPI_MAX) ||
-      atomic_load_explicit(&m->running, memory_order_relaxed)) /* the caller's own store */
+      atomic_load_explicit(&m->phase, memory_order_relaxed) != PHASE_IDLE) /* a flag, no data */
     return WS_EINVAL;
   return mpi_fail(MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_UINT64_T,
                                 op == WS_MPI_SUM ? MPI_SUM : MPI_MAX, m->comm));
@@ -1067,8 +1098,13 @@ int ws_mpi_size(const ws_mpi_t *m)
 
 int ws_mpi_destroy(ws_mpi_t *m)
 {
-  if (m == NULL || atomic_load_explicit(&m->running, memory_order_relaxed))
+  if (m == NULL)
     return WS_EINVAL;
+  int idle = PHASE_IDLE;
+  /* Acquire: pairs with the release store that ended the last run. */
+  if (!atomic_compare_exchange_strong_explicit(&m->phase, &idle, PHASE_DESTROY,
+                                               memory_order_acquire, memory_order_relaxed))
+    return WS_EINVAL; /* during ws_mpi_run (or another ws_mpi_destroy) */
   ws_pool_wait_idle(m->pool, WS_FOREVER);
   ws_shutdown(m->pool);
   ws_await_termination(m->pool, WS_FOREVER);
