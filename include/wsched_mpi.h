@@ -218,9 +218,10 @@ WS_EXTERN int ws_mpi_rank(const ws_mpi_t *m);
 WS_EXTERN int ws_mpi_size(const ws_mpi_t *m);
 
 /* Destroys the pool (waiting for its tasks) and the duplicate communicator.
-   Collective. Returns 0 or WS_EINVAL (NULL, or while ws_mpi_run runs on
-   another thread, from its first step to its last: m is then left as it
-   was). */
+   Collective; from outside the pool. Returns 0, WS_EDEADLK (from a task of
+   m's pool, which the pool would wait for), or WS_EINVAL (NULL, or while
+   ws_mpi_run runs on another thread, from its first step to its last). On
+   an error m is left as it was. */
 WS_EXTERN int ws_mpi_destroy(ws_mpi_t *m);
 
 #ifdef __cplusplus

@@ -2,7 +2,8 @@
 /*
  * API test. libwsched_mpi (wsched_mpi.h) at its edges, issue #29: options
  * that differ between ranks and options at their limits; calls made while
- * ws_mpi_run runs, from other threads. Each part runs
+ * ws_mpi_run runs, from other threads; ws_mpi_destroy from a task. Each
+ * part runs
  * under mpiexec with the number of ranks its ctest gives it
  * (tests/CMakeLists.txt), so every part is named-only; every rank checks
  * what it can see, and the ranks combine their verdicts.
@@ -322,7 +323,67 @@ static void part_run_guard(void)
   ASSERT_OK(ws_mpi_destroy(m)); /* once the run is over */
 }
 
+/* --- destroy_in_task: ws_mpi_destroy from a task of the context's own pool ----
+
+   The pool could never finish while the task waits, so the call must
+   refuse with WS_EDEADLK and leave everything as it was. It ignored the
+   WS_EDEADLK of ws_pool_destroy, having shut the pool down, and freed the
+   context under the task, returning 0. Checked from a plain task of the
+   pool before any run and from a distributable task during one; then the
+   context still runs tasks, and the main thread destroys it. */
+
+static int destroy_task(void *arg)
+{
+  return ws_mpi_destroy(arg); /* the task's result, read through its future */
+}
+
+static _Atomic int in_task_rc = 1; /* ws_mpi_destroy in a distributable task; read after the run */
+static int leaf2_id;
+static _Atomic int leaf2_run; /* read after the run */
+
+static void leaf2(ws_mpi_t *m, const void *payload, size_t len)
+{
+  (void)m, (void)payload, (void)len;
+  atomic_fetch_add_explicit(&leaf2_run, 1, memory_order_relaxed); /* a count, read after the run */
+}
+
+static void destroyer(ws_mpi_t *m, const void *payload, size_t len)
+{
+  (void)payload, (void)len;
+  atomic_store_explicit(&in_task_rc, ws_mpi_destroy(m), memory_order_relaxed); /* read after */
+  ASSERT_OK(ws_mpi_spawn(m, leaf2_id, NULL, 0)); /* the context still works */
+}
+
+static void part_destroy_in_task(void)
+{
+  ws_mpi_t *m;
+  ASSERT_OK(ws_mpi_create(&m, MPI_COMM_WORLD, NULL));
+  int id = ws_mpi_register(m, "destroyer", destroyer);
+  leaf2_id = ws_mpi_register(m, "leaf", leaf2);
+  ASSERT_EQ(id, 0);
+  ASSERT_EQ(leaf2_id, 1);
+  /* A plain task of the pool, before any run. */
+  ws_future_t *f;
+  ASSERT_OK(ws_submit(ws_mpi_pool(m), destroy_task, m, &f));
+  ASSERT_OK(ws_future_wait(f, WS_FOREVER));
+  int rc = 0;
+  ASSERT_OK(ws_future_result(f, &rc));
+  ws_future_release(f);
+  if (rc != WS_EDEADLK)
+    TEST_FAIL("rank %d: ws_mpi_destroy in a task of its pool returned %d, not WS_EDEADLK (%d)",
+              rank, rc, WS_EDEADLK);
+  /* A distributable task, during a run; it then spawns one more. */
+  ASSERT_OK(ws_mpi_spawn(m, id, NULL, 0));
+  ASSERT_OK(ws_mpi_run(m));
+  ASSERT_EQ(atomic_load_explicit(&in_task_rc, memory_order_relaxed), WS_EDEADLK); /* after */
+  uint64_t n = (uint64_t)atomic_load_explicit(&leaf2_run, memory_order_relaxed); /* after the run */
+  ASSERT_OK(ws_mpi_allreduce_u64(m, &n, 1, WS_MPI_SUM));
+  ASSERT_EQ(n, size);
+  ASSERT_OK(ws_mpi_destroy(m));
+}
+
 static const test_part parts[] = {
+    {"destroy_in_task", part_destroy_in_task, true},
     {"run_guard", part_run_guard, true},
     {"chunk", part_chunk, true},
     {"limits", part_limits, true},

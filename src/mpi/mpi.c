@@ -1100,6 +1100,11 @@ int ws_mpi_destroy(ws_mpi_t *m)
 {
   if (m == NULL)
     return WS_EINVAL;
+  /* A task of the pool would wait for itself. Refused before anything
+     changes: ws_pool_destroy would say so too, but only after the pool was
+     shut down, and the context must stay whole for the task. */
+  if (ws_current_pool() == m->pool)
+    return WS_EDEADLK;
   int idle = PHASE_IDLE;
   /* Acquire: pairs with the release store that ended the last run. */
   if (!atomic_compare_exchange_strong_explicit(&m->phase, &idle, PHASE_DESTROY,
