@@ -23,8 +23,8 @@
  * termination argument and how to launch.
  *
  * Threads and MPI: every MPI call of the library is made under one lock per
- * rank, so the library needs MPI_THREAD_SERIALIZED (or MULTIPLE) when the
- * pool has workers; ws_mpi_create checks it. The application must not use the
+ * rank, so the library needs MPI_THREAD_SERIALIZED (or MULTIPLE) on every
+ * rank; ws_mpi_create checks it. The application must not use the
  * communicator it passed while ws_mpi_run runs (the library works on its own
  * duplicate, so other communicators are free).
  *
@@ -122,12 +122,15 @@ WS_EXTERN void ws_mpi_options_init(ws_mpi_options_t *o);
 
 /* Creates this rank's side: a pool (opts->pool) and a duplicate of comm.
    Collective over comm: if it fails on one rank it fails on every rank
-   (the ranks agree before returning), so no rank is left waiting in a
-   collective call. Returns 0, WS_EINVAL (NULL m, MPI not initialized, bad
-   option), WS_MPI_ETHREAD (MPI_THREAD_SERIALIZED not provided), WS_ENOMEM,
-   what ws_pool_create returns, or on the ranks where nothing failed,
-   WS_MPI_EMPI (another rank failed). Options are checked before anything
-   collective: bad options on some ranks only are the caller's error. */
+   (the ranks agree, with MPI_Allreduce on comm, before the duplicate and
+   after it), so no rank is left waiting in a collective call; whatever
+   failed, *m is NULL. Returns 0, WS_EINVAL (NULL m, a bad option),
+   WS_MPI_ETHREAD (MPI_THREAD_SERIALIZED not provided), WS_ENOMEM, what
+   ws_pool_create returns, or on the ranks where nothing failed,
+   WS_MPI_EMPI (another rank failed, or an MPI call failed with an error
+   handler that returns). One failure is this rank's alone, since no
+   collective call can be made: WS_EINVAL when MPI is not initialized (or
+   already finalized) or comm is MPI_COMM_NULL. */
 WS_EXTERN int ws_mpi_create(ws_mpi_t **m, MPI_Comm comm, const ws_mpi_options_t *opts);
 
 /* Registers a task type; returns its id (0, 1, ...), WS_EINVAL (NULL name or

@@ -2,8 +2,8 @@
 /*
  * API test. libwsched_mpi (wsched_mpi.h) at its edges, issue #29: options
  * that differ between ranks and options at their limits; calls made while
- * ws_mpi_run runs, from other threads; ws_mpi_destroy from a task. Each
- * part runs
+ * ws_mpi_run runs, from other threads; ws_mpi_destroy from a task;
+ * ws_mpi_create failing on some ranks only. Each part runs
  * under mpiexec with the number of ranks its ctest gives it
  * (tests/CMakeLists.txt), so every part is named-only; every rank checks
  * what it can see, and the ranks combine their verdicts.
@@ -382,7 +382,77 @@ static void part_destroy_in_task(void)
   ASSERT_OK(ws_mpi_destroy(m));
 }
 
+/* --- create_agree, thread_mixed: ws_mpi_create fails on every rank or on none
+
+   A rank whose arguments were wrong, or whose MPI gave less thread support
+   than MPI_THREAD_SERIALIZED, returned before the ranks agreed, and the
+   others waited in MPI_Comm_dup for it. Now it fails with its own code and
+   every other rank with WS_MPI_EMPI. create_agree: 3 ranks, one failing at
+   a time (a bad option, a NULL handle, options its pool refuses), then all
+   succeeding. thread_mixed: the ranks are started as two programs by one
+   mpiexec, one with "funneled" (MPI_THREAD_FUNNELED: too little), one with
+   "serialized". */
+
+/* ws_mpi_create on every rank, `failing` passing what how says; checks each
+   rank's result. */
+static void create_once(int failing, const char *how)
+{
+  ws_options_t po;
+  ws_mpi_options_t o = one_worker(&po);
+  ws_mpi_t *m = (ws_mpi_t *)&o; /* not NULL: a failure must clear it */
+  ws_mpi_t **out = &m;
+  int want = 0;
+  if (rank == failing && strcmp(how, "chunk") == 0) {
+    o.chunk = 0;
+    want = WS_EINVAL;
+  } else if (rank == failing && strcmp(how, "null") == 0) {
+    out = NULL;
+    want = WS_EINVAL;
+  } else if (rank == failing && strcmp(how, "pool") == 0) {
+    po.steal_batch = 257; /* ws_pool_create refuses it */
+    want = WS_EINVAL;
+  } else if (failing >= 0) {
+    want = WS_MPI_EMPI; /* another rank failed */
+  }
+  int rc = ws_mpi_create(out, MPI_COMM_WORLD, &o);
+  if (rc != want)
+    TEST_FAIL("rank %d: ws_mpi_create with rank %d failing (%s) returned %d, not %d", rank, failing,
+              how, rc, want);
+  if (rc == 0)
+    ASSERT_OK(ws_mpi_destroy(m));
+  else if (out != NULL)
+    ASSERT(m == NULL);
+  fprintf(stderr, "rank %d: rank %d failing (%s): %d, as it should\n", rank, failing, how, rc);
+}
+
+static void part_create_agree(void)
+{
+  ASSERT_EQ(size, 3);
+  create_once(1, "chunk");
+  create_once(2, "null");
+  create_once(0, "pool");
+  create_once(-1, "none");
+}
+
+static void part_thread_mixed(void)
+{
+  ASSERT(test_argc == 3);
+  ASSERT_EQ(size, 2);
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&provided);
+  bool low = strcmp(test_argv[2], "funneled") == 0;
+  ASSERT(low ? provided < MPI_THREAD_SERIALIZED : provided >= MPI_THREAD_SERIALIZED);
+  ws_mpi_t *m = NULL;
+  int rc = ws_mpi_create(&m, MPI_COMM_WORLD, NULL);
+  int want = low ? WS_MPI_ETHREAD : WS_MPI_EMPI;
+  if (rc != want)
+    TEST_FAIL("rank %d (%s): ws_mpi_create returned %d, not %d", rank, test_argv[2], rc, want);
+  ASSERT(m == NULL);
+}
+
 static const test_part parts[] = {
+    {"create_agree", part_create_agree, true},
+    {"thread_mixed", part_thread_mixed, true},
     {"destroy_in_task", part_destroy_in_task, true},
     {"run_guard", part_run_guard, true},
     {"chunk", part_chunk, true},
@@ -395,9 +465,12 @@ int main(int argc, char **argv)
     return TEST_RUN(argc, argv, parts); /* --list, or nothing: every part is named-only */
   test_argc = argc;
   test_argv = argv;
-  int provided = MPI_THREAD_SINGLE;
-  ASSERT_EQ(MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided), MPI_SUCCESS);
-  ASSERT_GE(provided, MPI_THREAD_SERIALIZED);
+  /* thread_mixed's "funneled" rank asks for less than the library needs;
+     every other run needs MPI_THREAD_SERIALIZED. */
+  bool funneled = argc == 3 && strcmp(argv[2], "funneled") == 0;
+  int required = funneled ? MPI_THREAD_FUNNELED : MPI_THREAD_SERIALIZED, provided = 0;
+  ASSERT_EQ(MPI_Init_thread(&argc, &argv, required, &provided), MPI_SUCCESS);
+  ASSERT(funneled || provided >= MPI_THREAD_SERIALIZED);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   pthread_t dog;

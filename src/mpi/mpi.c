@@ -839,10 +839,11 @@ static int drain(ws_mpi_t *m)
 /* Public functions                                                        */
 
 /* Frees what ws_mpi_create allocated, the pool excepted. Collective
-   (MPI_Comm_free). */
+   (MPI_Comm_free) once the duplicate communicator exists. */
 static void free_context(ws_mpi_t *m)
 {
-  MPI_Comm_free(&m->comm);
+  if (m->comm != MPI_COMM_NULL)
+    MPI_Comm_free(&m->comm);
   free(m->sends);
   free(m->sent_to);
   free(m->recv_from);
@@ -855,15 +856,13 @@ static void free_context(ws_mpi_t *m)
   free(m);
 }
 
-int ws_mpi_create(ws_mpi_t **out, MPI_Comm comm, const ws_mpi_options_t *opts)
+/* ws_mpi_create's local part, no collective call: checks the arguments,
+   allocates the context and creates the pool. *mp: the context as far as it
+   got (NULL when none was allocated), without a communicator of its own. */
+static int create_local(ws_mpi_t **mp, ws_mpi_t **out, MPI_Comm comm, const ws_mpi_options_t *opts)
 {
+  *mp = NULL;
   if (out == NULL)
-    return WS_EINVAL;
-  *out = NULL;
-  int inited = 0, finalized = 0;
-  MPI_Initialized(&inited);
-  MPI_Finalized(&finalized);
-  if (!inited || finalized)
     return WS_EINVAL;
   ws_mpi_options_t o;
   ws_mpi_options_init(&o);
@@ -881,44 +880,73 @@ int ws_mpi_create(ws_mpi_t **out, MPI_Comm comm, const ws_mpi_options_t *opts)
   ws_mpi_t *m = calloc(1, sizeof *m);
   if (m == NULL)
     return WS_ENOMEM;
+  *mp = m;
+  m->comm = MPI_COMM_NULL; /* the duplicate comes once every rank got this far */
+  pthread_mutex_init(&m->bags_lock, NULL);
+  pthread_mutex_init(&m->mpi_lock, NULL);
   m->opt = o;
   m->slot_size = (sizeof(ws__mpi_slot_hdr) + o.max_payload + 7) & ~(size_t)7;
   m->chunk = o.chunk < WS_MPI_CHUNK_MAX ? o.chunk : WS_MPI_CHUNK_MAX;
   m->work_cap = sizeof(uint32_t) + (size_t)m->chunk * (sizeof(ws__mpi_slot_hdr) + o.max_payload);
   m->rbuf_cap =
       sizeof(uint32_t) + (size_t)WS_MPI_CHUNK_MAX * (sizeof(ws__mpi_slot_hdr) + o.max_payload);
-  if (MPI_Comm_dup(comm, &m->comm) != MPI_SUCCESS) {
-    free(m);
-    return WS_MPI_EMPI;
-  }
-  MPI_Comm_rank(m->comm, &m->rank);
-  MPI_Comm_size(m->comm, &m->size);
+  MPI_Comm_rank(comm, &m->rank); /* the duplicate's rank and size are the same */
+  MPI_Comm_size(comm, &m->size);
   m->rng = 0x9E3779B97F4A7C15ULL ^ ((uint64_t)(unsigned)o.seed << 20) ^ (uint64_t)(m->rank + 1);
   m->waiting = -1;
-  pthread_mutex_init(&m->bags_lock, NULL);
-  pthread_mutex_init(&m->mpi_lock, NULL);
   size_t n = (size_t)m->size;
   m->sent_to = calloc(n, sizeof *m->sent_to);
   m->recv_from = calloc(n, sizeof *m->recv_from);
   m->life_reg = calloc(n, sizeof *m->life_reg);
   m->life_thief = calloc(n, sizeof *m->life_thief);
   m->rbuf = malloc(m->rbuf_cap);
-  int rc = WS_ENOMEM;
-  if (m->sent_to && m->recv_from && m->life_reg && m->life_thief && m->rbuf)
-    rc = ws_pool_create(&m->pool, o.pool);
+  if (!m->sent_to || !m->recv_from || !m->life_reg || !m->life_thief || !m->rbuf)
+    return WS_ENOMEM;
+  int rc = ws_pool_create(&m->pool, o.pool);
   if (rc == 0)
     m->workers = ws_pool_workers(m->pool);
-  /* Every rank learns whether all succeeded: a rank that gave up alone
-     would leave the others in the next collective call. */
-  int worst = rc;
-  if (MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, m->comm) != MPI_SUCCESS)
-    worst = WS_MPI_EMPI;
-  if (rc == 0 && worst != 0)
-    rc = WS_MPI_EMPI; /* another rank failed */
+  return rc;
+}
+
+/* Every rank learns whether every rank succeeded (rc == 0): a rank that
+   gave up alone would leave the others in their next collective call.
+   Collective over comm. Returns rc where it failed; where it did not,
+   WS_MPI_EMPI if another rank failed or the agreement itself did, else 0. */
+static int agree(MPI_Comm comm, int rc)
+{
+  int failed = rc != 0, any = 1;
+  if (MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+    any = 1;
+  return rc != 0 ? rc : any ? WS_MPI_EMPI : 0;
+}
+
+int ws_mpi_create(ws_mpi_t **out, MPI_Comm comm, const ws_mpi_options_t *opts)
+{
+  if (out != NULL)
+    *out = NULL;
+  int inited = 0, finalized = 0;
+  MPI_Initialized(&inited);
+  MPI_Finalized(&finalized);
+  if (!inited || finalized || comm == MPI_COMM_NULL)
+    return WS_EINVAL; /* no collective call is possible: this rank alone */
+  /* Every failure before the duplicate is local and agreed on; then the
+     duplicate (collective), whose failure is agreed on too. */
+  ws_mpi_t *m;
+  int rc = agree(comm, create_local(&m, out, comm, opts));
+  if (rc == 0) {
+    MPI_Comm dup = MPI_COMM_NULL;
+    if (MPI_Comm_dup(comm, &dup) == MPI_SUCCESS)
+      m->comm = dup;
+    else
+      rc = WS_MPI_EMPI; /* only with an error handler that returns */
+    rc = agree(comm, rc);
+  }
   if (rc != 0) {
-    if (m->pool != NULL)
-      ws_pool_destroy(m->pool);
-    free_context(m);
+    if (m != NULL) {
+      if (m->pool != NULL)
+        ws_pool_destroy(m->pool);
+      free_context(m);
+    }
     return rc;
   }
   *out = m;
