@@ -32,7 +32,11 @@
  * negative WS_E* code of <wsched.h>, or WS_MPI_E* below, on failure. A rank
  * that exits or aborts during ws_mpi_run ends the job: MPI's default error
  * handler aborts every rank (the library never replaces it), so no rank waits
- * forever for a dead one.
+ * forever for a dead one. With an error handler that returns
+ * (MPI_ERRORS_RETURN on the communicator given to ws_mpi_create, which its
+ * duplicate inherits), an MPI call that fails during ws_mpi_run ends the run
+ * on that rank with WS_MPI_EMPI, and the other ranks wait for it: the
+ * application then ends the job (MPI_Abort).
  */
 #ifndef WSCHED_MPI_H
 #define WSCHED_MPI_H
@@ -178,7 +182,12 @@ WS_EXTERN int ws_mpi_share(ws_mpi_t *m);
    rank. Checks the registrations first (WS_MPI_EMISMATCH on every rank).
    May be called again for another phase. Returns 0, WS_MPI_EMISMATCH,
    WS_EINVAL (NULL, from a task of the pool, or while another thread's
-   ws_mpi_run or ws_mpi_destroy of m is under way), WS_MPI_EMPI. */
+   ws_mpi_run or ws_mpi_destroy of m is under way), WS_MPI_EMPI or
+   WS_ENOMEM. WS_MPI_EMPI: an MPI call failed on this rank (only with an
+   error handler that returns); WS_ENOMEM: a message could not be queued.
+   After either, this rank has left the protocol (its own tasks have
+   finished; the other ranks may wait for it for ever) and the
+   communicator is not drained: end the job with MPI_Abort. */
 WS_EXTERN int ws_mpi_run(ws_mpi_t *m);
 
 #define WS_MPI_SUM 0 /* ws_mpi_allreduce_u64: sum over the ranks */

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * API test. libwsched_mpi (wsched_mpi.h) at its edges, issue #29: options
+ * White-box test, for the message tags only (src/mpi/proto.h: send_fail
+ * picks the send that fails by its tag); every call into the library goes
+ * through the public API. libwsched_mpi (wsched_mpi.h) at its edges, issue #29: options
  * that differ between ranks and options at their limits; calls made while
  * ws_mpi_run runs, from other threads; ws_mpi_destroy from a task;
- * ws_mpi_create failing on some ranks only. Each part runs
+ * ws_mpi_create failing on some ranks only; MPI sends that fail. Each part
+ * runs
  * under mpiexec with the number of ranks its ctest gives it
  * (tests/CMakeLists.txt), so every part is named-only; every rank checks
  * what it can see, and the ranks combine their verdicts.
@@ -15,11 +18,14 @@
  *
  * MPI's profiling interface lets a part stand between the library and MPI:
  * this program defines MPI functions the library calls (MPI_Allreduce,
- * MPI_Alltoall), which do what the running part asks and then call the
- * PMPI_ function, MPI's own. Unasked, they only call it.
+ * MPI_Alltoall, MPI_Isend), which do what the running part asks and then
+ * call the PMPI_ function, MPI's own (or fail instead). Unasked, they only
+ * call it.
  */
 #include "test.h"
 #include "wsched_mpi.h"
+
+#include "proto.h"
 
 static int rank, size;
 static int test_argc; /* main's arguments: argv[2] and on are a part's own */
@@ -450,7 +456,103 @@ static void part_thread_mixed(void)
   ASSERT(m == NULL);
 }
 
+/* --- send_fail: a message that cannot be sent ends the run with an error --------
+
+   The library's sends of requests, refusals, lifeline registrations,
+   PROBE, REPORT and TERM were not checked: with an error handler that
+   returns (MPI_ERRORS_RETURN, which the duplicate communicator inherits
+   from MPI_COMM_WORLD here), a failed one was lost silently, and the run
+   either hung (a wave that never completes) or returned 0 with a thief
+   still waiting for an answer. Now the rank leaves the run and ws_mpi_run
+   returns WS_MPI_EMPI there. The other rank may be left waiting for it, as
+   the header says, so the rank that got the error reports it and ends the
+   job with MPI_Abort, as an application should; the ctest looks for that
+   report (tests/CMakeLists.txt). This program's MPI_Isend fails the first
+   send with the given tag on the given rank (it returns MPI_ERR_OTHER
+   without sending, as MPI would with MPI_ERRORS_RETURN).
+
+   Each send happens for certain in a run on 2 ranks: rank 1, idle, sends a
+   request to rank 0 in its first idle step (req), and its lifeline
+   registration after two refusals (life); rank 0 starts a wave (probe),
+   rank 1 answers it (report), rank 0 ends the run (term). For none and
+   life, rank 0 runs a task that holds the rank busy until it has answered
+   one or two requests (a task of its own is nothing to give). */
+
+static _Atomic int fail_tag = -1; /* a tag: its first send on this rank fails; -1: none */
+
+int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+              MPI_Request *request)
+{
+  int want = atomic_load_explicit(&fail_tag, memory_order_relaxed); /* a test switch, no data */
+  if (want >= 0 && tag == want && comm != MPI_COMM_WORLD &&
+      atomic_compare_exchange_strong_explicit(&fail_tag, &want, -1, memory_order_relaxed,
+                                              memory_order_relaxed)) /* once */
+    return MPI_ERR_OTHER;
+  return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
+}
+
+static unsigned hold_until; /* hold: requests rank 0 answers before its task ends */
+
+static void hold(ws_mpi_t *m, const void *payload, size_t len)
+{
+  (void)payload, (void)len;
+  int64_t deadline = test_deadline();
+  for (unsigned i = 1;; i++) {
+    ASSERT(ws_mpi_share(m) >= 0); /* polls every poll_interval calls */
+    if (i % 64 == 0) {
+      ws_mpi_stats_t st;
+      ASSERT_OK(ws_mpi_stats(m, &st));
+      if (st.msgs_recv >= hold_until)
+        return;
+    }
+    if (test_now_ns() > deadline)
+      TEST_FAIL("rank %d: fewer than %u messages arrived", rank, hold_until);
+  }
+}
+
+static void part_send_fail(void)
+{
+  static const struct {
+    const char *name;
+    int tag, rank; /* the send that fails: its tag and the rank that sends it */
+    unsigned hold; /* 0: an empty run; else rank 0 holds until that many requests came */
+  } cases[] = {
+      {"req", TAG_REQ, 1, 0},     {"none", TAG_NONE, 0, 1},     {"life", TAG_LIFE, 1, 2},
+      {"probe", TAG_PROBE, 0, 0}, {"report", TAG_REPORT, 1, 0}, {"term", TAG_TERM, 0, 0},
+  };
+  ASSERT(test_argc == 3);
+  ASSERT_EQ(size, 2);
+  size_t c = 0;
+  while (c < sizeof cases / sizeof cases[0] && strcmp(cases[c].name, test_argv[2]) != 0)
+    c++;
+  ASSERT(c < sizeof cases / sizeof cases[0]);
+  ASSERT_EQ(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), MPI_SUCCESS);
+  ws_mpi_t *m;
+  ASSERT_OK(ws_mpi_create(&m, MPI_COMM_WORLD, NULL));
+  int id = ws_mpi_register(m, "hold", hold);
+  ASSERT_EQ(id, 0);
+  hold_until = cases[c].hold;
+  if (rank == 0 && cases[c].hold > 0)
+    ASSERT_OK(ws_mpi_spawn(m, id, NULL, 0));
+  if (rank == cases[c].rank)
+    atomic_store_explicit(&fail_tag, cases[c].tag, memory_order_relaxed); /* a test switch */
+  int rc = ws_mpi_run(m);
+  if (rank != cases[c].rank) /* the other rank waits for the one that left */
+    TEST_FAIL("rank %d: ws_mpi_run returned %d, although rank %d left the run", rank, rc,
+              cases[c].rank);
+  if (atomic_load_explicit(&fail_tag, memory_order_relaxed) != -1) /* after the run */
+    TEST_FAIL("rank %d: no %s message was sent", rank, cases[c].name);
+  if (rc != WS_MPI_EMPI)
+    TEST_FAIL("rank %d: a %s message failed and ws_mpi_run returned %d, not WS_MPI_EMPI (%d)", rank,
+              cases[c].name, rc, WS_MPI_EMPI);
+  printf("send_fail %s: rank %d: ws_mpi_run returned WS_MPI_EMPI; ending the job\n", cases[c].name,
+         rank);
+  fflush(stdout);
+  MPI_Abort(MPI_COMM_WORLD, 0);
+}
+
 static const test_part parts[] = {
+    {"send_fail", part_send_fail, true},
     {"create_agree", part_create_agree, true},
     {"thread_mixed", part_thread_mixed, true},
     {"destroy_in_task", part_destroy_in_task, true},

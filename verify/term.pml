@@ -177,7 +177,9 @@
  * which keeps four ranks affordable.
  *
  * Abstracted away: MPI itself (a message is one atomic enqueue/dequeue;
- * Isend completion, buffers, errors); the drain of control messages after
+ * Isend completion, buffers, errors: a failed MPI call makes mpi.c's rank
+ * leave the protocol, and ws_mpi_run return an error there, which ends
+ * what this model checks); the drain of control messages after
  * TERM (drain(): here a rank just ends, leaving REQ, NONE or LIFE in
  * inboxes), and a second ws_mpi_run; task contents, payloads, the bags,
  * local splitting and stealing inside a rank (a rank's tasks are one

@@ -38,6 +38,7 @@
 #include "wsched_mpi.h"
 
 #include "bag.h"
+#include "proto.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -45,17 +46,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-enum {
-  TAG_REQ = 1, /* steal request; answered WORK or NONE */
-  TAG_NONE, /* refusal */
-  TAG_WORK, /* tasks, answering a request */
-  TAG_LIFE, /* lifeline registration */
-  TAG_WORK_LIFE, /* tasks pushed to a lifeline thief */
-  TAG_PROBE, /* a termination wave, down the tree */
-  TAG_REPORT, /* the wave's answer, up the tree: int64 q, int64 black */
-  TAG_TERM /* terminated, down the tree */
-};
 
 #define NAME_MAX_LEN 63
 #define STEAL_TRIES 2 /* random steal attempts per idle period before lifelines */
@@ -153,6 +143,11 @@ struct ws_mpi {
   int64_t wave_q;
   bool wave_black;
   bool terminated;
+  /* The first failure of this run on this rank (WS_MPI_EMPI: an MPI call
+     failed, possible only with an error handler that returns; WS_ENOMEM: a
+     message could not be queued), or 0. Once set, the rank leaves the
+     protocol: run_loop ends and ws_mpi_run returns it without draining. */
+  int error;
   /* Thief state, reset when work arrives. */
   int tries; /* random requests this idle period */
   int waiting; /* the victim of the outstanding request, or -1 */
@@ -457,12 +452,25 @@ static int mpi_fail(int rc)
   return rc == MPI_SUCCESS ? 0 : WS_MPI_EMPI;
 }
 
+/* Records the first failure of the run (rc != 0): the rank can no longer
+   keep the protocol's promises (a lost PROBE, REPORT or TERM leaves a wave
+   unfinished; a lost request, refusal or registration leaves a thief
+   waiting), so it leaves the run with the error (run_loop, run_phase). */
+static void fail_run(ws_mpi_t *m, int rc)
+{
+  if (rc != 0 && m->error == 0)
+    m->error = rc;
+}
+
 static void reap_sends(ws_mpi_t *m)
 {
   size_t j = 0;
   for (size_t i = 0; i < m->nsends; i++) {
     int done = 0;
-    MPI_Test(&m->sends[i].req, &done, MPI_STATUS_IGNORE);
+    if (MPI_Test(&m->sends[i].req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+      fail_run(m, WS_MPI_EMPI);
+      done = 0; /* the request is kept: MPI may still read its buffer */
+    }
     if (done)
       free(m->sends[i].buf);
     else
@@ -597,7 +605,7 @@ static void steal_answered(ws_mpi_t *m)
 static void tree_send(ws_mpi_t *m, int tag)
 {
   for (int c = 2 * m->rank + 1; c <= 2 * m->rank + 2 && c < m->size; c++)
-    send_msg(m, c, tag, NULL, 0);
+    fail_run(m, send_msg(m, c, tag, NULL, 0));
 }
 
 /* A wave reaches this rank (rank 0: starts there): pass it down. */
@@ -623,7 +631,7 @@ static void serve_message(ws_mpi_t *m, int src, int tag, const unsigned char *bu
   switch (tag) {
   case TAG_REQ:
     if (send_work(m, src, TAG_WORK) == 0)
-      send_msg(m, src, TAG_NONE, NULL, 0);
+      fail_run(m, send_msg(m, src, TAG_NONE, NULL, 0));
     break;
   case TAG_NONE:
     if (m->waiting == src)
@@ -681,18 +689,26 @@ static int recv_len(ws_mpi_t *m, const MPI_Status *s)
   return len;
 }
 
-/* Receives and serves every message already here. Returns how many. */
+/* Receives and serves every message already here. Returns how many. Does
+   nothing once the run failed on this rank. */
 static int serve_all(ws_mpi_t *m)
 {
   int served = 0;
-  for (;;) {
+  while (m->error == 0) {
     int flag = 0;
     MPI_Status s;
-    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, m->comm, &flag, &s);
+    if (MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, m->comm, &flag, &s) != MPI_SUCCESS) {
+      fail_run(m, WS_MPI_EMPI);
+      return served;
+    }
     if (!flag)
       break;
     int len = recv_len(m, &s);
-    MPI_Recv(m->rbuf, len, MPI_BYTE, s.MPI_SOURCE, s.MPI_TAG, m->comm, MPI_STATUS_IGNORE);
+    if (MPI_Recv(m->rbuf, len, MPI_BYTE, s.MPI_SOURCE, s.MPI_TAG, m->comm, MPI_STATUS_IGNORE) !=
+        MPI_SUCCESS) {
+      fail_run(m, WS_MPI_EMPI);
+      return served;
+    }
     serve_message(m, s.MPI_SOURCE, s.MPI_TAG, m->rbuf, (size_t)len);
     served++;
   }
@@ -761,13 +777,12 @@ static bool wave_step(ws_mpi_t *m)
   }
   unsigned char *buf = malloc(2 * sizeof(int64_t));
   if (buf == NULL) {
-    fprintf(stderr, "wsched_mpi: rank %d: out of memory reporting to the wave\n", m->rank);
-    MPI_Abort(m->comm, 1);
-    return false;
+    fail_run(m, WS_ENOMEM);
+    return true;
   }
   int64_t t[2] = {q, black ? 1 : 0};
   memcpy(buf, t, sizeof t);
-  send_msg(m, (m->rank - 1) / 2, TAG_REPORT, buf, sizeof t);
+  fail_run(m, send_msg(m, (m->rank - 1) / 2, TAG_REPORT, buf, sizeof t));
   return true;
 }
 
@@ -784,7 +799,7 @@ static bool thief_step(ws_mpi_t *m)
     m->waiting = v;
     m->st.steals_sent++;
     m->steal_sent_ns = now_ns();
-    send_msg(m, v, TAG_REQ, NULL, 0);
+    fail_run(m, send_msg(m, v, TAG_REQ, NULL, 0));
     return true;
   }
   bool sent = false;
@@ -793,7 +808,7 @@ static bool thief_step(ws_mpi_t *m)
     if (!m->life_reg[b]) {
       m->life_reg[b] = true;
       m->st.lifeline_sent++;
-      send_msg(m, b, TAG_LIFE, NULL, 0);
+      fail_run(m, send_msg(m, b, TAG_LIFE, NULL, 0));
       sent = true;
     }
   }
@@ -811,11 +826,15 @@ static int drain(ws_mpi_t *m)
     return WS_ENOMEM;
   int rc = mpi_fail(MPI_Alltoall(m->sent_to, 1, MPI_UINT64_T, expect, 1, MPI_UINT64_T, m->comm));
   for (int r = 0; rc == 0 && r < m->size; r++) {
-    while (m->recv_from[r] < expect[r]) {
+    while (rc == 0 && m->recv_from[r] < expect[r]) {
       MPI_Status s;
-      MPI_Probe(r, MPI_ANY_TAG, m->comm, &s);
+      rc = mpi_fail(MPI_Probe(r, MPI_ANY_TAG, m->comm, &s));
+      if (rc != 0)
+        break;
       int len = recv_len(m, &s);
-      MPI_Recv(m->rbuf, len, MPI_BYTE, r, s.MPI_TAG, m->comm, MPI_STATUS_IGNORE);
+      rc = mpi_fail(MPI_Recv(m->rbuf, len, MPI_BYTE, r, s.MPI_TAG, m->comm, MPI_STATUS_IGNORE));
+      if (rc != 0)
+        break;
       m->recv_from[r]++;
       m->st.msgs_recv++;
       m->st.bytes_recv += (uint64_t)len;
@@ -826,13 +845,18 @@ static int drain(ws_mpi_t *m)
     }
   }
   free(expect);
+  if (rc != 0)
+    return rc;
   /* Every message sent was received now, so every send completes. */
+  size_t j = 0;
   for (size_t i = 0; i < m->nsends; i++) {
-    MPI_Wait(&m->sends[i].req, MPI_STATUS_IGNORE);
-    free(m->sends[i].buf);
+    if (MPI_Wait(&m->sends[i].req, MPI_STATUS_IGNORE) == MPI_SUCCESS)
+      free(m->sends[i].buf);
+    else
+      m->sends[j++] = m->sends[i]; /* MPI may still read the buffer: kept */
   }
-  m->nsends = 0;
-  return rc;
+  m->nsends = j;
+  return j == 0 ? 0 : WS_MPI_EMPI;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1015,7 +1039,7 @@ static void run_loop(ws_mpi_t *m)
       m->st.idle_ns += now_ns() - idle_since;
       idle_since = 0;
     }
-    bool done = m->terminated;
+    bool done = m->terminated || m->error != 0;
     pthread_mutex_unlock(&m->mpi_lock);
     if (done)
       break;
@@ -1059,13 +1083,18 @@ static int run_phase(ws_mpi_t *m)
   m->pending = 0;
   m->tries = 0;
   m->waiting = -1;
+  m->error = 0;
   pthread_mutex_unlock(&m->mpi_lock);
   atomic_store_explicit(&m->polling, 1, memory_order_release); /* pairs with poll_duty */
   run_loop(m);
   atomic_store_explicit(&m->polling, 0, memory_order_release); /* pairs with poll_duty */
   pthread_mutex_lock(&m->mpi_lock);
-  int rc = drain(m);
+  int rc = m->error;
+  if (rc == 0)
+    rc = drain(m);
   pthread_mutex_unlock(&m->mpi_lock);
+  if (rc != 0) /* this rank's tasks still end here, as after a run that succeeds */
+    ws_pool_wait_idle(m->pool, WS_FOREVER);
   return rc;
 }
 
