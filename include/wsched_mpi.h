@@ -19,14 +19,24 @@
  * Within a rank, distributable tasks are queued and stolen by the rank's own
  * workers first (a task's children go to the spawning worker, idle workers
  * take the oldest half); only surplus leaves the rank, and only when another
- * rank has run dry and asks. docs/DISTRIBUTED.md gives the protocol, the
- * termination argument and how to launch.
+ * rank has run dry and asks. Surplus is counted per worker: a worker offers
+ * other ranks the 8 oldest tasks it has queued once it has more than 16
+ * (and fewer than 8 on offer), so one with 16 or fewer gives another rank
+ * nothing; a task that calls ws_mpi_share offers what it spawned, however
+ * little, while another rank waits. docs/DISTRIBUTED.md gives the
+ * protocol, the termination argument and how to launch.
  *
  * Threads and MPI: every MPI call of the library is made under one lock per
  * rank, so the library needs MPI_THREAD_SERIALIZED (or MULTIPLE) on every
- * rank; ws_mpi_create checks it. The application must not use the
- * communicator it passed while ws_mpi_run runs (the library works on its own
- * duplicate, so other communicators are free).
+ * rank; ws_mpi_create checks it. While ws_mpi_run runs, the library calls
+ * MPI from the thread in ws_mpi_run and from the pool's workers, between
+ * tasks. Its lock does not cover the application's calls, so under
+ * MPI_THREAD_SERIALIZED no other MPI call may be made during ws_mpi_run, on
+ * any communicator, by any thread (tasks included); with
+ * MPI_THREAD_MULTIPLE other threads and tasks may use any communicator, the
+ * one passed to ws_mpi_create too (the library works on its own
+ * duplicate). Outside ws_mpi_run the library calls MPI only on the thread
+ * that calls it (MPI_Abort on a fatal error excepted).
  *
  * Errors: the functions return 0 (or a non-negative value) on success and a
  * negative WS_E* code of <wsched.h>, or WS_MPI_E* below, on failure. A rank
