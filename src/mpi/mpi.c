@@ -38,6 +38,7 @@
 #include "wsched_mpi.h"
 
 #include "bag.h"
+#include "mpi_mem.h"
 #include "proto.h"
 
 #include <stdatomic.h>
@@ -253,7 +254,7 @@ typedef struct runner_arg {
 /* Links b and submits its runner. On failure b is unlinked and freed. */
 static int runner_start(ws_mpi_t *m, ws__mpi_bag *b)
 {
-  runner_arg *ra = malloc(sizeof *ra);
+  runner_arg *ra = ws__mpi_alloc(0, sizeof *ra);
   if (ra == NULL) {
     ws__mpi_bag_free(b);
     return WS_ENOMEM;
@@ -265,7 +266,7 @@ static int runner_start(ws_mpi_t *m, ws__mpi_bag *b)
   if (rc != 0) {
     bag_unlink(m, b);
     ws__mpi_bag_free(b);
-    free(ra);
+    ws__mpi_free(ra);
   }
   return rc;
 }
@@ -296,7 +297,7 @@ static void split_runner(ws_mpi_t *m, ws__mpi_bag *b, bool round_up)
   }
   nb->is_split = true;
   atomic_fetch_add_explicit(&m->pending_splits, 1, memory_order_relaxed); /* a hint */
-  runner_arg *ra = malloc(sizeof *ra);
+  runner_arg *ra = ws__mpi_alloc(0, sizeof *ra);
   if (ra != NULL) {
     ra->m = m;
     ra->bag = nb;
@@ -304,7 +305,7 @@ static void split_runner(ws_mpi_t *m, ws__mpi_bag *b, bool round_up)
     if (ws_submit(m->pool, runner_fn, ra, NULL) == 0)
       return;
     bag_unlink(m, nb);
-    free(ra);
+    ws__mpi_free(ra);
   }
   atomic_fetch_sub_explicit(&m->pending_splits, 1, memory_order_relaxed);
   while (ws__mpi_bag_pop(nb)) { /* into nb's scratch: b's holds the task being run */
@@ -323,7 +324,7 @@ static int runner_fn(void *arg)
   runner_arg *ra = arg;
   ws_mpi_t *m = ra->m;
   ws__mpi_bag *b = ra->bag;
-  free(ra);
+  ws__mpi_free(ra);
   if (b->is_split)
     atomic_fetch_sub_explicit(&m->pending_splits, 1, memory_order_relaxed); /* a hint */
   ws__mpi_bag *prev_runner = tls_runner;
@@ -472,7 +473,7 @@ static void reap_sends(ws_mpi_t *m)
       done = 0; /* the request is kept: MPI may still read its buffer */
     }
     if (done)
-      free(m->sends[i].buf);
+      ws__mpi_free(m->sends[i].buf);
     else
       m->sends[j++] = m->sends[i];
   }
@@ -487,9 +488,9 @@ static int send_msg(ws_mpi_t *m, int dest, int tag, unsigned char *buf, size_t l
     reap_sends(m);
     if (m->nsends == m->sends_cap) {
       size_t ncap = m->sends_cap ? m->sends_cap * 2 : 16;
-      pending_send *ns = realloc(m->sends, ncap * sizeof *ns);
+      pending_send *ns = ws__mpi_regrow(m->sends, m->sends_cap * sizeof *ns, ncap * sizeof *ns);
       if (ns == NULL) {
-        free(buf);
+        ws__mpi_free(buf);
         return WS_ENOMEM;
       }
       m->sends = ns;
@@ -499,7 +500,7 @@ static int send_msg(ws_mpi_t *m, int dest, int tag, unsigned char *buf, size_t l
   pending_send *p = &m->sends[m->nsends];
   int rc = MPI_Isend(buf, (int)len, MPI_BYTE, dest, tag, m->comm, &p->req);
   if (rc != MPI_SUCCESS) {
-    free(buf);
+    ws__mpi_free(buf);
     return WS_MPI_EMPI;
   }
   p->buf = buf;
@@ -530,11 +531,11 @@ static unsigned export_tasks(ws_mpi_t *m, unsigned char **out, size_t *len)
       best = b;
     }
   }
-  if (best != NULL && (buf = malloc(m->work_cap)) != NULL)
+  if (best != NULL && (buf = ws__mpi_alloc(0, m->work_cap)) != NULL)
     n = ws__mpi_bag_take(best, m->chunk, buf, m->work_cap, &bytes);
   pthread_mutex_unlock(&m->bags_lock);
   if (n == 0) {
-    free(buf);
+    ws__mpi_free(buf);
     return 0;
   }
   uint32_t n32 = n;
@@ -775,7 +776,7 @@ static bool wave_step(ws_mpi_t *m)
     }
     return true; /* otherwise the next call starts another wave */
   }
-  unsigned char *buf = malloc(2 * sizeof(int64_t));
+  unsigned char *buf = ws__mpi_alloc(0, 2 * sizeof(int64_t));
   if (buf == NULL) {
     fail_run(m, WS_ENOMEM);
     return true;
@@ -821,7 +822,7 @@ static bool thief_step(ws_mpi_t *m)
    the duplicate communicator is empty when ws_mpi_run returns. */
 static int drain(ws_mpi_t *m)
 {
-  uint64_t *expect = calloc((size_t)m->size, sizeof *expect);
+  uint64_t *expect = ws__mpi_alloc_zero((size_t)m->size, sizeof *expect);
   if (expect == NULL)
     return WS_ENOMEM;
   int rc = mpi_fail(MPI_Alltoall(m->sent_to, 1, MPI_UINT64_T, expect, 1, MPI_UINT64_T, m->comm));
@@ -844,14 +845,14 @@ static int drain(ws_mpi_t *m)
       }
     }
   }
-  free(expect);
+  ws__mpi_free(expect);
   if (rc != 0)
     return rc;
   /* Every message sent was received now, so every send completes. */
   size_t j = 0;
   for (size_t i = 0; i < m->nsends; i++) {
     if (MPI_Wait(&m->sends[i].req, MPI_STATUS_IGNORE) == MPI_SUCCESS)
-      free(m->sends[i].buf);
+      ws__mpi_free(m->sends[i].buf);
     else
       m->sends[j++] = m->sends[i]; /* MPI may still read the buffer: kept */
   }
@@ -868,16 +869,16 @@ static void free_context(ws_mpi_t *m)
 {
   if (m->comm != MPI_COMM_NULL)
     MPI_Comm_free(&m->comm);
-  free(m->sends);
-  free(m->sent_to);
-  free(m->recv_from);
-  free(m->life_reg);
-  free(m->life_thief);
-  free(m->rbuf);
-  free(m->types);
+  ws__mpi_free(m->sends);
+  ws__mpi_free(m->sent_to);
+  ws__mpi_free(m->recv_from);
+  ws__mpi_free(m->life_reg);
+  ws__mpi_free(m->life_thief);
+  ws__mpi_free(m->rbuf);
+  ws__mpi_free(m->types);
   pthread_mutex_destroy(&m->bags_lock);
   pthread_mutex_destroy(&m->mpi_lock);
-  free(m);
+  ws__mpi_free(m);
 }
 
 /* ws_mpi_create's local part, no collective call: checks the arguments,
@@ -901,7 +902,7 @@ static int create_local(ws_mpi_t **mp, ws_mpi_t **out, MPI_Comm comm, const ws_m
   MPI_Query_thread(&provided);
   if (provided < MPI_THREAD_SERIALIZED)
     return WS_MPI_ETHREAD;
-  ws_mpi_t *m = calloc(1, sizeof *m);
+  ws_mpi_t *m = ws__mpi_alloc_zero(1, sizeof *m);
   if (m == NULL)
     return WS_ENOMEM;
   *mp = m;
@@ -919,11 +920,11 @@ static int create_local(ws_mpi_t **mp, ws_mpi_t **out, MPI_Comm comm, const ws_m
   m->rng = 0x9E3779B97F4A7C15ULL ^ ((uint64_t)(unsigned)o.seed << 20) ^ (uint64_t)(m->rank + 1);
   m->waiting = -1;
   size_t n = (size_t)m->size;
-  m->sent_to = calloc(n, sizeof *m->sent_to);
-  m->recv_from = calloc(n, sizeof *m->recv_from);
-  m->life_reg = calloc(n, sizeof *m->life_reg);
-  m->life_thief = calloc(n, sizeof *m->life_thief);
-  m->rbuf = malloc(m->rbuf_cap);
+  m->sent_to = ws__mpi_alloc_zero(n, sizeof *m->sent_to);
+  m->recv_from = ws__mpi_alloc_zero(n, sizeof *m->recv_from);
+  m->life_reg = ws__mpi_alloc_zero(n, sizeof *m->life_reg);
+  m->life_thief = ws__mpi_alloc_zero(n, sizeof *m->life_thief);
+  m->rbuf = ws__mpi_alloc(0, m->rbuf_cap);
   if (!m->sent_to || !m->recv_from || !m->life_reg || !m->life_thief || !m->rbuf)
     return WS_ENOMEM;
   int rc = ws_pool_create(&m->pool, o.pool);
@@ -986,7 +987,8 @@ int ws_mpi_register(ws_mpi_t *m, const char *name, ws_mpi_fn fn)
     return WS_EBUSY;
   if (m->ntypes == m->types_cap) {
     int ncap = m->types_cap ? m->types_cap * 2 : 8;
-    task_type *nt = realloc(m->types, (size_t)ncap * sizeof *nt);
+    task_type *nt =
+        ws__mpi_regrow(m->types, (size_t)m->types_cap * sizeof *nt, (size_t)ncap * sizeof *nt);
     if (nt == NULL)
       return WS_ENOMEM;
     m->types = nt;
@@ -1173,7 +1175,7 @@ int ws_mpi_destroy(ws_mpi_t *m)
   ws_pool_destroy(m->pool);
   for (size_t i = 0; i < m->nsends; i++) {
     MPI_Wait(&m->sends[i].req, MPI_STATUS_IGNORE);
-    free(m->sends[i].buf);
+    ws__mpi_free(m->sends[i].buf);
   }
   free_context(m);
   return 0;
