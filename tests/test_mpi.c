@@ -2,14 +2,15 @@
 /*
  * White-box test, for the message tags only (src/mpi/proto.h: send_fail
  * picks the send that fails by its tag); every call into the library goes
- * through the public API. libwsched_mpi (wsched_mpi.h) at its edges, issue #29: options
- * that differ between ranks and options at their limits; calls made while
- * ws_mpi_run runs, from other threads; ws_mpi_destroy from a task;
- * ws_mpi_create failing on some ranks only; MPI sends that fail. Each part
- * runs
- * under mpiexec with the number of ranks its ctest gives it
- * (tests/CMakeLists.txt), so every part is named-only; every rank checks
- * what it can see, and the ranks combine their verdicts.
+ * through the public API.
+ *
+ * libwsched_mpi (wsched_mpi.h) at its edges, issue #29: options that differ
+ * between ranks and options at their limits; calls made while ws_mpi_run
+ * runs, from other threads; ws_mpi_destroy from a task; ws_mpi_create
+ * failing on some ranks only; MPI sends that fail. Each part runs under
+ * mpiexec with the number of ranks its ctest gives it (tests/CMakeLists.txt),
+ * so every part is named-only; every rank checks what it can see, and the
+ * ranks combine their verdicts.
  *
  * A watchdog thread fails a part that has not ended after TEST_DEADLINE_MS:
  * a rank left waiting in a collective call shows as a failure, not a hang.
@@ -76,8 +77,8 @@ static ws_mpi_options_t one_worker(ws_options_t *po)
    Each rank sized its receive buffer from its own chunk, and a WORK message
    carries as many tasks as the sender's chunk allows: a rank with chunk 1
    received 4 tasks of 64 bytes (292 bytes) from a rank with chunk 64 into
-   76 bytes (a heap overflow: ASan reports it; without ASan, glibc's heap
-   checks abort at a later free, or nothing shows). Rank 0 (chunk 64) runs a
+   76 bytes (a heap overflow: ASan reports it; without ASan the process
+   may crash later, or nothing may show). Rank 0 (chunk 64) runs a
    task that waits, calling ws_mpi_share, until rank 1 (chunk 1) is its
    lifeline thief, then spawns LEAVES tasks with full payloads and returns
    once some left the rank: ws_mpi_share moves 8 to the shared part and a
@@ -491,7 +492,9 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
   return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
 }
 
-static unsigned hold_until; /* hold: requests rank 0 answers before its task ends */
+/* hold: the messages rank 0 receives before its task ends; written by main
+   before it spawns the task, which reads it. */
+static unsigned hold_until;
 
 static void hold(ws_mpi_t *m, const void *payload, size_t len)
 {
