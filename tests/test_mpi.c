@@ -19,9 +19,9 @@
  *
  * MPI's profiling interface lets a part stand between the library and MPI:
  * this program defines MPI functions the library calls (MPI_Allreduce,
- * MPI_Alltoall, MPI_Isend), which do what the running part asks and then
- * call the PMPI_ function, MPI's own (or fail instead). Unasked, they only
- * call it.
+ * MPI_Alltoall, MPI_Comm_dup, MPI_Isend), which do what the running part
+ * asks and then call the PMPI_ function, MPI's own (or fail instead).
+ * Unasked, they only call it.
  */
 #include "test.h"
 #include "wsched_mpi.h"
@@ -395,10 +395,26 @@ static void part_destroy_in_task(void)
    than MPI_THREAD_SERIALIZED, returned before the ranks agreed, and the
    others waited in MPI_Comm_dup for it. Now it fails with its own code and
    every other rank with WS_MPI_EMPI. create_agree: 3 ranks, one failing at
-   a time (a bad option, a NULL handle, options its pool refuses), then all
-   succeeding. thread_mixed: the ranks are started as two programs by one
+   a time (a bad option, a NULL handle, options its pool refuses, and its
+   MPI_Comm_dup failing: this program's wrapper duplicates, so that the
+   collective call stays matched, then frees the copy and returns
+   MPI_ERR_OTHER), then all succeeding. thread_mixed: the ranks are started as two programs by one
    mpiexec, one with "funneled" (MPI_THREAD_FUNNELED: too little), one with
    "serialized". */
+
+static bool fail_dup; /* the next MPI_Comm_dup fails (after duplicating); main thread only */
+
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+  int rc = PMPI_Comm_dup(comm, newcomm);
+  if (rc == MPI_SUCCESS && fail_dup) {
+    fail_dup = false;
+    PMPI_Comm_free(newcomm);
+    *newcomm = MPI_COMM_NULL;
+    return MPI_ERR_OTHER;
+  }
+  return rc;
+}
 
 /* ws_mpi_create on every rank, `failing` passing what how says; checks each
    rank's result. */
@@ -418,6 +434,9 @@ static void create_once(int failing, const char *how)
   } else if (rank == failing && strcmp(how, "pool") == 0) {
     po.steal_batch = 257; /* ws_pool_create refuses it */
     want = WS_EINVAL;
+  } else if (failing >= 0 && strcmp(how, "dup") == 0) {
+    fail_dup = rank == failing;
+    want = WS_MPI_EMPI; /* an MPI call failed here, or another rank failed */
   } else if (failing >= 0) {
     want = WS_MPI_EMPI; /* another rank failed */
   }
@@ -438,6 +457,7 @@ static void part_create_agree(void)
   create_once(1, "chunk");
   create_once(2, "null");
   create_once(0, "pool");
+  create_once(1, "dup");
   create_once(-1, "none");
 }
 
