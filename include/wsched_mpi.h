@@ -191,7 +191,7 @@ WS_EXTERN int ws_mpi_share(ws_mpi_t *m);
    on any rank and none is in flight between ranks, then returns on every
    rank. Checks the registrations first (WS_MPI_EMISMATCH on every rank).
    May be called again for another phase. Returns 0, WS_MPI_EMISMATCH,
-   WS_EINVAL (NULL, from a task of the pool, or while another thread's
+   WS_EINVAL (NULL, from a task of any pool, or while another thread's
    ws_mpi_run or ws_mpi_destroy of m is under way), WS_MPI_EMPI or
    WS_ENOMEM. WS_MPI_EMPI: an MPI call failed on this rank (only with an
    error handler that returns); WS_ENOMEM: a message could not be queued.
