@@ -19,20 +19,34 @@
  * Within a rank, distributable tasks are queued and stolen by the rank's own
  * workers first (a task's children go to the spawning worker, idle workers
  * take the oldest half); only surplus leaves the rank, and only when another
- * rank has run dry and asks. docs/DISTRIBUTED.md gives the protocol, the
- * termination argument and how to launch.
+ * rank has run dry and asks. Surplus is counted per worker: a worker offers
+ * other ranks the 8 oldest tasks it has queued once it has more than 16
+ * (and fewer than 8 on offer), so one with 16 or fewer gives another rank
+ * nothing; a task that calls ws_mpi_share offers what it spawned, however
+ * little, while another rank waits. docs/DISTRIBUTED.md gives the
+ * protocol, the termination argument and how to launch.
  *
  * Threads and MPI: every MPI call of the library is made under one lock per
- * rank, so the library needs MPI_THREAD_SERIALIZED (or MULTIPLE) when the
- * pool has workers; ws_mpi_create checks it. The application must not use the
- * communicator it passed while ws_mpi_run runs (the library works on its own
- * duplicate, so other communicators are free).
+ * rank, so the library needs MPI_THREAD_SERIALIZED (or MULTIPLE) on every
+ * rank; ws_mpi_create checks it. While ws_mpi_run runs, the library calls
+ * MPI from the thread in ws_mpi_run and from the pool's workers, between
+ * tasks. Its lock does not cover the application's calls, so under
+ * MPI_THREAD_SERIALIZED no other MPI call may be made during ws_mpi_run, on
+ * any communicator, by any thread (tasks included); with
+ * MPI_THREAD_MULTIPLE other threads and tasks may use any communicator, the
+ * one passed to ws_mpi_create too (the library works on its own
+ * duplicate). Outside ws_mpi_run the library calls MPI only on the thread
+ * that calls it (MPI_Abort on a fatal error excepted).
  *
  * Errors: the functions return 0 (or a non-negative value) on success and a
  * negative WS_E* code of <wsched.h>, or WS_MPI_E* below, on failure. A rank
  * that exits or aborts during ws_mpi_run ends the job: MPI's default error
  * handler aborts every rank (the library never replaces it), so no rank waits
- * forever for a dead one.
+ * forever for a dead one. With an error handler that returns
+ * (MPI_ERRORS_RETURN on the communicator given to ws_mpi_create, which its
+ * duplicate inherits), an MPI call that fails during ws_mpi_run ends the run
+ * on that rank with WS_MPI_EMPI, and the other ranks wait for it: the
+ * application then ends the job (MPI_Abort).
  */
 #ifndef WSCHED_MPI_H
 #define WSCHED_MPI_H
@@ -89,11 +103,21 @@ typedef enum ws_mpi_progress {
   WS_MPI_PROGRESS_THREAD = 1
 } ws_mpi_progress_t;
 
-/* Options of ws_mpi_create; fill with ws_mpi_options_init, then change. */
+/* The most tasks one steal moves between ranks: a steal takes at most half
+   of the tasks a worker has released for other ranks, and a worker keeps
+   fewer than 2 WS_MPI_CHUNK_MAX of them released (docs/DISTRIBUTED.md). */
+#define WS_MPI_CHUNK_MAX 8
+
+/* Options of ws_mpi_create; fill with ws_mpi_options_init, then change.
+   Every rank must pass the same max_payload (ws_mpi_run checks); the other
+   fields may differ between ranks. */
 typedef struct ws_mpi_options {
   const ws_options_t *pool; /* options of the rank's pool; NULL: defaults   */
   size_t max_payload; /* largest payload in bytes; 1..65536; default 64      */
-  unsigned chunk; /* most tasks one steal moves; 1..65536; default 64        */
+  /* The most tasks this rank sends in answer to one steal (its own bound:
+     ranks may pass different values); 1..65536, default WS_MPI_CHUNK_MAX;
+     a value above WS_MPI_CHUNK_MAX acts as WS_MPI_CHUNK_MAX. */
+  unsigned chunk;
   unsigned poll_interval; /* WORKERS progress: tasks between polls, >= 1;
                              default 64 */
   int progress; /* a ws_mpi_progress_t                                       */
@@ -112,12 +136,15 @@ WS_EXTERN void ws_mpi_options_init(ws_mpi_options_t *o);
 
 /* Creates this rank's side: a pool (opts->pool) and a duplicate of comm.
    Collective over comm: if it fails on one rank it fails on every rank
-   (the ranks agree before returning), so no rank is left waiting in a
-   collective call. Returns 0, WS_EINVAL (NULL m, MPI not initialized, bad
-   option), WS_MPI_ETHREAD (MPI_THREAD_SERIALIZED not provided), WS_ENOMEM,
-   what ws_pool_create returns, or on the ranks where nothing failed,
-   WS_MPI_EMPI (another rank failed). Options are checked before anything
-   collective: bad options on some ranks only are the caller's error. */
+   (the ranks agree, with MPI_Allreduce on comm, before the duplicate and
+   after it), so no rank is left waiting in a collective call; whatever
+   failed, *m is NULL. Returns 0, WS_EINVAL (NULL m, a bad option),
+   WS_MPI_ETHREAD (MPI_THREAD_SERIALIZED not provided), WS_ENOMEM, what
+   ws_pool_create returns, or on the ranks where nothing failed,
+   WS_MPI_EMPI (another rank failed, or an MPI call failed with an error
+   handler that returns). One failure is this rank's alone, since no
+   collective call can be made: WS_EINVAL when MPI is not initialized (or
+   already finalized) or comm is MPI_COMM_NULL. */
 WS_EXTERN int ws_mpi_create(ws_mpi_t **m, MPI_Comm comm, const ws_mpi_options_t *opts);
 
 /* Registers a task type; returns its id (0, 1, ...), WS_EINVAL (NULL name or
@@ -164,7 +191,13 @@ WS_EXTERN int ws_mpi_share(ws_mpi_t *m);
    on any rank and none is in flight between ranks, then returns on every
    rank. Checks the registrations first (WS_MPI_EMISMATCH on every rank).
    May be called again for another phase. Returns 0, WS_MPI_EMISMATCH,
-   WS_EINVAL (NULL, or from a task of the pool), WS_MPI_EMPI. */
+   WS_EINVAL (NULL, from a task of any pool, or while another thread's
+   ws_mpi_run or ws_mpi_destroy of m is under way), WS_MPI_EMPI or
+   WS_ENOMEM. WS_MPI_EMPI: an MPI call failed on this rank (only with an
+   error handler that returns); WS_ENOMEM: a message could not be queued.
+   After either, this rank has left the protocol (its own tasks have
+   finished; the other ranks may wait for it for ever) and the
+   communicator is not drained: end the job with MPI_Abort. */
 WS_EXTERN int ws_mpi_run(ws_mpi_t *m);
 
 #define WS_MPI_SUM 0 /* ws_mpi_allreduce_u64: sum over the ranks */
@@ -207,7 +240,10 @@ WS_EXTERN int ws_mpi_rank(const ws_mpi_t *m);
 WS_EXTERN int ws_mpi_size(const ws_mpi_t *m);
 
 /* Destroys the pool (waiting for its tasks) and the duplicate communicator.
-   Collective. Returns 0 or WS_EINVAL (NULL, or during ws_mpi_run). */
+   Collective; from outside the pool. Returns 0, WS_EDEADLK (from a task of
+   m's pool, which the pool would wait for), or WS_EINVAL (NULL, or while
+   ws_mpi_run runs on another thread, from its first step to its last). On
+   an error m is left as it was. */
 WS_EXTERN int ws_mpi_destroy(ws_mpi_t *m);
 
 #ifdef __cplusplus

@@ -26,7 +26,8 @@
 #   them, and they test the scheduler's order, not the platform or the
 #   compiler, while keeping CI under 30 minutes on 2 cores; and the MPI
 #   jobs, label mpi: libwsched_mpi uses only the core's public API, so
-#   release runs the full set and tsan and asan three jobs each)
+#   release runs the full set and tsan and asan four UTS jobs each, plus
+#   every part of tests/test_mpi.c, which are short)
 #   (Checks that do not depend on the configuration run where they can
 #   differ: format and files (source checks) and debian_package in release only;
 #   header (C11 and C++ compiles of the public headers), install and

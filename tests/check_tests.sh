@@ -8,8 +8,8 @@
 #   - every program with a table of parts has parts in the list;
 #   - each program's first comment says its kind ("API test." or
 #     "White-box test"), and its includes agree: an API test includes no
-#     quoted header but "test.h", "wsched.h" and "wsched.hpp", a white-box test at least
-#     one internal one.
+#     quoted header but "test.h" and the public ones ("wsched.h",
+#     "wsched.hpp", "wsched_mpi.h"), a white-box test at least one internal one.
 # Usage: check_tests.sh LIST   (LIST: written by CMake, one tab-separated
 # record a line:
 #   program PATH SOURCE API|WHITEBOX parts|no_parts
@@ -31,7 +31,7 @@ while IFS=$'\t' read -r what path a b c; do
       programs[$path]=$c
       src=$a kind=$b
       head=$(sed -n '1,4p' "$src")
-      includes=$(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$src" | grep -v -x -e test.h -e wsched.h -e wsched.hpp || true)
+      includes=$(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$src" | grep -v -x -e test.h -e wsched.h -e wsched.hpp -e wsched_mpi.h || true)
       case $kind in
         API)
           grep -q "API test\." <<<"$head" || fail "$src: its first comment does not say \"API test.\""

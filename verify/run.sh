@@ -161,7 +161,7 @@ check frames-newestfirst frames.pml fail "-DBROKEN=3" "-m20000"
 # rank + 1, thieves stop asking once no WORK can move. term-4: a depth-2
 # tree (rank 3 is rank 1's child), the tasks on rank 1, only ranks 2 and 3
 # ask for work (THIEVES=12: the full 4-rank space is too large for here).
-# term-2 has mpi.c's thief (2 requests, lifelines rank + 2^k, asking until
+# term-2 has steal.c's thief (2 requests, lifelines rank + 2^k, asking until
 # TERM). Every broken variant is rejected in term-4's configuration (the
 # colour ones need WORK between ranks other than 0: README, term.pml);
 # DROP_BLACK too, by hand (time). README (term.pml) lists larger runs and

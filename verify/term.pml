@@ -6,12 +6,16 @@
  * early, never hanging.
  *
  * Source: src/mpi/mpi.c as of a8ba1cb (Safra's counts and colours over
- * waves on the binary heap of ranks): run_loop (the thread in ws_mpi_run),
- * serve_message (one received message: TAG_REQ, TAG_NONE, TAG_WORK,
- * TAG_WORK_LIFE, TAG_LIFE, TAG_PROBE, TAG_REPORT, TAG_TERM), on_work (WORK
- * arrived), send_work (tasks leave, counted), tree_send, wave_begin,
- * wave_step (Safra's rules on a passive rank), thief_step (random requests,
- * then the lifelines), and serve_all's push to lifeline thieves.
+ * waves on the binary heap of ranks), since split along the steps below
+ * into runner.c (a worker starts a task, a task ends having spawned),
+ * steal.c (serve_message for TAG_REQ, TAG_NONE, TAG_WORK, TAG_WORK_LIFE and
+ * TAG_LIFE; on_work, WORK arrived; send_work, tasks leave, counted;
+ * thief_step, random requests, then the lifelines; serve_all's push to
+ * lifeline thieves), term.c (TAG_PROBE, TAG_REPORT and TAG_TERM; tree_send,
+ * wave_begin, wave_step: Safra's rules on a passive rank) and mpi.c
+ * (run_loop, the thread in ws_mpi_run, which takes those steps on an idle
+ * rank). The functions of steal.c and term.c that other files call carry
+ * the prefix ws__mpi_ (ws__mpi_wave_step, ...).
  * Everything a rank does to the protocol happens under its mpi_lock, so
  * each step below is one atomic step of the rank's process. -DRING models
  * the protocol before a8ba1cb instead, Safra's token on the ring 0, 1, ...,
@@ -59,9 +63,9 @@
  *               life_reg bit of the sender.
  *   LIFE        after W random requests, the thief registers with each
  *               lifeline buddy it is not registered with (rank + 1 mod N;
- *               -DLIFE_POW2: rank + 2^k mod N, as mpi.c), then waits. The
+ *               -DLIFE_POW2: rank + 2^k mod N, as steal.c), then waits. The
  *               buddy records it and pushes WLIFE when it has tasks queued
- *               (mpi.c pushes at once in serve_message if it can; here the
+ *               (steal.c pushes at once in serve_message if it can; here the
  *               push is a separate step, which covers both).
  *   PROBE       wave_begin: rank 0, passive and not in a wave, turns white
  *               and begins a wave; a rank receiving PROBE (active or not;
@@ -141,10 +145,10 @@
  *   SPLIT_SEND      send_work takes the tasks out of the pool in one step
  *                   and counts and sends them in a later one, so the rank
  *                   looks passive in between (one mpi_lock section around
- *                   both, as in mpi.c, prevents it);
+ *                   both, as in steal.c, prevents it);
  *   EARLY_REPORT    a rank reports (rank 0: decides) once all its children
  *                   but one have reported; the late REPORT is added to
- *                   whatever wave the parent is in, as mpi.c's code would;
+ *                   whatever wave the parent is in, as term.c's code would;
  *   DROP_BLACK      a parent ignores the colour of its children's reports;
  *   PROBE_WHITENS   a rank turns white when the PROBE arrives.
  * All are rejected in term-4's configuration (run.sh checks all but
@@ -177,7 +181,9 @@
  * which keeps four ranks affordable.
  *
  * Abstracted away: MPI itself (a message is one atomic enqueue/dequeue;
- * Isend completion, buffers, errors); the drain of control messages after
+ * Isend completion, buffers, errors: a failed MPI call makes the C code's rank
+ * leave the protocol, and ws_mpi_run return an error there, which ends
+ * what this model checks); the drain of control messages after
  * TERM (drain(): here a rank just ends, leaving REQ, NONE or LIFE in
  * inboxes), and a second ws_mpi_run; task contents, payloads, the bags,
  * local splitting and stealing inside a rank (a rank's tasks are one
@@ -189,7 +195,7 @@
  * covers every polling schedule; a rank that never polls while it computes
  * only delays. Also: which victim and how many tasks (any victim other
  * than itself; 1 or half); wave_q and wave_black are cleared when a rank
- * reports (mpi.c leaves them until the next wave_begin clears them; nothing
+ * reports (term.c leaves them until the next wave_begin clears them; nothing
  * reads them in between); N == 1 (no messages: rank 0's wave has no
  * children, and its next wave_step decides); the order of serve_all,
  * wave_step and thief_step within one run_loop iteration (each is a step
@@ -213,7 +219,7 @@
 #define MAXWORK 2   /* WORK messages in all */
 #endif
 #ifndef W
-#define W 1         /* random steal requests per idle period (mpi.c: 2) */
+#define W 1         /* random steal requests per idle period (steal.c: 2) */
 #endif
 
 #if N < 2 || N > 4
@@ -247,7 +253,7 @@ bit   tok_out;       /* rank 0: a round is out */
 #else
 bit   in_wave[N];    /* probed (rank 0: wave started), not reported yet */
 #ifdef EARLY_REPORT
-short pending[N];    /* (it can go below 0 here, as mpi.c's int would) */
+short pending[N];    /* (it can go below 0 here, as term.c's int would) */
 #else
 byte  pending[N];    /* children that have not reported yet */
 #endif
@@ -386,10 +392,10 @@ proctype rank(byte me) {
 #endif
 
   do
-  /* a worker takes a queued task */
+  /* runner.c: a worker takes a queued task */
   :: atomic { units[me] > 0 && !running[me] -> units[me]--; running[me] = 1 }
 
-  /* the task ends; it spawned children first (counted before it is done) */
+  /* runner.c: the task ends; it spawned children first (counted before it is done) */
   :: atomic {
        running[me] ->
        if
@@ -406,7 +412,8 @@ proctype rank(byte me) {
        count[me]++; inflight++; send(hand_to, hand_t, hand, 0); hand = 0 }
 #endif
 
-  /* serve_message: the oldest message of some sender */
+  /* steal.c, serve_message (PROBE, REPORT, TERM: term.c): the oldest
+     message of some sender */
   :: atomic {
        if
        :: inbox[me] ?? [eval(0), _, _, _] -> from = 0
@@ -433,7 +440,7 @@ proctype rank(byte me) {
           life_reg[me] = life_reg[me] & ~(1 << from);
           on_work()
        :: mt == LIFE ->
-          /* mpi.c pushes at once if it can; here the push below may follow */
+          /* steal.c pushes at once if it can; here the push below may follow */
           assert(!(life_thief[me] & (1 << from)));
           life_thief[me] = life_thief[me] | (1 << from)
 #ifdef RING
@@ -469,7 +476,7 @@ proctype rank(byte me) {
        from = 0; mt = 0; a = 0; b = 0
      }
 
-  /* serve_all: lifeline thieves get work as soon as there is some */
+  /* steal.c, serve_all: lifeline thieves get work as soon as there is some */
   :: atomic {
        life_thief[me] != 0 && CAN_GIVE ->
        if
@@ -484,7 +491,7 @@ proctype rank(byte me) {
      }
 
 #ifndef RING
-  /* wave_step, rank 0, not in a wave: turns white, starts one */
+  /* term.c, wave_step, rank 0, not in a wave: turns white, starts one */
   :: atomic {
        me == 0 && PASSIVE(0) && !in_wave[0] ->
        black[0] = 0;
@@ -495,14 +502,14 @@ proctype rank(byte me) {
        wave_begin()
      }
 
-  /* wave_step, in a wave, every child reported (EARLY_REPORT: all but
+  /* term.c, wave_step, in a wave, every child reported (EARLY_REPORT: all but
      one): a rank other than 0 reports to its parent; rank 0 decides. */
   :: atomic {
        in_wave[me] && KIDS_DONE && MAY_REPORT ->
        in_wave[me] = 0;
        a = wave_q[me] + count[me];
        b = wave_black[me] || black[me];
-       /* (mpi.c leaves the sums until the next wave_begin resets them) */
+       /* (term.c leaves the sums until the next wave_begin resets them) */
        wave_q[me] = 0; wave_black[me] = 0;
 #ifndef NO_WHITEN
        black[me] = 0;
@@ -557,11 +564,11 @@ proctype rank(byte me) {
      }
 #endif
 
-  /* thief_step: random requests first. Once the WORK budget is spent no
+  /* steal.c, thief_step: random requests first. Once the WORK budget is spent no
      task can move again, and requests, refusals and registrations change
      nothing termination depends on (passivity, counters, colours, the
      wave); thieves then stop asking, which keeps their interleavings out
-     of the search (a reduction of the model, not what mpi.c does;
+     of the search (a reduction of the model, not what steal.c does;
      -DKEEP_ASKING turns it off). */
   :: atomic {
        PASSIVE(me) && waiting[me] == NOBODY && tries[me] < W && ASKING && THIEF ->

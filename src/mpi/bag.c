@@ -5,13 +5,13 @@
    relaxed atomics are hints or the owner's own variables. */
 #include "bag.h"
 
-#include <stdlib.h>
+#include "mpi_mem.h"
+
 #include <string.h>
 
-static size_t round64(size_t n)
-{
-  return (n + 63) & ~(size_t)63;
-}
+/* Bags, their rings and their scratch slots start on a line of their own
+   and fill whole lines (see ws__mpi_bag_new). */
+#define BAG_ALIGN 64
 
 ws__mpi_bag *ws__mpi_bag_new(size_t slot_size, unsigned log_cap)
 {
@@ -19,18 +19,18 @@ ws__mpi_bag *ws__mpi_bag_new(size_t slot_size, unsigned log_cap)
      task by their owner: a precaution against false sharing between two
      workers' bags. Not shown to matter: the 2-worker slowdown first blamed
      on it was Open MPI binding the rank to one core (docs/DESIGN.md). */
-  ws__mpi_bag *b = aligned_alloc(64, round64(sizeof *b));
+  ws__mpi_bag *b = ws__mpi_alloc(BAG_ALIGN, sizeof *b); /* whole lines: it rounds up */
   if (b == NULL)
     return NULL;
   memset(b, 0, sizeof *b);
   b->cap = (uint64_t)1 << log_cap;
   b->slot_size = slot_size;
-  b->buf = aligned_alloc(64, round64((size_t)b->cap * slot_size));
-  b->scratch = aligned_alloc(64, round64(slot_size));
+  b->buf = ws__mpi_alloc(BAG_ALIGN, (size_t)b->cap * slot_size);
+  b->scratch = ws__mpi_alloc(BAG_ALIGN, slot_size);
   if (b->buf == NULL || b->scratch == NULL || pthread_mutex_init(&b->lock, NULL) != 0) {
-    free(b->buf);
-    free(b->scratch);
-    free(b);
+    ws__mpi_free(b->buf);
+    ws__mpi_free(b->scratch);
+    ws__mpi_free(b);
     return NULL;
   }
   return b;
@@ -41,9 +41,9 @@ void ws__mpi_bag_free(ws__mpi_bag *b)
   if (b == NULL)
     return;
   pthread_mutex_destroy(&b->lock);
-  free(b->buf);
-  free(b->scratch);
-  free(b);
+  ws__mpi_free(b->buf);
+  ws__mpi_free(b->scratch);
+  ws__mpi_free(b);
 }
 
 /* Owner, under the lock: doubles the ring, keeping [head, tail) in place
@@ -51,13 +51,13 @@ void ws__mpi_bag_free(ws__mpi_bag *b)
 static int grow(ws__mpi_bag *b)
 {
   uint64_t ncap = b->cap * 2;
-  unsigned char *nbuf = aligned_alloc(64, round64((size_t)ncap * b->slot_size));
+  unsigned char *nbuf = ws__mpi_alloc(BAG_ALIGN, (size_t)ncap * b->slot_size);
   if (nbuf == NULL)
     return -1;
   uint64_t head = atomic_load_explicit(&b->head, memory_order_relaxed); /* under lock */
   for (uint64_t i = head; i < b->tail; i++)
     memcpy(nbuf + (size_t)(i & (ncap - 1)) * b->slot_size, ws__mpi_bag_slot(b, i), b->slot_size);
-  free(b->buf);
+  ws__mpi_free(b->buf);
   b->buf = nbuf;
   b->cap = ncap;
   return 0;

@@ -3,7 +3,7 @@
  * bag.h - a split queue of distributable tasks (libwsched_mpi).
  *
  * One bag per *runner* (a wsched task that runs the bag's tasks one after
- * another on one worker, mpi.c). Its tasks sit in a ring of fixed-size slots:
+ * another on one worker, runner.c). Its tasks sit in a ring of fixed-size slots:
  *
  *     head ........ split ........ tail
  *     [ shared: oldest   )[ private: newest )
@@ -55,7 +55,7 @@ typedef struct ws__mpi_bag {
   uint64_t spawned; /* owner only: tasks pushed by ws_mpi_spawn (a statistic) */
   uint64_t shares; /* owner only: ws_mpi_share calls (a statistic) */
   _Atomic uint64_t shared_hint; /* split - head, as of the last change */
-  /* The rank's list of live bags (mpi.c, under ws_mpi.bags_lock). */
+  /* The rank's list of live bags (runner.c, under ws_mpi.bags_lock). */
   struct ws__mpi_bag *prev, *next;
   bool is_split; /* made by a local split: counts in pending_splits until it starts */
   unsigned char *scratch; /* one slot: the task being run (owner only) */
