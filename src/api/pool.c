@@ -80,7 +80,6 @@ static void pool_free(ws_pool_t *p, unsigned nslots)
     ws__free(p->workers[i].runq);
   }
   ws__free(p->workers);
-  ws__free(p->coprimes);
   ws__free(p->home_cpu);
   if (p->topo != NULL)
     ws__topo_free(p->topo);
@@ -153,30 +152,13 @@ static int pool_topology(ws_pool_t *p)
   return 0;
 }
 
-int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
+/* ws_pool_create, step 1: p's configuration from the checked options o,
+   and its atomics at their first values. Nothing can fail. */
+static void pool_configure(ws_pool_t *p, const ws_options_t *o)
 {
-  ws_options_t o;
-  ws_pool_t *p;
-  int rc;
-
-  if (pool == NULL)
-    return WS_EINVAL;
-  *pool = NULL;
-  ws_options_init(&o);
-  if (opt != NULL && (rc = read_options(&o, opt)) != 0)
-    return rc;
-  if ((rc = check_options(&o)) != 0)
-    return rc;
-
-  ws__platform_init();
-
-  p = ws__aligned_alloc(WS__CACHELINE, sizeof *p);
-  if (p == NULL)
-    return WS_ENOMEM;
-  memset(p, 0, sizeof *p);
   p->observe = &ws__observe_table; /* the core's way up (core/hooks.h) */
-  if (o.workers != 0) {
-    p->nworkers = o.workers;
+  if (o->workers != 0) {
+    p->nworkers = o->workers;
     snprintf(p->workers_from, sizeof p->workers_from, "the options");
   } else {
     p->nworkers = ws__default_workers_from(p->workers_from, sizeof p->workers_from, p->env_notes,
@@ -186,22 +168,22 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
     ws__env_note(p->env_notes, sizeof p->env_notes, ws__platform_env_note());
   ws__trace_env_events(p->env_notes, sizeof p->env_notes);
   p->ncpus = ws__affinity_count();
-  p->pin = o.pin != 0;
+  p->pin = o->pin != 0;
   double limit;
   p->cgroup_limit = ws__cgroup_cpu_limit(NULL, &limit) == 1 ? limit : 0;
-  p->deque_kind = o.deque == WS_DEQUE_LOCKED ? WS_DEQUE_LOCKED : WS_DEQUE_LOCKFREE;
-  p->steal_policy = o.steal == WS_STEAL_HALF ? WS_STEAL_HALF : WS_STEAL_ONE;
-  p->fifo = o.order == WS_ORDER_FIFO;
-  p->steal_batch = o.steal_batch != 0 ? o.steal_batch : WS__DEFAULT_STEAL_BATCH;
-  p->spin_rounds = o.spin_rounds == 0              ? WS__DEFAULT_SPIN_ROUNDS
-                   : o.spin_rounds == WS_SPIN_NONE ? 0
-                                                   : o.spin_rounds;
-  p->max_spares = o.max_spares == 0                ? WS__DEFAULT_MAX_SPARES
-                  : o.max_spares == WS_SPARES_NONE ? 0
-                                                   : o.max_spares;
-  p->spare_idle_ms = o.spare_idle_ms != 0 ? o.spare_idle_ms : WS__DEFAULT_SPARE_IDLE_MS;
-  p->stack_size = o.stack_size;
-  p->seed = o.seed != 0 ? o.seed : WS__DEFAULT_SEED;
+  p->deque_kind = o->deque == WS_DEQUE_LOCKED ? WS_DEQUE_LOCKED : WS_DEQUE_LOCKFREE;
+  p->steal_policy = o->steal == WS_STEAL_HALF ? WS_STEAL_HALF : WS_STEAL_ONE;
+  p->fifo = o->order == WS_ORDER_FIFO;
+  p->steal_batch = o->steal_batch != 0 ? o->steal_batch : WS__DEFAULT_STEAL_BATCH;
+  p->spin_rounds = o->spin_rounds == 0              ? WS__DEFAULT_SPIN_ROUNDS
+                   : o->spin_rounds == WS_SPIN_NONE ? 0
+                                                    : o->spin_rounds;
+  p->max_spares = o->max_spares == 0                ? WS__DEFAULT_MAX_SPARES
+                  : o->max_spares == WS_SPARES_NONE ? 0
+                                                    : o->max_spares;
+  p->spare_idle_ms = o->spare_idle_ms != 0 ? o->spare_idle_ms : WS__DEFAULT_SPARE_IDLE_MS;
+  p->stack_size = o->stack_size;
+  p->seed = o->seed != 0 ? o->seed : WS__DEFAULT_SEED;
   atomic_init(&p->nslots, p->nworkers);
   atomic_init(&p->nblocked, 0);
   atomic_init(&p->nspares_active, 0);
@@ -216,44 +198,44 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
   atomic_init(&p->nwaiting, 0);
   atomic_init(&p->submitted, 0);
   atomic_init(&p->rejected, 0);
+}
 
-  /* From here on, every failure goes to `fail`, which frees what was made. */
-  unsigned slots = 0;
-  rc = WS_ENOMEM;
+/* ws_pool_create, step 2: p's locks, queues, poller, worker slots, homes
+   and topology. Returns 0, or an error with *slots slots initialised and
+   p->made saying what else exists (pool_free takes it apart). */
+static int pool_allocate(ws_pool_t *p, unsigned *slots)
+{
+  *slots = 0;
+  int rc = WS_ENOMEM;
   if (pthread_mutex_init(&p->idle_lock, NULL) != 0)
-    goto fail;
+    return rc;
   p->made |= MADE_IDLE_LOCK;
   if (ws__task_depot_init(&p->depot) != 0)
-    goto fail;
+    return rc;
   p->made |= MADE_DEPOT;
   if (pthread_mutex_init(&p->comp_lock, NULL) != 0)
-    goto fail;
+    return rc;
   p->made |= MADE_COMP_LOCK;
   if (pthread_mutex_init(&p->trace_lock, NULL) != 0)
-    goto fail;
+    return rc;
   p->made |= MADE_TRACE_LOCK;
   if (pthread_mutex_init(&p->prof_lock, NULL) != 0)
-    goto fail;
+    return rc;
   p->made |= MADE_PROF_LOCK;
   if (ws__inject_init(&p->inject) != 0)
-    goto fail;
+    return rc;
   p->made |= MADE_INJECT;
   if (ws__inject_init(&p->high) != 0)
-    goto fail;
+    return rc;
   p->made |= MADE_HIGH;
   if ((rc = ws__polls_init(&p->polls)) != 0)
-    goto fail;
+    return rc;
   p->made |= MADE_POLLS;
-  rc = WS_ENOMEM;
 
   unsigned n = p->nworkers, cap = n + p->max_spares;
-  p->coprimes = ws__malloc(n * sizeof *p->coprimes);
   p->workers = ws__aligned_alloc(WS__CACHELINE, cap * sizeof *p->workers);
-  if (p->coprimes == NULL || p->workers == NULL)
-    goto fail;
-  for (unsigned s = 1; s <= n; s++)
-    if (ws__gcd(s, n) == 1)
-      p->coprimes[p->ncoprimes++] = s;
+  if (p->workers == NULL)
+    return WS_ENOMEM;
 
   /* Homes: worker i on the i-th CPU of the affinity mask (round robin). The
      topology (hwloc) groups the workers by what their homes share. */
@@ -262,35 +244,38 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
   int nmask = mask != NULL ? ws__affinity_list(mask, p->ncpus) : WS_ENOMEM;
   if (p->home_cpu == NULL || nmask < 0) {
     ws__free(mask);
-    rc = nmask == WS_ESYS ? WS_ESYS : WS_ENOMEM;
-    goto fail;
+    return nmask == WS_ESYS ? WS_ESYS : WS_ENOMEM;
   }
   for (unsigned i = 0; i < n; i++)
     p->home_cpu[i] = nmask > 0 ? mask[i % (unsigned)nmask] : -1;
   ws__free(mask);
   if (n > 1 && (rc = pool_topology(p)) != 0)
-    goto fail;
+    return rc;
 
-  rc = WS_ENOMEM;
   memset(p->workers, 0, cap * sizeof *p->workers);
-  for (; slots < n; slots++)
-    if (ws__slot_init(p, &p->workers[slots], slots, p->seed) != 0)
-      goto fail;
+  for (; *slots < n; (*slots)++)
+    if (ws__slot_init(p, &p->workers[*slots], *slots, p->seed) != 0)
+      return WS_ENOMEM;
+  return 0;
+}
 
-  for (unsigned i = 0; i < n; i++) {
-    if (ws__thread_start(&p->workers[i].thread, o.stack_size, ws__worker_main, &p->workers[i]) !=
+/* ws_pool_create, step 3: the workers' threads, then schedtrace and the
+   trace from the environment or the options. 0, or WS_ESYS with no thread
+   left running. */
+static int pool_start(ws_pool_t *p, const ws_options_t *o)
+{
+  for (unsigned i = 0; i < p->nworkers; i++) {
+    if (ws__thread_start(&p->workers[i].thread, o->stack_size, ws__worker_main, &p->workers[i]) !=
         0) {
       /* Stop the ones already running: nothing was submitted, so shutting
          down terminates at once and they exit. */
       ws_shutdown(p);
       for (unsigned k = 0; k < i; k++)
         pthread_join(p->workers[k].thread, NULL);
-      rc = WS_ESYS;
-      goto fail;
+      return WS_ESYS;
     }
   }
-  /* Observation from the environment or the options. */
-  unsigned st_ms = o.schedtrace_ms;
+  unsigned st_ms = o->schedtrace_ms;
   if (st_ms == 0) {
     uint64_t v;
     char why[160];
@@ -305,12 +290,36 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
   if (ws__schedtrace_start(p, st_ms) != 0)
     fprintf(stderr, "wsched: schedtrace: cannot start its thread\n");
   ws__trace_env_start(p);
+  return 0;
+}
+
+int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
+{
+  ws_options_t o;
+  int rc;
+
+  if (pool == NULL)
+    return WS_EINVAL;
+  *pool = NULL;
+  ws_options_init(&o);
+  if (opt != NULL && (rc = read_options(&o, opt)) != 0)
+    return rc;
+  if ((rc = check_options(&o)) != 0)
+    return rc;
+
+  ws__platform_init();
+  ws_pool_t *p = ws__aligned_alloc(WS__CACHELINE, sizeof *p);
+  if (p == NULL)
+    return WS_ENOMEM;
+  memset(p, 0, sizeof *p);
+  pool_configure(p, &o);
+  unsigned slots;
+  if ((rc = pool_allocate(p, &slots)) != 0 || (rc = pool_start(p, &o)) != 0) {
+    pool_free(p, slots);
+    return rc;
+  }
   *pool = p;
   return 0;
-
-fail:
-  pool_free(p, slots);
-  return rc;
 }
 
 int ws_submit(ws_pool_t *p, ws_task_fn fn, void *arg, ws_future_t **future)

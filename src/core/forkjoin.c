@@ -141,7 +141,7 @@ void ws__group_wait_inside(ws__worker *w, ws__group *g, bool frames)
     c.parent = f->parent;
     c.flags = f->flags;
     c.prof_at = f->prof_at;
-    atomic_init(&c.refs, 1); /* itself alone (task.h) */
+    atomic_init(&c.bundle, 1); /* itself alone (task.h) */
     w->jf.top = top - 1;
     ws__run(w, &c);
   }
@@ -248,8 +248,8 @@ int ws__join_public_sync(ws__worker *w, int ra, uint32_t mark)
     ws__push_local(w, x); /* newer than t: the wait below decides what it is */
   if (!ws__join_done(t)) {
     /* Stolen, or under a task fa left: run t and its descendants only
-       (worker.c, "Waiting"); the thief is in t->refs. */
-    ws__waitfor wf = {ws__join_done, ws__join_announce, t, &t->state, t, &t->refs};
+       (worker.c, "Waiting"); the thief is in t->thief. */
+    ws__waitfor wf = {ws__join_done, ws__join_announce, t, &t->state, t, &t->thief};
     ws__wait_inside(w, &wf, WS__NO_DEADLINE);
   }
   int rb = t->rc; /* ordered by ws__join_done's acquire */

@@ -75,7 +75,7 @@ static inline bool bundles_with(const ws__task *b, const ws__task *f)
    early when the deque cannot grow (the rest stay private, which is always
    correct: the owner runs them). Returns the number published.
    Bundles: consecutive children of one group in one chunk go on the deque as
-   one element, their first frame with the count in `refs` (task.h). One steal then takes them all, and whoever runs a bundle gives half
+   one element, their first frame with the count in `bundle` (task.h). One steal then takes them all, and whoever runs a bundle gives half
    of what is left back to its own deque whenever a worker may want work
    (ws__run_bundle). One element per child cost one steal (and, with
    membarrier, one interrupt of every running worker) per child: a task
@@ -95,7 +95,7 @@ static uint32_t publish_oldest(ws__worker *w, uint32_t n)
     if (t->flags & WS__TASK_JOIN) {
       t->owner = w;
       atomic_store_explicit(&t->state, 0, memory_order_relaxed);
-      atomic_store_explicit(&t->refs, UINT32_MAX, memory_order_relaxed);
+      atomic_store_explicit(&t->thief, UINT32_MAX, memory_order_relaxed);
     } else if (bundle) {
       uint32_t limit = n - done, avail = w->jf.top - w->jf.split;
       uint32_t in_chunk = WS__FRAME_CHUNK - w->jf.split % WS__FRAME_CHUNK;
@@ -105,7 +105,7 @@ static uint32_t publish_oldest(ws__worker *w, uint32_t n)
         k++;
     }
     if (!(t->flags & WS__TASK_JOIN)) /* Relaxed: published by the push's release. */
-      atomic_store_explicit(&t->refs, k, memory_order_relaxed);
+      atomic_store_explicit(&t->bundle, k, memory_order_relaxed);
     if (ws__deque_push(&w->deque, t) != 0)
       break;
     w->jf.split += k;

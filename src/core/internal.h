@@ -89,13 +89,13 @@ typedef struct ws__worker {
      builtins: the field is public, plain uint32_t), read (relaxed) by the
      owner at every recording site. Frames at [jf.split, jf.top) are
      private: not on the deque, seen by no other thread, run by this worker
-     at its sync (group.c). The chunks hold WS__FRAME_CHUNK frames each and
+     at its sync (api/group.c, core/forkjoin.c). The chunks hold WS__FRAME_CHUNK frames each and
      never move (thieves hold pointers into them); groups record jf.top at
      init and restore it after waiting. */
   alignas(WS__CACHELINE) ws_jf1_t jf;
   ws_pool_t *pool;
   unsigned index;
-  bool is_spare; /* a spare slot (index >= nworkers), see blocking.c */
+  bool is_spare; /* a spare slot (index >= nworkers), see core/spares.c */
   uint64_t rng; /* xorshift64* state for victim selection */
   uint32_t tick; /* scheduling ticks (find_work calls), owner only */
   /* The global queue's periodic check (worker.c, global_check): ticks left
@@ -146,8 +146,6 @@ struct ws_pool {
   bool fifo; /* WS_ORDER_FIFO: heap tasks go through the workers' runq */
   unsigned steal_batch;
   unsigned spin_rounds;
-  unsigned *coprimes; /* strides coprime with nworkers, for victim order */
-  unsigned ncoprimes;
   ws__topo *topo; /* victim order by topology; NULL when flat */
   int *home_cpu; /* worker i's CPU (OS index), for pinning and topology */
   bool pin; /* pin worker i to home_cpu[i] */
@@ -219,7 +217,7 @@ struct ws_pool {
      comp_lock) after the slot is initialised, loaded with acquire by thieves
      and the stats. */
   alignas(WS__CACHELINE) _Atomic unsigned nslots;
-  /* Compensation (blocking.c). nblocked: workers inside ws_blocking, RMW by
+  /* Compensation (core/spares.c). nblocked: workers inside ws_blocking, RMW by
      them, read by spares at task boundaries. nspares_active: spares counted
      as compensating, changed under comp_lock, read without it by spares. */
   _Atomic uint32_t nblocked;
@@ -258,9 +256,9 @@ struct ws_pool {
 
 /*
  * Where a fork/join child reports: the `sink` of a FRAME record that is not
- * a join half, and of a GROUP heap record. The API layer embeds one in each
- * group (api/group.c, the only kind of sink) and implements ws__sink_done,
- * which the core calls for every such record it runs (ws__run); the core
+ * a join half, and of a GROUP heap record. Each group embeds one
+ * (core/forkjoin.h, the only kind of sink); ws__sink_done (core/forkjoin.c)
+ * counts every such record the core runs (ws__run); the core
  * stores the thief of a stolen child in last_thief (the waiter steals back
  * from there), and the profiler adds the children's work and span here.
  * Join halves need no sink: their completion goes into the frame itself
@@ -278,7 +276,7 @@ typedef struct ws__sink {
      by thieves, read by the waiter as a hint. */
   _Atomic uint32_t last_thief;
   /* Private to the sink's owner, whatever it needs. A group: the frame
-     index after its newest frame child (api/group.c). */
+     index after its newest frame child (core/forkjoin.h, WS__G_NEXT). */
   uint32_t owner_word;
   /* Profiling (profile.c): children's work summed and the longest "span at
      spawn + child span", updated (relaxed RMW) by whoever finished a child;
@@ -289,11 +287,10 @@ typedef struct ws__sink {
 /* ws__sink.cancelled */
 enum { WS__SINK_LIVE = 0, WS__SINK_CANCELLED = 1, WS__SINK_JOIN = 2 };
 
-/* api/group.c: n >= 1 children of the group whose sink is s finished on w;
+/* core/forkjoin.c: n >= 1 children of the group whose sink is s finished on w;
    rc is the first non-zero result among them, or 0. A bundle's runner
    reports its children together (worker.c, run_bundle): one report per
-   child cost the spawner a cache miss per spawn on the group's line. An
-   upward call from the core (tests/check_layers.py, HOOKS). */
+   child cost the spawner a cache miss per spawn on the group's line. */
 void ws__sink_done(ws__sink *s, ws__worker *w, int rc, uint32_t n);
 
 /* Is any group cancelled (ws_group_cancel) and not yet waited for in pool

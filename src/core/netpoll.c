@@ -224,13 +224,13 @@ static bool timer_before(const ws__timer *a, const ws__timer *b)
   return a->deadline < b->deadline || (a->deadline == b->deadline && a->seq < b->seq);
 }
 
-/* tlock held: heap[i] = x, and x's record learns where it is (rc holds the
+/* tlock held: heap[i] = x, and x's record learns where it is (heap_pos holds the
    position + 1 while the record is in the heap: the task has not run, and
-   cannot while it is here, so nothing else uses rc). */
+   cannot while it is here, so rc, which shares the field, is not used yet). */
 static void heap_set(ws__polls *s, size_t i, ws__timer x)
 {
   s->heap[i] = x;
-  x.t->rc = (int)(i + 1);
+  x.t->heap_pos = (int)(i + 1);
 }
 
 static void heap_up(ws__polls *s, size_t i, ws__timer x)
@@ -264,7 +264,7 @@ static void heap_down(ws__polls *s, size_t i, ws__timer x)
 /* tlock held: removes heap[i]; its record is no longer in the heap. */
 static void heap_remove(ws__polls *s, size_t i)
 {
-  s->heap[i].t->rc = 0;
+  s->heap[i].t->heap_pos = 0;
   ws__timer last = s->heap[--s->n];
   if (i == s->n)
     return;
@@ -319,9 +319,9 @@ void ws__timer_cancelled(ws__task *t)
   ws_pool_t *p = t->pool;
   ws__polls *s = &p->polls;
   pthread_mutex_lock(&s->tlock);
-  bool here = t->rc != 0; /* see heap_set */
+  bool here = t->heap_pos != 0; /* see heap_set */
   if (here) {
-    size_t i = (size_t)t->rc - 1;
+    size_t i = (size_t)t->heap_pos - 1;
     bool top = i == 0;
     heap_remove(s, i);
     if (top)
@@ -428,15 +428,15 @@ static bool cancel_armed(ws__polls *s, struct ws_io *io)
   return nz >= 64;
 }
 
-/* The handler task of a watch that fired. Its record's rc holds revents
-   (set by the holder before the push; the record has no future, so the
-   runner never writes rc): read here, where the record is the running
+/* The handler task of a watch that fired, with the events in its record's
+   revents (set by the holder before the push; the record has no future,
+   so the runner never writes rc, which shares the field): read here, where the record is the running
    task (jf.cur), before fn may re-arm the watch. */
 static int io_task(void *arg)
 {
   struct ws_io *io = arg;
   const ws__task *self = ws__tls_worker->jf.cur;
-  unsigned revents = (unsigned)self->rc;
+  unsigned revents = (unsigned)self->revents;
   int rc = io->fn(io->arg, io->fd, revents, io);
   io_unref(io); /* the reference the registration handed to this task */
   return rc;
@@ -466,7 +466,7 @@ static unsigned fire_watches(ws__worker *w, ws__pollev *ev, int n, ws__task **fi
     }
     atomic_store_explicit(&io->state, IO_FIRED, memory_order_relaxed); /* under io_lock */
     armed_unlink(s, io);
-    rec[i]->rc = (int)ev[i].events; /* see io_task */
+    rec[i]->revents = (int)ev[i].events; /* see io_task */
     atomic_store_explicit(&rec[i]->qnext, NULL, memory_order_relaxed); /* ours until pushed */
     if (fired == 0)
       *first = rec[i];
@@ -674,7 +674,7 @@ void ws__polls_shutdown(ws_pool_t *p)
   ws__timer *h = s->heap;
   size_t n = s->n;
   for (size_t i = 0; i < n; i++)
-    h[i].t->rc = 0; /* out of the heap (see heap_set) */
+    h[i].t->heap_pos = 0; /* out of the heap (see heap_set) */
   s->heap = NULL;
   s->n = s->cap = 0;
   top_store(s);

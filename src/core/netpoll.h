@@ -39,7 +39,7 @@ typedef struct ws__polls {
      (without blocking, or asleep as the last idle worker), to fire timers
      from it, or to shut it down. CAS 0 -> 1 (acquire: the last holder's
      handling of events happened before) and stored 0 (seq_cst: pairs with
-     the loads of next_deadline/narmed by ws__poll_kick, see poll.c). Only
+     the loads of next_deadline/narmed by ws__poll_kick, see netpoll.c). Only
      the holder calls ws__poller_wait or frees zombies. */
   _Atomic uint32_t busy;
   /* ws_shutdown wants the role: set and cleared (relaxed) by it, read
@@ -56,7 +56,7 @@ typedef struct ws__polls {
   bool opened; /* the poller is open (pool.c's cleanup) */
 
   /* tlock covers the heap (heap, n, cap), seq, tclosed and the heap
-     positions kept in the records (their rc field, poll.c). */
+     positions kept in the records (their heap_pos field, netpoll.c). */
   alignas(WS__CACHELINE) pthread_mutex_t tlock;
   ws__timer *heap;
   size_t n, cap;

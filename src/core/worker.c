@@ -57,7 +57,7 @@
  * When nothing of that kind is left it spins a little (counted in
  * nwaiting, so that the owners of such descendants publish them) and then
  * blocks on the awaited word like ws_blocking does: a spare worker takes
- * its place meanwhile (blocking.c), so queued work keeps running. Every
+ * its place meanwhile (core/spares.c), so queued work keeps running. Every
  * task on a worker's stack is then awaited by the one below it, and a
  * chain of waits ends at a task that runs: with spares available, every
  * acyclic wait-for graph finishes (wsched.h states what holds without).
@@ -279,7 +279,7 @@ static ws__task *steal_victim(ws__worker *w, unsigned v, unsigned *taken, bool o
     /* Tell the child's waiter where to steal back from (leapfrogging).
        Relaxed: a hint; the frame and its group outlive the unfinished child. */
     if (got->flags & WS__TASK_JOIN)
-      atomic_store_explicit(&got->refs, w->index, memory_order_relaxed);
+      atomic_store_explicit(&got->thief, w->index, memory_order_relaxed);
     else
       atomic_store_explicit(&got->sink->last_thief, w->index, memory_order_relaxed);
   }
@@ -301,9 +301,21 @@ static void count_steal(ws__worker *w, unsigned attempts, unsigned taken)
     ws__notify(w->pool); /* what we moved into our deque can be stolen in turn */
 }
 
+/* The order in which a thief visits `size` victims: from a random start
+   *k, with a random stride coprime with size, so that each is visited once
+   and thieves do not herd on one victim (Go's randomOrder). The one order
+   of both kinds of steal round below. */
+static inline void victim_order(uint64_t r, unsigned size, unsigned *k, unsigned *stride)
+{
+  unsigned s = 1 + (unsigned)((r >> 32) % size);
+  while (ws__gcd(s, size) != 1)
+    s--; /* reaches 1 at worst */
+  *k = (unsigned)(r % size);
+  *stride = s;
+}
+
 /* With a topology: the nearest level first (same core, same last-level
-   cache, same NUMA node, the rest), each level in a random order (random
-   start, random stride coprime with the level's size). */
+   cache, same NUMA node, the rest), each level in victim_order. */
 static ws__task *steal_by_topology(ws__worker *w, unsigned *attempts, unsigned *taken)
 {
   const unsigned *victims, *level_end;
@@ -312,10 +324,8 @@ static ws__task *steal_by_topology(ws__worker *w, unsigned *attempts, unsigned *
   for (unsigned level = 0; level < WS__TOPO_LEVELS; level++) {
     unsigned end = level_end[level], size = end - begin;
     if (size != 0) {
-      uint64_t r = rng_next(w);
-      unsigned k = (unsigned)(r % size), stride = 1 + (unsigned)((r >> 32) % size);
-      while (ws__gcd(stride, size) != 1)
-        stride--; /* reaches 1 at worst */
+      unsigned k, stride;
+      victim_order(rng_next(w), size, &k, &stride);
       for (unsigned i = 0; i < size; i++, k = (k + stride) % size) {
         (*attempts)++;
         ws__task *t = steal_victim(w, victims[begin + k], taken, false);
@@ -340,11 +350,9 @@ static ws__task *steal_work(ws__worker *w)
   if (p->topo != NULL && !w->is_spare) {
     got = steal_by_topology(w, &attempts, &taken);
   } else {
-    /* The regular workers in a random permutation: random start, random
-       stride coprime with n, so each is visited once per round. */
-    uint64_t r = rng_next(w);
-    unsigned v = (unsigned)(r % n);
-    unsigned stride = p->coprimes[(unsigned)(r >> 32) % p->ncoprimes];
+    /* The regular workers in victim_order. */
+    unsigned v, stride;
+    victim_order(rng_next(w), n, &v, &stride);
     for (unsigned i = 0; i < n && got == NULL; i++, v = (v + stride) % n) {
       if (v == w->index)
         continue;
@@ -533,7 +541,7 @@ static void run_entry_now(ws__worker *w, ws__entry e)
   c.arg = e.arg;
   c.pool = w->pool;
   atomic_init(&c.state, WS_FUTURE_RUNNING);
-  atomic_init(&c.refs, 1);
+  atomic_init(&c.bundle, 1);
   int rc = run_body(w, &c);
   count_run(w, rc);
   ws__life_credit_add(w);
@@ -559,7 +567,7 @@ bool ws__try_run_future(ws__worker *w, ws__task *t)
   return true;
 }
 
-/* Runs group child t, which stands for `refs` consecutive children of its
+/* Runs group child t, which stands for `bundle` consecutive children of its
    group (task.h; more than one: a bundle, frames.c): them one after
    another, each as a frame is run. Before each, if a worker may want work and our
    deque has nothing for it, the newer half of what is left goes back on
@@ -598,14 +606,14 @@ static void run_bundle(ws__worker *w, ws__task *t)
 {
   /* Relaxed: written before the push that published the bundle, which our
      claim (or pop) acquired. */
-  uint32_t n = atomic_load_explicit(&t->refs, memory_order_relaxed);
+  uint32_t n = atomic_load_explicit(&t->bundle, memory_order_relaxed);
   ws__sink *sink = t->sink; /* the same for every frame of the bundle */
   uint32_t unreported = 0;
   for (;;) {
     if (n > 1 && !ws__keep_private(w)) {
       uint32_t h = n / 2;
       ws__task *s = t + (n - h);
-      atomic_store_explicit(&s->refs, h, memory_order_relaxed); /* published by the push */
+      atomic_store_explicit(&s->bundle, h, memory_order_relaxed); /* published by the push */
       ws__push_local(w, s);
       ws__notify(w->pool);
       n -= h;
@@ -756,7 +764,7 @@ void *ws__worker_main(void *arg)
       continue;
     }
     if (w->is_spare && looked && ws__spare_surplus(p)) {
-      /* A spare no longer needed: step down between tasks (blocking.c). */
+      /* A spare no longer needed: step down between tasks (core/spares.c). */
       if (w->spinning)
         ws__stop_spinning(w);
       ws__life_credit_flush(w);

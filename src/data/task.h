@@ -51,20 +51,16 @@ struct ws__worker;
 
 #define WS__TASK_TIMER                                                                             \
   0x10u /* with FUTURE: a ws_after timer; while it waits
-                                in its pool's timer heap (core/netpoll.c) `rc`
-                                holds its position there and `state` has
+                                in its pool's timer heap (core/netpoll.c)
+                                `heap_pos` holds its position there and `state` has
                                 WS__ST_HELD */
 
-/* Group children (FRAME without JOIN), once published: `refs` is the number
-   of consecutive children of one group, in one chunk of the frame stack,
-   that this record stands for on the deque (a bundle, core/frames.c), 1 for
-   itself alone. Written by whoever publishes it, before the push; flags
-   stay as the spawn wrote them, since the owner reads them while a thief
-   holds the frame. */
+/* Group children (FRAME without JOIN), once published: `bundle` (below).
+   Flags stay as the spawn wrote them, since the owner reads them while a
+   thief holds the frame. */
 /* JOIN frames: `state` is WS__JOIN_DONE once the task has run (release, by
    whoever ran it; `rc` holds its result), plus WS__JOIN_WAITER while the
-   owner may sleep; `refs` holds the index of the thief that took it
-   (UINT32_MAX: none), for the owner to steal back from. */
+   owner may sleep; `thief` (below). */
 #define WS__JOIN_WAITER 1u
 #define WS__JOIN_DONE 2u
 
@@ -123,12 +119,32 @@ struct ws_future {
      ws_future_cancel CASes PENDING -> CANCELLED; waiters CAS in their bit and
      read it with acquire. */
   _Atomic uint32_t state;
-  /* References: the runner's and, with WS__TASK_FUTURE, the handle's. The last
-     fetch_sub (acq_rel) frees the record. */
-  _Atomic uint32_t refs;
-  /* The task's return value: written by the runner before the release CAS of
-     the final status, read after an acquire load that sees it. */
-  int rc;
+  union {
+    /* Heap records: references, the runner's and, with WS__TASK_FUTURE, the
+       handle's. The last fetch_sub (acq_rel) frees the record. */
+    _Atomic uint32_t refs;
+    /* Group children (FRAME without JOIN) once published: how many
+       consecutive children of one group this record stands for on the
+       deque (a bundle, core/frames.c), 1 for itself alone. Written by
+       whoever publishes or splits it, before the push (relaxed: the push
+       releases it). */
+    _Atomic uint32_t bundle;
+    /* JOIN frames: the index of the worker that stole it (UINT32_MAX:
+       none), for the owner to steal back from. Written (relaxed, a hint)
+       by the thief. */
+    _Atomic uint32_t thief;
+  };
+  union {
+    /* The task's return value: written by the runner before the release
+       CAS of the final status, read after an acquire load that sees it. */
+    int rc;
+    /* TIMER records while in their pool's timer heap: position + 1 (0: out
+       of the heap), under the heap's lock (core/netpoll.c). */
+    int heap_pos;
+    /* I/O handler records: the readiness events, written by the poller
+       before the push, read by the handler task (core/netpoll.c). */
+    int revents;
+  };
   union {
     /* FRAME, while profiling: the spawner's span when it spawned this
        child; written before publication. */
