@@ -106,7 +106,11 @@ typedef struct ws__worker {
   /* WS_ORDER_FIFO: tasks in a row taken from runq's next slot (owner only;
      the ring's head goes first once it reaches WS__NEXT_STREAK). */
   uint32_t next_streak;
-  bool spinning; /* counted in pool->nspinning */
+  /* The worker's place in the idle protocol (core/park.c, "States"):
+     whether it holds a spinner role (counted in pool->nspinning), and
+     where it is (awake, on the idle list, asleep). Owner only. */
+  bool spinning;
+  uint8_t idle_place;
   /* Finished tasks still counted in pool->life (see ws__life_credit_*). */
   uint64_t life_credit;
   struct ws__prof *prof_cur; /* profile.c: the strand state of the running task */
@@ -197,8 +201,12 @@ struct ws_pool {
      wake-ups never depend on it. */
   _Atomic uint32_t nwaiting;
 
-  /* idle_lock covers idle_head and the idle links of every worker. */
+  /* idle_lock covers idle_head and the idle links of every worker; taken
+     and released through ws__idle_lock/ws__idle_unlock (park.h), which
+     keep idle_holder (the holder's ws__thread_self_id, NULL when free;
+     written under the lock, read by the holder's checks). */
   alignas(WS__CACHELINE) pthread_mutex_t idle_lock;
+  const void *idle_holder;
   ws__worker *idle_head;
 
   ws__inject inject;

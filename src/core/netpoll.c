@@ -612,10 +612,10 @@ bool ws__poll_park(ws__worker *w)
      barrier: see "rule R" at the top. */
   if (!ws__poll_wanted(s) || !role_take(s))
     return false;
-  pthread_mutex_lock(&p->idle_lock);
+  ws__idle_lock(p);
   bool on = w->on_idle;
   w->in_poll = on; /* wakers now break the poller instead of our futex */
-  pthread_mutex_unlock(&p->idle_lock);
+  ws__idle_unlock(p);
   ws__task *first = NULL, *last = NULL;
   unsigned n = 0;
   /* Sleep until a waker set park_word (acquire: pairs with its release) or
@@ -631,9 +631,9 @@ bool ws__poll_park(ws__worker *w)
     int64_t d = atomic_load_explicit(&s->next_deadline, memory_order_relaxed); /* see top */
     n = poll_wait(w, d, &first, &last);
   }
-  pthread_mutex_lock(&p->idle_lock);
+  ws__idle_lock(p);
   w->in_poll = false;
-  pthread_mutex_unlock(&p->idle_lock);
+  ws__idle_unlock(p);
   if (yielded) {
     role_release(p);
     return false;
@@ -643,8 +643,8 @@ bool ws__poll_park(ws__worker *w)
        as step S4 does when it finds work, so that the notify of our queue
        wakes nobody and finding a task hands the search on to a parked
        worker (ws__stop_spinning), which takes the poller after us. */
-    atomic_fetch_add_explicit(&p->nspinning, 1, memory_order_seq_cst); /* see stop_spinning */
-    w->spinning = true;
+    w->idle_place = WS__IDLE_AWAKE; /* off the list (park.c, "States") */
+    ws__spin_take(w);
   }
   queue_chain(p, first, last, n);
   role_release(p);

@@ -53,6 +53,38 @@
  * pool->idle_lock. A waker removes a worker from the list and stores its
  * park_word while holding the lock, so "am I still on the list?" answered
  * under the lock tells a worker whether a wake-up is on its way to it.
+ *
+ * States
+ * ------
+ * A worker holds the spinner role or not (w->spinning: counted in
+ * pool->nspinning, whose every change is in this file), and is AWAKE,
+ * LISTED (on the idle list, steps S1-S4) or ASLEEP (S5) (w->idle_place).
+ * The transitions, each checked in debug and sanitizer builds:
+ *
+ *   from               to                 by
+ *   awake              awake + spinner    ws__spin_try_begin: fewer spin than
+ *                                         half the busy workers and the CPUs
+ *   awake + spinner    awake              ws__stop_spinning (work found, a
+ *                                         wait, a spare stepping down): the
+ *                                         last one hands the search on
+ *   awake (+ spinner)  listed (+ spinner) S1, idle_push
+ *   listed + spinner   listed             S2: the role goes, not handed on
+ *                                         (the worker still searches, S4)
+ *   listed             awake + spinner    S4 saw work: off the list, the role
+ *                                         taken back (ws__spin_take), or
+ *                                         handed over by ws__wake_one
+ *   listed             asleep             S5
+ *   asleep             awake (+ spinner)  woken: WOKEN, or SPINNER (the waker
+ *                                         raised nspinning for it); or it left
+ *                                         the poller with tasks (netpoll.c,
+ *                                         ws__spin_take)
+ *   awake (+ spinner)  gone               the worker leaves the pool
+ *                                         (ws__spin_drop)
+ *
+ * Invariants: a worker is counted in nspinning exactly while w->spinning;
+ * only a LISTED or ASLEEP worker is on the idle list (and counted in
+ * nidle); a waker changes another worker's park_word only under
+ * idle_lock, after taking it off the list.
  */
 #include "internal.h"
 #include "hooks.h"
@@ -80,6 +112,7 @@ void ws__parklog(int ev, uint32_t a, uint32_t b)
 /* idle_lock held. */
 static void idle_push(ws_pool_t *p, ws__worker *w)
 {
+  WS__DCHECK(ws__idle_lock_held(p) && !w->on_idle);
   w->idle_prev = NULL;
   w->idle_next = p->idle_head;
   if (p->idle_head != NULL)
@@ -94,6 +127,7 @@ static void idle_push(ws_pool_t *p, ws__worker *w)
 /* idle_lock held. */
 static void idle_unlink(ws_pool_t *p, ws__worker *w)
 {
+  WS__DCHECK(ws__idle_lock_held(p) && w->on_idle);
   if (w->idle_prev != NULL)
     w->idle_prev->idle_next = w->idle_next;
   else
@@ -109,11 +143,11 @@ static void idle_unlink(ws_pool_t *p, ws__worker *w)
 bool ws__idle_remove_self(ws_pool_t *p, ws__worker *w)
 {
   bool was_on;
-  pthread_mutex_lock(&p->idle_lock);
+  ws__idle_lock(p);
   was_on = w->on_idle;
   if (was_on)
     idle_unlink(p, w);
-  pthread_mutex_unlock(&p->idle_lock);
+  ws__idle_unlock(p);
   return was_on;
 }
 
@@ -142,7 +176,7 @@ static bool work_visible(ws_pool_t *p)
 void ws__wake_one(ws_pool_t *p)
 {
   ws__worker *w = NULL;
-  pthread_mutex_lock(&p->idle_lock);
+  ws__idle_lock(p);
   if (p->idle_head != NULL) {
     uint32_t zero = 0;
     /* seq_cst: pairs with the spinners' decrements and ws__notify's loads. */
@@ -165,7 +199,7 @@ void ws__wake_one(ws_pool_t *p)
   }
   if (w == NULL)
     WS__PARKLOG(2, 0, atomic_load_explicit(&p->nspinning, memory_order_relaxed));
-  pthread_mutex_unlock(&p->idle_lock);
+  ws__idle_unlock(p);
   if (w != NULL)
     ws__futex_wake(&w->park_word, 1);
 }
@@ -175,31 +209,70 @@ void ws__wake_one(ws_pool_t *p)
    keeps the list links stable while we walk them. */
 void ws__wake_all(ws_pool_t *p)
 {
-  pthread_mutex_lock(&p->idle_lock);
+  ws__idle_lock(p);
   while (p->idle_head != NULL) {
     ws__worker *w = p->idle_head;
     idle_unlink(p, w);
     ws__unpark(w, WS__PARK_WOKEN);
   }
-  pthread_mutex_unlock(&p->idle_lock);
+  ws__idle_unlock(p);
 }
 
 void ws__wake_idle_spare(ws_pool_t *p)
 {
   ws__worker *w;
-  pthread_mutex_lock(&p->idle_lock);
+  ws__idle_lock(p);
   for (w = p->idle_head; w != NULL && !w->is_spare; w = w->idle_next)
     ;
   if (w != NULL) {
     idle_unlink(p, w);
     ws__unpark(w, WS__PARK_WOKEN);
   }
-  pthread_mutex_unlock(&p->idle_lock);
+  ws__idle_unlock(p);
+}
+
+bool ws__spin_try_begin(ws__worker *w)
+{
+  ws_pool_t *p = w->pool;
+  WS__DCHECK(!w->spinning && w->idle_place == WS__IDLE_AWAKE);
+  uint32_t ns = atomic_load_explicit(&p->nspinning, memory_order_relaxed); /* heuristic */
+  uint32_t ni = atomic_load_explicit(&p->nidle, memory_order_relaxed); /* heuristic */
+  uint32_t busy = p->nworkers > ni ? p->nworkers - ni : 0;
+  if (2 * ns >= busy || ns >= p->ncpus)
+    return false; /* enough searchers already */
+  /* More workers awake than CPUs (a pool larger than the machine, or
+     several pools): a spinner would only take turns on a CPU with a worker
+     that has work. Park instead; a publication still wakes a parked
+     worker. With 64 workers on 2 CPUs, spinners held fib(32) to the speed
+     of one worker. */
+  if (busy > p->ncpus)
+    return false;
+  atomic_fetch_add_explicit(&p->nspinning, 1, memory_order_seq_cst); /* see ws__stop_spinning */
+  w->spinning = true;
+  WS__PARKLOG(3, 0, 0);
+  return true;
+}
+
+void ws__spin_take(ws__worker *w)
+{
+  WS__DCHECK(!w->spinning && w->idle_place == WS__IDLE_AWAKE);
+  atomic_fetch_add_explicit(&w->pool->nspinning, 1, memory_order_seq_cst); /* see stop_spinning */
+  w->spinning = true;
+}
+
+void ws__spin_drop(ws__worker *w)
+{
+  WS__DCHECK(w->idle_place == WS__IDLE_AWAKE);
+  if (w->spinning) {
+    w->spinning = false;
+    atomic_fetch_sub_explicit(&w->pool->nspinning, 1, memory_order_seq_cst); /* see stop_spinning */
+  }
 }
 
 void ws__stop_spinning(ws__worker *w)
 {
   ws_pool_t *p = w->pool;
+  WS__DCHECK(w->spinning && w->idle_place == WS__IDLE_AWAKE);
   w->spinning = false;
   uint32_t old = atomic_fetch_sub_explicit(&p->nspinning, 1, memory_order_seq_cst); /* see park.h */
   WS__PARKLOG(4, old, 0);
@@ -232,11 +305,13 @@ void ws__park(ws__worker *w)
   }
 
   /* S1: announce. No waker can touch park_word before we are on the list. */
+  WS__DCHECK(w->idle_place == WS__IDLE_AWAKE);
   atomic_store_explicit(&w->park_word, WS__PARK_ASLEEP, memory_order_relaxed);
-  pthread_mutex_lock(&p->idle_lock);
+  ws__idle_lock(p);
   idle_push(p, w);
+  w->idle_place = WS__IDLE_LISTED;
   WS__PARKLOG(6, atomic_load_explicit(&p->nidle, memory_order_relaxed), 0);
-  pthread_mutex_unlock(&p->idle_lock);
+  ws__idle_unlock(p);
 
   /* S2: give up the spinner role after we are counted idle. */
   if (w->spinning) {
@@ -258,16 +333,16 @@ void ws__park(ws__worker *w)
        same. (Found by the soak run: a surplus spare woken this way while
        parking dropped the role without handing it on, and a phase's 200
        roots waited in the global queue with every worker asleep.) */
-    if (ws__idle_remove_self(p, w) ||
-        atomic_load_explicit(&w->park_word, memory_order_acquire) != WS__PARK_SPINNER) {
+    bool removed = ws__idle_remove_self(p, w);
+    w->idle_place = WS__IDLE_AWAKE; /* off the list: by us, or by a waker */
+    if (removed || atomic_load_explicit(&w->park_word, memory_order_acquire) != WS__PARK_SPINNER) {
       /* We leave to take work that publishers may have seen a spinner
          for (ours, given up in S2) and so woke nobody: take the spinner
          role back, so that finding work hands the search on to a parked
          worker (stop_spinning), as Go's findrunnable does. Without it a
          second task published meanwhile waited, with a worker asleep, until
          our task finished (found by verify/park.pml, GANG). */
-      atomic_fetch_add_explicit(&p->nspinning, 1, memory_order_seq_cst); /* see stop_spinning */
-      w->spinning = true;
+      ws__spin_take(w);
       WS__PARKLOG(8, 0, 0);
       return;
     }
@@ -281,15 +356,19 @@ void ws__park(ws__worker *w)
     /* S5: sleep until a waker stores a non-ASLEEP value (acquire pairs with
        its release store): in the poller if timers or watches want one and
        nobody holds it (core/netpoll.c), else on our futex. */
+    w->idle_place = WS__IDLE_ASLEEP;
     if (!ws__poll_park(w))
       while (atomic_load_explicit(&w->park_word, memory_order_acquire) == WS__PARK_ASLEEP)
         ws__futex_wait(&w->park_word, WS__PARK_ASLEEP, WS__NO_DEADLINE);
+    w->idle_place = WS__IDLE_AWAKE;
     ws__stat1(&w->stats, WS__S_wakeups, 1);
     if (__builtin_expect(ws__hooks(w) & WS__HOOK_TRACE, 0))
       ws__hook_trace(w, WS__EV_WAKE, 0, 0);
   }
   v = atomic_load_explicit(&w->park_word, memory_order_acquire); /* pairs with the waker */
   WS__PARKLOG(10, v, 0);
-  if (v == WS__PARK_SPINNER)
+  if (v == WS__PARK_SPINNER) {
+    WS__DCHECK(!w->spinning);
     w->spinning = true; /* ws__wake_one counted us in nspinning */
+  }
 }

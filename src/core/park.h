@@ -15,6 +15,45 @@ enum {
   WS__PARK_WOKEN = 2 /* woken by ws__wake_all (termination, a finished future) */
 };
 
+/* Where a worker is in the idle protocol (ws__worker.idle_place; park.c,
+   "States"). */
+enum { WS__IDLE_AWAKE = 0, WS__IDLE_LISTED = 1, WS__IDLE_ASLEEP = 2 };
+
+/* idle_lock, with its holder kept for the lock-held checks. */
+static inline void ws__idle_lock(ws_pool_t *p)
+{
+  pthread_mutex_lock(&p->idle_lock);
+  p->idle_holder = ws__thread_self_id();
+}
+
+static inline void ws__idle_unlock(ws_pool_t *p)
+{
+  p->idle_holder = NULL;
+  pthread_mutex_unlock(&p->idle_lock);
+}
+
+/* Does the calling thread hold idle_lock? (For WS__DCHECK: only the
+   answer "yes" is read race-free.) */
+static inline bool ws__idle_lock_held(const ws_pool_t *p)
+{
+  return p->idle_holder == ws__thread_self_id();
+}
+
+/* park.c: the spinner role (see "States" there). All changes of
+   pool->nspinning are in park.c. */
+/* A worker that found no work becomes a spinner if few enough search
+   already; true if it did. */
+bool ws__spin_try_begin(ws__worker *w);
+/* Takes the spinner role back unconditionally: a worker that leaves the
+   idle list with work publishers may have left to its role. */
+void ws__spin_take(ws__worker *w);
+/* A spinner found work or stops searching: gives the role up. If it was
+   the last spinner and a worker is parked, that worker takes over the
+   search (Go's rule: the work just found may be the first of a burst). */
+void ws__stop_spinning(ws__worker *w);
+/* Gives the role up without handing it on (a worker that leaves the pool). */
+void ws__spin_drop(ws__worker *w);
+
 /* park.c */
 void ws__wake_one(ws_pool_t *pool);
 
@@ -56,6 +95,7 @@ void ws__park(ws__worker *w);
    Release: pairs with the sleeper's acquire load of park_word. */
 static inline void ws__unpark(ws__worker *w, uint32_t v)
 {
+  WS__DCHECK(ws__idle_lock_held(w->pool));
   atomic_store_explicit(&w->park_word, v, memory_order_release);
   if (w->in_poll) /* under idle_lock, with the list */
     ws__poll_wake(w); /* it sleeps in the poller (core/netpoll.c) */
@@ -74,11 +114,5 @@ static inline void ws__unpark_spare(ws__worker *w, uint32_t v)
 /* Takes the calling worker off the idle list if nobody has done it yet.
    Returns false when a waker got there first (its park_word is then set). */
 bool ws__idle_remove_self(ws_pool_t *p, ws__worker *w);
-
-/* w stops spinning. If it was the last spinner and a worker is parked, that
-   worker takes over the search (Go's rule: the work just found may be the
-   first of a burst). seq_cst RMW then load: pairs with the parkers'
-   idle_push and ws__notify. */
-void ws__stop_spinning(ws__worker *w);
 
 #endif /* WS_PARK_H */

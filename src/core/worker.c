@@ -475,23 +475,8 @@ static void backoff(unsigned round)
 static ws__task *spin(ws__worker *w)
 {
   ws_pool_t *p = w->pool;
-  if (!w->spinning) {
-    uint32_t ns = atomic_load_explicit(&p->nspinning, memory_order_relaxed); /* heuristic */
-    uint32_t ni = atomic_load_explicit(&p->nidle, memory_order_relaxed); /* heuristic */
-    uint32_t busy = p->nworkers > ni ? p->nworkers - ni : 0;
-    if (2 * ns >= busy || ns >= p->ncpus)
-      return NULL; /* enough searchers already */
-    /* More workers awake than CPUs (a pool larger than the machine, or
-       several pools): a spinner would only take turns on a CPU with a worker
-       that has work. Park instead; a publication still wakes a parked
-       worker (park.c). With 64 workers on 2 CPUs, spinners held fib(32) to
-       the speed of one worker. */
-    if (busy > p->ncpus)
-      return NULL;
-    atomic_fetch_add_explicit(&p->nspinning, 1, memory_order_seq_cst); /* see ws__stop_spinning */
-    w->spinning = true;
-    WS__PARKLOG(3, 0, 0);
-  }
+  if (!w->spinning && !ws__spin_try_begin(w))
+    return NULL; /* enough searchers already (park.c) */
   for (unsigned round = 0; round < p->spin_rounds; round++) {
     backoff(round);
     ws__task *t = find_work(w);
@@ -796,10 +781,7 @@ void *ws__worker_main(void *arg)
     ws__life_credit_flush(w);
     ws__park(w);
   }
-  if (w->spinning) {
-    w->spinning = false;
-    atomic_fetch_sub_explicit(&p->nspinning, 1, memory_order_seq_cst); /* see ws__stop_spinning */
-  }
+  ws__spin_drop(w);
   ws__tls_worker = NULL;
   ws_jf1_self = NULL;
   return NULL;

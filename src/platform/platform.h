@@ -119,6 +119,10 @@ int ws__thread_start(pthread_t *thread, size_t stack_size, void *(*fn)(void *), 
    {NULL, 0} when the platform cannot tell. */
 void ws__thread_stack(char **low, size_t *size);
 
+/* A value that names the calling thread, different for every thread alive
+   (the address of a thread-local variable): for lock-held checks. */
+const void *ws__thread_self_id(void);
+
 /* --- the poller: readiness of file descriptors, and a sleep that another
    thread can interrupt (core/netpoll.c uses it). linux/platform.c: epoll (one
    shot registrations), an eventfd to interrupt, epoll_pwait2 for a
@@ -216,5 +220,18 @@ _Noreturn void ws__panic(const char *file, int line, const char *what);
     if (__builtin_expect(!(cond), 0))                                                              \
       ws__panic(__FILE__, __LINE__, #cond);                                                        \
   } while (0)
+
+/* A state or lock-held claim written as a check (Go's assertLockHeld):
+   on in debug builds and in the sanitizer builds (WS_DEBUG_CHECKS, set by
+   CMake), compiled to nothing otherwise (the condition is still parsed). */
+#ifdef WS_DEBUG_CHECKS
+#define WS__DCHECK(cond) WS__CHECK(cond)
+#else
+#define WS__DCHECK(cond)                                                                           \
+  do {                                                                                             \
+    if (0)                                                                                         \
+      (void)(cond);                                                                                \
+  } while (0)
+#endif
 
 #endif /* WS_PLATFORM_H */

@@ -101,3 +101,10 @@ void ws__thread_stack(char **low, size_t *size)
   *size = 0;
 #endif
 }
+
+static _Thread_local char self_anchor;
+
+const void *ws__thread_self_id(void)
+{
+  return &self_anchor;
+}
