@@ -14,6 +14,7 @@
 #include "deque.h"
 #include "env.h"
 #include "inject.h"
+#include "list.h"
 #include "platform.h"
 #include "runq.h"
 #include "task.h"
@@ -53,10 +54,9 @@ typedef struct ws__worker {
      is the futex word: the owner stores ASLEEP before it joins the idle
      list; a waker stores SPINNER or WOKEN (release) while it holds idle_lock
      and has just removed the worker from the list; the owner reads it with
-     acquire. idle_prev/idle_next/on_idle are covered by the pool's
-     idle_lock. */
+     acquire. idle_link and on_idle are covered by the pool's idle_lock. */
   alignas(WS__CACHELINE) _Atomic uint32_t park_word;
-  struct ws__worker *idle_prev, *idle_next;
+  ws__link idle_link; /* the pool's idle list */
   bool on_idle;
   /* Under idle_lock: the worker sleeps in the poller, not on park_word's
      futex (core/netpoll.c), so a waker interrupts the poller instead. Set and
@@ -201,13 +201,13 @@ struct ws_pool {
      wake-ups never depend on it. */
   _Atomic uint32_t nwaiting;
 
-  /* idle_lock covers idle_head and the idle links of every worker; taken
+  /* idle_lock covers the idle list and the idle links of every worker; taken
      and released through ws__idle_lock/ws__idle_unlock (park.h), which
      keep idle_holder (the holder's ws__thread_self_id, NULL when free;
      written under the lock, read by the holder's checks). */
   alignas(WS__CACHELINE) pthread_mutex_t idle_lock;
   const void *idle_holder;
-  ws__worker *idle_head;
+  ws__list idle; /* parked workers, newest first (ws__worker.idle_link) */
 
   ws__inject inject;
   ws__inject high; /* see nhigh */

@@ -114,7 +114,7 @@ struct ws_io {
   /* The user's handle, the armed registration or queued handler, a zombie.
      acq_rel on the last decrement frees. */
   _Atomic uint32_t refs;
-  struct ws_io *prev, *next; /* the armed list, under io_lock */
+  ws__link armed_link; /* the armed list, under io_lock */
   struct ws_io *znext; /* the zombie list, under io_lock */
 };
 
@@ -390,11 +390,7 @@ static void armed_link(ws__polls *s, struct ws_io *io)
 {
   WS__CHECK(s->byfd[io->fd] == NULL);
   s->byfd[io->fd] = io;
-  io->prev = NULL;
-  io->next = s->armed;
-  if (s->armed != NULL)
-    s->armed->prev = io;
-  s->armed = io;
+  ws__list_push(&s->armed, &io->armed_link);
   atomic_fetch_add_explicit(&s->narmed, 1, memory_order_seq_cst); /* see poll_kick */
 }
 
@@ -403,13 +399,7 @@ static void armed_unlink(ws__polls *s, struct ws_io *io)
 {
   WS__CHECK(s->byfd[io->fd] == io);
   s->byfd[io->fd] = NULL;
-  if (io->prev != NULL)
-    io->prev->next = io->next;
-  else
-    s->armed = io->next;
-  if (io->next != NULL)
-    io->next->prev = io->prev;
-  io->prev = io->next = NULL;
+  ws__list_remove(&s->armed, &io->armed_link);
   atomic_fetch_sub_explicit(&s->narmed, 1, memory_order_seq_cst); /* see poll_kick */
 }
 
@@ -664,8 +654,8 @@ void ws__polls_shutdown(ws_pool_t *p)
   atomic_store_explicit(&s->yield_req, 0, memory_order_relaxed);
   pthread_mutex_lock(&s->io_lock);
   s->io_closed = true;
-  while (s->armed != NULL)
-    (void)cancel_armed(s, s->armed);
+  while (!ws__list_empty(&s->armed))
+    (void)cancel_armed(s, WS__CONTAINER(s->armed.head, struct ws_io, armed_link));
   pthread_mutex_unlock(&s->io_lock);
   drain_zombies(s); /* we hold the role: no wait is being handled */
 

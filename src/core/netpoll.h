@@ -66,7 +66,7 @@ typedef struct ws__polls {
   /* io_lock covers every watch's state changes and links, the armed list
      and byfd, the zombie list and io_closed. */
   alignas(WS__CACHELINE) pthread_mutex_t io_lock;
-  struct ws_io *armed; /* armed watches, doubly linked (ws_shutdown cancels them) */
+  ws__list armed; /* armed watches (struct ws_io.armed_link; ws_shutdown cancels them) */
   /* The armed watch of each descriptor, indexed by fd (NULL: none), nfds
      entries: one armed watch per descriptor, since the kernel keeps one
      registration per descriptor (a second would replace the first). */

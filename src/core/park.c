@@ -109,15 +109,17 @@ void ws__parklog(int ev, uint32_t a, uint32_t b)
 }
 #endif
 
+/* The worker of idle-list link e. */
+static ws__worker *idle_worker(ws__link *e)
+{
+  return WS__CONTAINER(e, ws__worker, idle_link);
+}
+
 /* idle_lock held. */
 static void idle_push(ws_pool_t *p, ws__worker *w)
 {
   WS__DCHECK(ws__idle_lock_held(p) && !w->on_idle);
-  w->idle_prev = NULL;
-  w->idle_next = p->idle_head;
-  if (p->idle_head != NULL)
-    p->idle_head->idle_prev = w;
-  p->idle_head = w;
+  ws__list_push(&p->idle, &w->idle_link);
   w->on_idle = true;
   /* seq_cst: ordered before this worker's nspinning decrement and its heavy
      barrier; read by ws__notify. */
@@ -128,13 +130,7 @@ static void idle_push(ws_pool_t *p, ws__worker *w)
 static void idle_unlink(ws_pool_t *p, ws__worker *w)
 {
   WS__DCHECK(ws__idle_lock_held(p) && w->on_idle);
-  if (w->idle_prev != NULL)
-    w->idle_prev->idle_next = w->idle_next;
-  else
-    p->idle_head = w->idle_next;
-  if (w->idle_next != NULL)
-    w->idle_next->idle_prev = w->idle_prev;
-  w->idle_prev = w->idle_next = NULL;
+  ws__list_remove(&p->idle, &w->idle_link);
   w->on_idle = false;
   atomic_fetch_sub_explicit(&p->nidle, 1, memory_order_seq_cst); /* see idle_push */
 }
@@ -177,16 +173,16 @@ void ws__wake_one(ws_pool_t *p)
 {
   ws__worker *w = NULL;
   ws__idle_lock(p);
-  if (p->idle_head != NULL) {
+  if (!ws__list_empty(&p->idle)) {
     uint32_t zero = 0;
     /* seq_cst: pairs with the spinners' decrements and ws__notify's loads. */
     if (atomic_compare_exchange_strong_explicit(&p->nspinning, &zero, 1, memory_order_seq_cst,
                                                 memory_order_relaxed)) {
       /* The head, unless it sleeps in the poller and another worker is
          parked: the poller keeps watching (netpoll.c). */
-      w = p->idle_head;
-      if (w->in_poll && w->idle_next != NULL)
-        w = w->idle_next;
+      w = idle_worker(p->idle.head);
+      if (w->in_poll && w->idle_link.next != NULL)
+        w = idle_worker(w->idle_link.next);
       idle_unlink(p, w);
       WS__PARKLOG(2, 1, w->index);
       /* Release: the woken worker acquires it; it now owns one nspinning. */
@@ -210,8 +206,8 @@ void ws__wake_one(ws_pool_t *p)
 void ws__wake_all(ws_pool_t *p)
 {
   ws__idle_lock(p);
-  while (p->idle_head != NULL) {
-    ws__worker *w = p->idle_head;
+  while (!ws__list_empty(&p->idle)) {
+    ws__worker *w = idle_worker(p->idle.head);
     idle_unlink(p, w);
     ws__unpark(w, WS__PARK_WOKEN);
   }
@@ -220,10 +216,11 @@ void ws__wake_all(ws_pool_t *p)
 
 void ws__wake_idle_spare(ws_pool_t *p)
 {
-  ws__worker *w;
+  ws__worker *w = NULL;
   ws__idle_lock(p);
-  for (w = p->idle_head; w != NULL && !w->is_spare; w = w->idle_next)
-    ;
+  for (ws__link *e = p->idle.head; e != NULL && w == NULL; e = e->next)
+    if (idle_worker(e)->is_spare)
+      w = idle_worker(e);
   if (w != NULL) {
     idle_unlink(p, w);
     ws__unpark(w, WS__PARK_WOKEN);

@@ -31,6 +31,8 @@
 #ifndef WS_MPI_BAG_H
 #define WS_MPI_BAG_H
 
+#include "list.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -56,7 +58,7 @@ typedef struct ws__mpi_bag {
   uint64_t shares; /* owner only: ws_mpi_share calls (a statistic) */
   _Atomic uint64_t shared_hint; /* split - head, as of the last change */
   /* The rank's list of live bags (runner.c, under ws_mpi.bags_lock). */
-  struct ws__mpi_bag *prev, *next;
+  ws__link link;
   bool is_split; /* made by a local split: counts in pending_splits until it starts */
   unsigned char *scratch; /* one slot: the task being run (owner only) */
 } ws__mpi_bag;

@@ -93,7 +93,7 @@ struct ws_mpi {
 
   /* Live bags. Under bags_lock. */
   pthread_mutex_t bags_lock;
-  ws__mpi_bag *bags;
+  ws__list bags; /* ws__mpi_bag.link */
   /* Split runners submitted and not started yet: incremented by the
      splitting runner, decremented by the split runner when it starts
      (relaxed: a heuristic bound on splitting, no data rides on it). */

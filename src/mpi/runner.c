@@ -48,23 +48,14 @@ static int runner_fn(void *arg);
 static void bag_link(ws_mpi_t *m, ws__mpi_bag *b)
 {
   pthread_mutex_lock(&m->bags_lock);
-  b->prev = NULL;
-  b->next = m->bags;
-  if (m->bags != NULL)
-    m->bags->prev = b;
-  m->bags = b;
+  ws__list_push(&m->bags, &b->link);
   pthread_mutex_unlock(&m->bags_lock);
 }
 
 static void bag_unlink(ws_mpi_t *m, ws__mpi_bag *b)
 {
   pthread_mutex_lock(&m->bags_lock);
-  if (b->prev != NULL)
-    b->prev->next = b->next;
-  else
-    m->bags = b->next;
-  if (b->next != NULL)
-    b->next->prev = b->prev;
+  ws__list_remove(&m->bags, &b->link);
   pthread_mutex_unlock(&m->bags_lock);
 }
 

@@ -104,7 +104,8 @@ static unsigned export_tasks(ws_mpi_t *m, unsigned char **out, size_t *len)
   pthread_mutex_lock(&m->bags_lock);
   ws__mpi_bag *best = NULL;
   uint64_t most = 0;
-  for (ws__mpi_bag *b = m->bags; b != NULL; b = b->next) {
+  for (ws__link *e = m->bags.head; e != NULL; e = e->next) {
+    ws__mpi_bag *b = WS__CONTAINER(e, ws__mpi_bag, link);
     uint64_t s = atomic_load_explicit(&b->shared_hint, memory_order_relaxed); /* a hint */
     if (s > most) {
       most = s;
