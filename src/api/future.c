@@ -72,8 +72,7 @@ int ws_future_wait(ws_future_t *f, int64_t timeout_ns)
   if (w == NULL)
     return wait_futex(t, ws__deadline(timeout_ns));
   /* A worker of the task's pool that nobody beat to the claim runs the
-     task itself, here: it is exactly what we wait for (worker.c,
-     "Waiting"). */
+     task itself, here: it is exactly what we wait for (core/wait.c). */
   if (w->pool == t->pool && ws__try_run_future(w, t))
     return 0;
   /* It runs elsewhere (or we are a worker of another pool, or too deep in

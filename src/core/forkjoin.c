@@ -88,7 +88,7 @@ void ws__sink_done(ws__sink *s, ws__worker *w, int rc, uint32_t n)
 
 /* Owner only: waits until group g is complete, running our own private
    children first (newest first, as plain calls), then waiting for the
-   rest (worker.c, "Waiting"). `frames`: g has children in the frame stack,
+   rest (core/wait.c). `frames`: g has children in the frame stack,
    which then ends with them. */
 void ws__group_wait_inside(ws__worker *w, ws__group *g, bool frames)
 {
@@ -231,7 +231,7 @@ static bool ws__join_announce(void *arg, uint32_t *expect)
 
 /* The sync of a published frame t (index mark). b comes back from the deque
    and runs here, or it was stolen (x is NULL), or a left a task above it (a
-   ws_submit child, x): run what is ours, then wait for b (worker.c, "Waiting"). */
+   ws_submit child, x): run what is ours, then wait for b (core/wait.c). */
 int ws__join_public_sync(ws__worker *w, int ra, uint32_t mark)
 {
   ws__task *t = ws__frame_at(w, mark);
@@ -248,7 +248,7 @@ int ws__join_public_sync(ws__worker *w, int ra, uint32_t mark)
     ws__push_local(w, x); /* newer than t: the wait below decides what it is */
   if (!ws__join_done(t)) {
     /* Stolen, or under a task fa left: run t and its descendants only
-       (worker.c, "Waiting"); the thief is in t->thief. */
+       (core/wait.c); the thief is in t->thief. */
     ws__waitfor wf = {ws__join_done, ws__join_announce, t, &t->state, t, &t->thief};
     ws__wait_inside(w, &wf, WS__NO_DEADLINE);
   }

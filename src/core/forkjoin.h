@@ -18,7 +18,7 @@
 typedef struct ws__group {
   /* First: the core and the profiler see a group only as its sink (child
      records point here), and the group's wait uses its address as the key
-     of what the wait depends on (worker.c, "Waiting"). */
+     of what the wait depends on (core/wait.c). */
   ws__sink sink;
   union {
     ws__worker *owner; /* WS__GROUP_INSIDE: the spawning worker */

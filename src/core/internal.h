@@ -196,7 +196,7 @@ struct ws_pool {
   alignas(WS__CACHELINE) _Atomic uint32_t nidle;
   _Atomic uint32_t nspinning;
   /* Workers inside a task that look for work their wait depends on
-     (worker.c, "Waiting"): RMW'd (relaxed) by them, read (relaxed) by
+     (core/wait.c): RMW'd (relaxed) by them, read (relaxed) by
      spawners, which publish private frames while it is not 0. A hint only:
      wake-ups never depend on it. */
   _Atomic uint32_t nwaiting;
@@ -375,7 +375,20 @@ void ws__run(ws__worker *w, ws__task *t);
    cancelled, or the worker's stack is too deep to nest it. */
 bool ws__try_run_future(ws__worker *w, ws__task *t);
 
-/* What a task waits for (worker.c, "Waiting"). */
+/* worker.c, for the waits of wait.c: tries victim v once, a single FRAME
+   record when `one` (*taken: how many were taken); counts a steal round
+   in the statistics; the spinners' pause before search round `round`. */
+ws__task *ws__steal_victim(ws__worker *w, unsigned v, unsigned *taken, bool one);
+void ws__count_steal(ws__worker *w, unsigned attempts, unsigned taken);
+void ws__backoff(unsigned round);
+
+/* Is w's stack too deep for a waiter to nest another task on it? */
+static inline bool ws__stack_low(ws__worker *w)
+{
+  return (char *)__builtin_frame_address(0) < w->stack_limit;
+}
+
+/* What a task waits for (core/wait.c). */
 typedef struct ws__waitfor {
   /* The awaited event happened (acquire: its effects are visible). */
   bool (*done)(void *arg);

@@ -4,7 +4,7 @@
  *
  * Work stealing cannot help when every worker is blocked in a system call or
  * on a lock: nobody is left to steal. ws_blocking() (api/blocking.c), and a
- * wait that cannot run what it waits for (worker.c, "Waiting"), mark the
+ * wait that cannot run what it waits for (core/wait.c), mark the
  * calling worker as blocked for the duration (ws__blocking_begin/end) and,
  * so that the pool keeps N workers running, activate a spare worker — like
  * Java's ManagedBlocker, or Go's hand-off of a P when an M enters a system

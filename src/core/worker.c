@@ -36,34 +36,8 @@
  * run the task itself (below); whoever takes the record out of its queue
  * later finds it claimed and only drops it.
  *
- * Waiting
- * -------
- * A task waits for a future, a join's second half or a group's children.
- * The worker cannot simply run whatever is queued meanwhile: a task run on
- * top of the waiter's stack may itself wait for the waiter (A waits on C,
- * B waits on A: a worker waiting in A that runs B never returns to A), and
- * then neither can finish although the wait-for graph has no cycle. So a
- * waiting worker runs only tasks its wait depends on:
- *   - the awaited task itself, if nobody has claimed it yet (a future: win
- *     its claim CAS and run it here; a join half or group child: still
- *     private, or popped back from our own deque);
- *   - descendants of the awaited task through fork/join (frames whose
- *     parent chain reaches it: the awaited task waits for them, so they
- *     cannot wait for us without a cycle), taken from our own deque and
- *     from the worker that stole the awaited task (leapfrogging).
- * A plain ws_submit child it finds on its own deque goes to the global
- * queue; frames and group children stay for thieves. It steals only
- * frames, and hands back any that are not descendants.
- * When nothing of that kind is left it spins a little (counted in
- * nwaiting, so that the owners of such descendants publish them) and then
- * blocks on the awaited word like ws_blocking does: a spare worker takes
- * its place meanwhile (core/spares.c), so queued work keeps running. Every
- * task on a worker's stack is then awaited by the one below it, and a
- * chain of waits ends at a task that runs: with spares available, every
- * acyclic wait-for graph finishes (wsched.h states what holds without).
- * Running a task nests it on the waiter's stack, so stealing stops while
- * less than WS__HELP_STACK_RESERVE of the stack is left (a quarter of a
- * small stack); the waiter then blocks instead.
+ * Waiting: a worker that waits inside a task runs only what its wait
+ * depends on, then blocks compensated (core/wait.c explains why and how).
  *
  * Invariants
  * ----------
@@ -134,7 +108,7 @@ void ws__push_local(ws__worker *w, ws__task *x)
 {
   /* FIFO order: a plain heap record goes in the ring; fork/join children
      (frames, a group's heap children) stay in the deque, where their
-     waiter looks for them (see "Waiting"). */
+     waiter looks for them (core/wait.c). */
   if (w->runq != NULL && !(x->flags & (WS__TASK_FRAME | WS__TASK_GROUP))) {
     runq_push(w, x);
     return;
@@ -232,7 +206,7 @@ static unsigned steal_ring(ws__runq *q, ws__task **buf)
 /* Tries victim v once (a few retries on a lost race). Returns a task and the
    number taken in *taken, or NULL. `one`: a single FRAME record (or nothing)
    whatever the policy, for a waiting worker. */
-static ws__task *steal_victim(ws__worker *w, unsigned v, unsigned *taken, bool one)
+ws__task *ws__steal_victim(ws__worker *w, unsigned v, unsigned *taken, bool one)
 {
   ws_pool_t *p = w->pool;
   ws__deque *q = &p->workers[v].deque;
@@ -288,7 +262,7 @@ static ws__task *steal_victim(ws__worker *w, unsigned v, unsigned *taken, bool o
   return got;
 }
 
-static void count_steal(ws__worker *w, unsigned attempts, unsigned taken)
+void ws__count_steal(ws__worker *w, unsigned attempts, unsigned taken)
 {
   ws__stats_begin(&w->stats);
   ws__stat_add(&w->stats, WS__S_steal_attempts, attempts);
@@ -328,7 +302,7 @@ static ws__task *steal_by_topology(ws__worker *w, unsigned *attempts, unsigned *
       victim_order(rng_next(w), size, &k, &stride);
       for (unsigned i = 0; i < size; i++, k = (k + stride) % size) {
         (*attempts)++;
-        ws__task *t = steal_victim(w, victims[begin + k], taken, false);
+        ws__task *t = ws__steal_victim(w, victims[begin + k], taken, false);
         if (t != NULL)
           return t;
       }
@@ -357,7 +331,7 @@ static ws__task *steal_work(ws__worker *w)
       if (v == w->index)
         continue;
       attempts++;
-      got = steal_victim(w, v, &taken, false);
+      got = ws__steal_victim(w, v, &taken, false);
     }
   }
   /* ...then the spare slots (few, and only while workers block). */
@@ -365,9 +339,9 @@ static ws__task *steal_work(ws__worker *w)
     if (i == w->index)
       continue;
     attempts++;
-    got = steal_victim(w, i, &taken, false);
+    got = ws__steal_victim(w, i, &taken, false);
   }
-  count_steal(w, attempts, taken);
+  ws__count_steal(w, attempts, taken);
   return got;
 }
 
@@ -458,7 +432,7 @@ static ws__task *find_work(ws__worker *w)
   return steal_work(w);
 }
 
-static void backoff(unsigned round)
+void ws__backoff(unsigned round)
 {
   unsigned spins = 1u << (round < 6 ? round : 6);
   for (unsigned i = 0; i < spins; i++)
@@ -478,7 +452,7 @@ static ws__task *spin(ws__worker *w)
   if (!w->spinning && !ws__spin_try_begin(w))
     return NULL; /* enough searchers already (park.c) */
   for (unsigned round = 0; round < p->spin_rounds; round++) {
-    backoff(round);
+    ws__backoff(round);
     ws__task *t = find_work(w);
     if (t != NULL)
       return t;
@@ -532,15 +506,10 @@ static void run_entry_now(ws__worker *w, ws__entry e)
   ws__life_credit_add(w);
 }
 
-static inline bool stack_low(ws__worker *w)
-{
-  return (char *)__builtin_frame_address(0) < w->stack_limit;
-}
-
 bool ws__try_run_future(ws__worker *w, ws__task *t)
 {
   /* Acquire: pairs with the release that clears HELD (life.c). */
-  if (stack_low(w) || (atomic_load_explicit(&t->state, memory_order_acquire) & WS__ST_HELD))
+  if (ws__stack_low(w) || (atomic_load_explicit(&t->state, memory_order_acquire) & WS__ST_HELD))
     return false; /* a continuation not queued yet: its future is not final */
   /* The run/cancel decision, as in ws__run: we run it here if nobody
      claimed or cancelled it (task.h). */
@@ -785,134 +754,4 @@ void *ws__worker_main(void *arg)
   ws__tls_worker = NULL;
   ws_jf1_self = NULL;
   return NULL;
-}
-
-/* Does the wait for `key` depend on t? True when t is the awaited record,
-   a child of the awaited group, or a frame or group child whose parent
-   chain reaches one of those: each such parent waits for it before
-   returning. Any other heap record ends the chain (its spawner need not
-   wait for it). The chain is alive: t is unfinished, so every parent on it
-   is. */
-static bool awaited_by(const ws__task *t, const void *key)
-{
-  for (const ws__task *n = t; n != NULL; n = n->parent) {
-    uint32_t f = n->flags;
-    if ((const void *)n == key)
-      return true;
-    if (!(f & WS__TASK_JOIN) && (f & (WS__TASK_FRAME | WS__TASK_GROUP)) &&
-        (const void *)n->sink == key)
-      return true;
-    if (!(f & (WS__TASK_FRAME | WS__TASK_GROUP)))
-      return false;
-  }
-  return false;
-}
-
-/* A task the waiter took from another worker but must not run: back where
-   anyone can take it. */
-static void hand_back(ws__worker *w, ws__task *t)
-{
-  if (t->flags & WS__TASK_FRAME)
-    ws__push_local(w, t);
-  else
-    ws__inject_push(&w->pool->inject, t, t, 1);
-  ws__notify(w->pool);
-}
-
-/* One look for a task the wait depends on: our own deque (newest first),
-   then the worker that took the awaited task. */
-static ws__task *wait_search(ws__worker *w, const ws__waitfor *wf)
-{
-  ws_pool_t *p = w->pool;
-  ws__task *t;
-  while ((t = ws__deque_pop(&w->deque)) != NULL) {
-    if (awaited_by(t, wf->key))
-      return t;
-    if (t->flags & (WS__TASK_FRAME | WS__TASK_GROUP)) {
-      /* A frame, or a heap child of a group a task below us on this
-         stack will wait for (spawned into it inside a join's fa): it stays
-         on our deque, where thieves and spares take it and where that
-         group's wait finds it, and we look no deeper. In the global queue
-         it would wait behind every root: measured, with 500 roots each
-         waiting for such a child, every spare ended up blocked on a root
-         (waitgraph spawnjoin). */
-      ws__push_local(w, t);
-      break;
-    }
-    /* A plain ws_submit child: the global queue, where any worker that is
-       not waiting takes it, so that we can reach what lies under it
-       without blocking (each block costs a spare thread). */
-    ws__inject_push(&p->inject, t, t, 1);
-    ws__notify(p);
-  }
-  if (wf->hint == NULL || stack_low(w))
-    return NULL;
-  uint32_t v = atomic_load_explicit(wf->hint, memory_order_relaxed); /* a hint */
-  if (v >= ws__nslots(p) || v == w->index)
-    return NULL;
-  unsigned taken;
-  t = steal_victim(w, v, &taken, true);
-  count_steal(w, 1, taken);
-  if (t != NULL && !awaited_by(t, wf->key)) {
-    hand_back(w, t);
-    t = NULL;
-  }
-  return t;
-}
-
-/* Blocks until wf's event (or the deadline), counted as blocked: a spare
-   keeps the pool at strength meanwhile. */
-static int wait_blocked(ws__worker *w, const ws__waitfor *wf, int64_t deadline)
-{
-  int rc = 0;
-  uint32_t expect;
-  ws__publish_private(w); /* nobody could run them while we sleep */
-  ws__blocking_begin(w);
-  while (wf->announce(wf->arg, &expect)) {
-    if (!ws__futex_wait(wf->word, expect, deadline)) {
-      rc = WS_ETIMEDOUT;
-      break;
-    }
-  }
-  ws__blocking_end(w);
-  return rc;
-}
-
-int ws__wait_inside(ws__worker *w, const ws__waitfor *wf, int64_t deadline)
-{
-  ws_pool_t *p = w->pool;
-  if (w->spinning)
-    ws__stop_spinning(w); /* a waiter is not searching for the pool's work */
-  ws__publish_private(w); /* others may take what we kept private */
-  for (;;) {
-    if (wf->done(wf->arg))
-      return 0;
-    ws__task *t = wf->key != NULL ? wait_search(w, wf) : NULL;
-    if (t == NULL && wf->key != NULL && p->spin_rounds != 0) {
-      /* A fork/join wait spins a little before blocking: the awaited task
-         often finishes soon, and owners of its descendants publish them
-         while nwaiting is not 0. Relaxed: a hint (see the field). A future
-         wait blocks at once: a timed wait in a loop must not keep a worker
-         busy doing nothing. */
-      atomic_fetch_add_explicit(&p->nwaiting, 1, memory_order_relaxed);
-      for (unsigned round = 0; round < p->spin_rounds && t == NULL; round++) {
-        backoff(round);
-        if (wf->done(wf->arg) || (deadline != WS__NO_DEADLINE && ws__now_ns() >= deadline))
-          break;
-        if (wf->key != NULL)
-          t = wait_search(w, wf);
-      }
-      atomic_fetch_sub_explicit(&p->nwaiting, 1, memory_order_relaxed);
-    }
-    if (t != NULL) {
-      ws__run(w, t);
-      continue;
-    }
-    if (wf->done(wf->arg))
-      return 0;
-    if (deadline != WS__NO_DEADLINE && ws__now_ns() >= deadline)
-      return WS_ETIMEDOUT;
-    if (wait_blocked(w, wf, deadline) != 0)
-      return wf->done(wf->arg) ? 0 : WS_ETIMEDOUT;
-  }
 }

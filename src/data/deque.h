@@ -181,7 +181,7 @@ int ws__deque_steal(ws__deque *q, ws__task **out);
 /* Any thread. Like ws__deque_steal, but only when the oldest element is a
    FRAME record: a heap record is left where it is (WS__STEAL_EMPTY). Used by
    waiting workers, which may run only fork/join descendants of what they
-   wait for (worker.c, "Waiting"). */
+   wait for (core/wait.c). */
 int ws__deque_steal_frame(ws__deque *q, ws__task **out);
 
 /* Any thread. Takes up to `max` (>= 1) of the oldest elements, but no more

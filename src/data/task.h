@@ -90,7 +90,7 @@ struct ws_future {
        for a child spawned from outside the pool. Written at the spawn,
        read-only after; the parent outlives the child, since it waits for
        it. A waiting worker follows this chain to tell whether a task is
-       one its wait depends on (worker.c, "Waiting"), and a cancel reaches
+       one its wait depends on (core/wait.c), and a cancel reaches
        the descendants of a group through it (ws__chain_cancelled). */
     struct ws_future *parent;
   };
