@@ -301,6 +301,49 @@ static inline void test_wait_all_parked(ws_pool_t *p, unsigned workers)
   }
 }
 
+/* Two zero-delay timers of pool p, one after the other, then idle: when
+   this returns, some wait on the poller began after the call and was
+   handled (the second timer fires in a later wait than the first, which
+   fired after the call), and every handler it queued has run. */
+static inline int test_nothing(void *arg)
+{
+  (void)arg;
+  return 0;
+}
+
+static inline void test_poll_rounds(ws_pool_t *p)
+{
+  for (int i = 0; i < 2; i++) {
+    ws_future_t *f;
+    ASSERT_OK(ws_after(p, 0, test_nothing, NULL, &f));
+    ASSERT_OK(ws_future_wait(f, TEST_DEADLINE_NS));
+    ws_future_release(f);
+  }
+  ASSERT_OK(ws_pool_wait_idle(p, TEST_DEADLINE_NS));
+}
+
+/* Gates: futures that stay unfinished until the test opens them. A gate
+   task blocks (compensated, ws_blocking) until its latch opens. */
+static inline int test_wait_latch(void *arg)
+{
+  latch_wait_or_fail(arg, "a gate of the test was never opened");
+  return 0;
+}
+
+static inline int test_gate_task(void *arg)
+{
+  return ws_blocking(NULL, test_wait_latch, arg);
+}
+
+/* A future of p that stays unfinished until the test counts l down. */
+static inline ws_future_t *test_gate(ws_pool_t *p, test_latch *l)
+{
+  ws_future_t *g;
+  latch_init(l, 1);
+  ASSERT_OK(ws_submit(p, test_gate_task, l, &g));
+  return g;
+}
+
 /* fib(n) with no cutoff through ws_join: the fork/join workload several
    tests share. Inside a task of a pool. */
 struct fibarg {

@@ -268,12 +268,6 @@ static int gather_fn(void *arg)
   return 0;
 }
 
-static int nothing(void *arg)
-{
-  (void)arg;
-  return 0;
-}
-
 /* The inputs, through the node's mode: directly, inside ws_blocking, in a
    group child, in a join half. POISON when the group child never started:
    only inside a cancelled group (a child of an outside group the main
@@ -288,7 +282,7 @@ static uint64_t gather(const node *n)
     break;
   case M_CHILD:
     ASSERT_OK(ws_group_init(&grp, NULL));
-    ASSERT_OK(ws_group_spawn(&grp, nothing, NULL));
+    ASSERT_OK(ws_group_spawn(&grp, test_nothing, NULL));
     ASSERT_OK(ws_group_spawn(&grp, gather_fn, &g));
     int rc = ws_group_wait(&grp);
     if (rc != 0) {
@@ -297,7 +291,7 @@ static uint64_t gather(const node *n)
     }
     break;
   case M_HALF:
-    ASSERT_OK(ws_join(NULL, nothing, NULL, gather_fn, &g));
+    ASSERT_OK(ws_join(NULL, test_nothing, NULL, gather_fn, &g));
     break;
   default:
     g.v = gather_now(n);
@@ -483,7 +477,7 @@ static uint64_t do_work(const node *n)
   switch (n->work) {
   case W_JOIN: {
     jarg a = {(uint64_t)n->id, 0, n->wparam % 5, 0};
-    ASSERT_OK(ws_join(NULL, jtree, &a, nothing, NULL));
+    ASSERT_OK(ws_join(NULL, jtree, &a, test_nothing, NULL));
     return a.sum;
   }
   case W_GROUP:
@@ -1021,27 +1015,6 @@ static int ret_arg(void *arg)
   return (int)(intptr_t)arg;
 }
 
-static int wait_latch(void *arg)
-{
-  latch_wait_or_fail(arg, "a gate of the test was never opened");
-  return 0;
-}
-
-/* A task that blocks (compensated) until its latch opens. */
-static int gate_task(void *arg)
-{
-  return ws_blocking(NULL, wait_latch, arg);
-}
-
-/* A future that stays unfinished until the test counts l down. */
-static ws_future_t *gate(ws_pool_t *p, test_latch *l)
-{
-  ws_future_t *g;
-  latch_init(l, 1);
-  ASSERT_OK(ws_submit(p, gate_task, l, &g));
-  return g;
-}
-
 static void expect_result(ws_future_t *f, int status, int rc)
 {
   int got = -100;
@@ -1130,7 +1103,7 @@ static void part_then_in_blocking(void)
         latch_init(&t.seen1, 1);
         ASSERT_OK(ws_submit(p, ret_arg, (void *)3, &t.done));
         ASSERT_OK(ws_future_wait(t.done, TEST_DEADLINE_NS));
-        t.gate = gate(p, &gl);
+        t.gate = test_gate(p, &gl);
         t.gl = &gl;
         ws_future_t *task;
         ASSERT_OK(ws_submit(p, tib_task, &t, &task));
@@ -1208,19 +1181,6 @@ static int io_count(void *arg, int fd, unsigned revents, ws_io_t *io)
   (void)io;
   atomic_fetch_add((_Atomic long *)arg, 1);
   return 0;
-}
-
-/* Two zero-delay timers one after the other, then idle: a wait on the
-   poller that began after the call was handled (as test_io's poll_rounds). */
-static void poll_rounds(ws_pool_t *p)
-{
-  for (int i = 0; i < 2; i++) {
-    ws_future_t *f;
-    ASSERT_OK(ws_after(p, 0, ret_arg, NULL, &f));
-    ASSERT_OK(ws_future_wait(f, TEST_DEADLINE_NS));
-    ws_future_release(f);
-  }
-  ASSERT_OK(ws_pool_wait_idle(p, TEST_DEADLINE_NS));
 }
 
 /* Group cancels from inside ws_blocking. */
@@ -1303,7 +1263,7 @@ static void part_cancel_in_blocking(void)
         memset(&c, 0, sizeof c);
         c.p = p;
         test_latch gl;
-        ws_future_t *g = gate(p, &gl);
+        ws_future_t *g = test_gate(p, &gl);
         ASSERT_OK(ws_future_then(g, must_not_run, NULL, &c.cont));
         c.la = (look){.f = c.cont};
         ASSERT_OK(ws_future_then(c.cont, look_fn, &c.la, &c.after));
@@ -1332,7 +1292,7 @@ static void part_cancel_in_blocking(void)
         queued_ran += qr;
         if (c.io != NULL) { /* cancelled while armed: readiness now finds no handler */
           ASSERT_EQ(write(sv[1], "x", 1), 1);
-          poll_rounds(p);
+          test_poll_rounds(p);
           ASSERT_EQ(atomic_load(&handled), 0);
           ASSERT_EQ(ws_io_rearm(c.io, WS_IO_READ), WS_ECANCELED);
           ws_io_release(c.io);
@@ -1371,6 +1331,19 @@ static int wide_input(void *arg)
   return (int)(intptr_t)arg;
 }
 
+/* ws_when_any and ws_when_all both refuse futures[0..n) with WS_EINVAL and
+   leave their result NULL. */
+static void both_refuse(ws_future_t **fs, size_t n)
+{
+  ws_future_t *out = (ws_future_t *)(uintptr_t)1;
+  size_t idx = 7;
+  ASSERT_EQ(ws_when_any(fs, n, &out, &idx), WS_EINVAL);
+  ASSERT(out == NULL);
+  out = (ws_future_t *)(uintptr_t)1;
+  ASSERT_EQ(ws_when_all(fs, n, &out), WS_EINVAL);
+  ASSERT(out == NULL);
+}
+
 static void combine_errors(ws_future_t **fs, size_t n)
 {
   ws_pool_t *q = nest_pool(1, WS_ORDER_LIFO);
@@ -1382,20 +1355,10 @@ static void combine_errors(ws_future_t **fs, size_t n)
     ws_future_t *keep = fs[at[k]];
     if (n > 1) { /* one input cannot be of two pools */
       fs[at[k]] = other;
-      out = (ws_future_t *)(uintptr_t)1;
-      ASSERT_EQ(ws_when_any(fs, n, &out, &idx), WS_EINVAL);
-      ASSERT(out == NULL);
-      out = (ws_future_t *)(uintptr_t)1;
-      ASSERT_EQ(ws_when_all(fs, n, &out), WS_EINVAL);
-      ASSERT(out == NULL);
+      both_refuse(fs, n);
     }
     fs[at[k]] = NULL;
-    out = (ws_future_t *)(uintptr_t)1;
-    ASSERT_EQ(ws_when_any(fs, n, &out, &idx), WS_EINVAL);
-    ASSERT(out == NULL);
-    out = (ws_future_t *)(uintptr_t)1;
-    ASSERT_EQ(ws_when_all(fs, n, &out), WS_EINVAL);
-    ASSERT(out == NULL);
+    both_refuse(fs, n);
     fs[at[k]] = keep;
   }
   out = (ws_future_t *)(uintptr_t)1;
@@ -1423,7 +1386,7 @@ static void part_any_wide(void)
       ws_future_t **fs = calloc(n, sizeof *fs);
       ASSERT(fs != NULL);
       test_latch gl;
-      ws_future_t *g = gate(p, &gl);
+      ws_future_t *g = test_gate(p, &gl);
       size_t win = (size_t)(test_rng(&rng) % n);
       atomic_store(&wide_ran, 0);
       for (size_t i = 0; i < n; i++)

@@ -44,27 +44,6 @@
 #include <fcntl.h>
 #include <sys/socket.h>
 
-static int nothing(void *arg)
-{
-  (void)arg;
-  return 0;
-}
-
-/* Two zero-delay timers, one after the other, then idle: when this
-   returns, some wait on the poller began after the call and was handled
-   (the second timer fires in a later wait than the first, which fired
-   after the call), and every handler it queued has run. */
-static void poll_rounds(ws_pool_t *p)
-{
-  for (int i = 0; i < 2; i++) {
-    ws_future_t *f;
-    ASSERT_OK(ws_after(p, 0, nothing, NULL, &f));
-    ASSERT_OK(ws_future_wait(f, TEST_DEADLINE_NS));
-    ws_future_release(f);
-  }
-  ASSERT_OK(ws_pool_wait_idle(p, TEST_DEADLINE_NS));
-}
-
 static void nonblock(int fd)
 {
   int fl = fcntl(fd, F_GETFL);
@@ -145,28 +124,28 @@ static void part_once(void)
     once_arg a = {.read_each = 1};
     ws_io_t *io;
     ASSERT_OK(ws_io_watch(p, sv[0], WS_IO_READ, on_ready, &a, &io));
-    poll_rounds(p);
+    test_poll_rounds(p);
     ASSERT_EQ(atomic_load(&a.runs), 0); /* nothing to read yet */
     ASSERT_EQ(ws_io_rearm(io, WS_IO_READ), WS_EBUSY); /* armed, and stays so */
     put(sv[1], 3);
     while (atomic_load(&a.runs) == 0)
-      poll_rounds(p);
+      test_poll_rounds(p);
     ASSERT_EQ(atomic_load(&a.runs), 1);
     ASSERT(atomic_load(&a.last_revents) & WS_IO_READ);
     /* Not re-armed: two bytes still unread, more written: nothing fires. */
     put(sv[1], 5);
-    poll_rounds(p);
+    test_poll_rounds(p);
     ASSERT_EQ(atomic_load(&a.runs), 1);
     /* (Not WS_EBUSY from a second re-arm here: with data waiting it may
        have fired again already. ASan's timing caught that in CI.) */
     ASSERT_EQ(ws_io_rearm(io, WS_IO_READ), 0);
-    poll_rounds(p); /* level-triggered: the unread bytes fire it at once */
+    test_poll_rounds(p); /* level-triggered: the unread bytes fire it at once */
     ASSERT_EQ(atomic_load(&a.runs), 2);
     /* Peer closes: readable and hung up. */
     a.read_each = 0;
     close(sv[1]);
     ASSERT_OK(ws_io_rearm(io, WS_IO_READ));
-    poll_rounds(p);
+    test_poll_rounds(p);
     ASSERT_EQ(atomic_load(&a.runs), 3);
     ASSERT(atomic_load(&a.last_revents) & WS_IO_HUP);
     ASSERT_EQ(ws_io_cancel(io), WS_EBUSY); /* it had fired */
@@ -181,7 +160,7 @@ static void part_once(void)
     once_arg r = {.read_each = 1};
     ASSERT_OK(ws_io_watch(p, sv[0], WS_IO_READ, on_ready, &r, &r.io));
     while (atomic_load(&r.runs) == 0)
-      poll_rounds(p);
+      test_poll_rounds(p);
     ws_io_release(r.io);
     close(sv[0]);
     close(sv[1]);
@@ -282,7 +261,7 @@ static void part_exactly(void)
         break;
       if (test_now_ns() > end)
         TEST_FAIL("read %ld of %ld bytes", got, sent);
-      poll_rounds(p);
+      test_poll_rounds(p);
     }
     for (int i = 0; i < NPAIRS; i++)
       ASSERT_EQ(atomic_load(&c[i].got), c[i].sent);
@@ -343,7 +322,7 @@ static void part_cancel(void)
       ;
     int rc = ws_io_cancel(io);
     ASSERT_EQ(pthread_join(th, NULL), 0);
-    poll_rounds(p);
+    test_poll_rounds(p);
     if (rc == 0) {
       ASSERT_EQ(atomic_load(&a.runs), 0);
       cancelled++;
@@ -375,7 +354,7 @@ static void part_close(void)
     ws_io_t *io;
     ASSERT_OK(ws_io_watch(p, sv[0], WS_IO_READ, on_ready, &a, &io));
     close(sv[0]); /* armed, and closed: the kernel forgets it */
-    poll_rounds(p);
+    test_poll_rounds(p);
     ASSERT_EQ(atomic_load(&a.runs), 0);
     ASSERT_OK(ws_io_cancel(io));
     ws_io_release(io);
@@ -387,7 +366,7 @@ static void part_close(void)
     ASSERT_OK(ws_io_watch(p, sv2[0], WS_IO_READ, on_ready, &b, &io2));
     put(sv2[1], 1);
     while (atomic_load(&b.runs) == 0)
-      poll_rounds(p);
+      test_poll_rounds(p);
     ASSERT_EQ(atomic_load(&b.runs), 1);
     ws_io_release(io2);
     close(sv[1]);
@@ -415,7 +394,7 @@ static void part_shutdown(void)
                             &a, &io[i]));
     }
     ws_future_t *t;
-    ASSERT_OK(ws_after(p, (int64_t)3600 * 1000000000, nothing, NULL, &t));
+    ASSERT_OK(ws_after(p, (int64_t)3600 * 1000000000, test_nothing, NULL, &t));
     ASSERT_OK(ws_pool_wait_idle(p, 0) == WS_ETIMEDOUT ? 0 : -1); /* the timer is outstanding */
     ASSERT_OK(ws_shutdown(p));
     ASSERT_OK(ws_await_termination(p, TEST_DEADLINE_NS));
@@ -682,14 +661,14 @@ static void part_errors(void)
   ASSERT_OK(ws_io_cancel(io));
   ASSERT_EQ(ws_io_cancel(io), WS_ECANCELED);
   put(sv[1], 1);
-  poll_rounds(p); /* cancelled: never runs */
+  test_poll_rounds(p); /* cancelled: never runs */
   ws_io_release(io);
   /* Released while armed (nothing to read): cancelled by the release. */
   char b;
   ASSERT_EQ(read(sv[0], &b, 1), 1);
   ASSERT_OK(ws_io_watch(p, sv[0], WS_IO_READ, never, NULL, &io));
   ws_io_release(io);
-  poll_rounds(p);
+  test_poll_rounds(p);
   ASSERT_OK(ws_pool_destroy(p));
   close(sv[0]);
   close(sv[1]);
@@ -701,7 +680,7 @@ static void wait_runs(ws_pool_t *p, once_arg *a, long n)
 {
   int64_t end = test_deadline();
   while (atomic_load(&a->runs) < n) {
-    poll_rounds(p);
+    test_poll_rounds(p);
     if (test_now_ns() > end)
       TEST_FAIL("a watch never fired");
   }
@@ -723,7 +702,7 @@ static void part_samefd(void)
     ASSERT(ib == NULL);
     put(sv[1], 1);
     wait_runs(p, &a, 1);
-    poll_rounds(p);
+    test_poll_rounds(p);
     ASSERT_EQ(atomic_load(&a.runs), 1);
     ASSERT_EQ(atomic_load(&b.runs), 0);
     /* a fired and was not re-armed: another watch may take the descriptor
@@ -753,7 +732,7 @@ static void part_samefd(void)
     ASSERT_OK(ws_io_rearm(id, WS_IO_READ));
     put(sv[1], 1);
     wait_runs(p, &d, 2);
-    poll_rounds(p);
+    test_poll_rounds(p);
     ASSERT_EQ(atomic_load(&b.runs), 1);
     ws_io_release(ib);
     ws_io_release(id);

@@ -25,30 +25,11 @@ static int on_ready(void *arg, int fd, unsigned revents, ws_io_t *io)
   return 0;
 }
 
-static int nothing(void *arg)
-{
-  (void)arg;
-  return 0;
-}
-
-/* Two timers in turn, then idle: a wait on the poller began after the
-   call and its handlers ran (as test_io's poll_rounds). */
-static void poll_rounds(ws_pool_t *p)
-{
-  for (int i = 0; i < 2; i++) {
-    ws_future_t *f;
-    ASSERT_OK(ws_after(p, 0, nothing, NULL, &f));
-    ASSERT_OK(ws_future_wait(f, TEST_DEADLINE_NS));
-    ws_future_release(f);
-  }
-  ASSERT_OK(ws_pool_wait_idle(p, TEST_DEADLINE_NS));
-}
-
 static void wait_runs(ws_pool_t *p, long n)
 {
   int64_t end = test_deadline();
   while (atomic_load(&runs) < n) {
-    poll_rounds(p);
+    test_poll_rounds(p);
     if (test_now_ns() > end)
       TEST_FAIL("a watch never fired");
   }
@@ -96,7 +77,7 @@ static void part_poll_add(void)
     ws__sys_fault(WS__SYS_POLLER_ADD, ENOSPC, 1); /* the kernel's "too many watches" */
     ASSERT_EQ(ws_io_watch(p, sv[0], WS_IO_READ, on_ready, NULL, &io), WS_ESYS);
     ASSERT(io == NULL);
-    poll_rounds(p);
+    test_poll_rounds(p);
     ASSERT_EQ(atomic_load(&runs), round);
     ASSERT_OK(ws_io_watch(p, sv[0], WS_IO_READ, on_ready, NULL, &io));
     wait_runs(p, round + 1); /* the byte is still there */
@@ -121,7 +102,7 @@ static void part_poll_mod(void)
   for (int round = 0; round < 20; round++) {
     ws__sys_fault(WS__SYS_POLLER_MOD, ENOMEM, 1);
     ASSERT_EQ(ws_io_rearm(io, WS_IO_READ), WS_ESYS);
-    poll_rounds(p);
+    test_poll_rounds(p);
     ASSERT_EQ(atomic_load(&runs), round + 1); /* disarmed: no handler */
     ASSERT_OK(ws_io_rearm(io, WS_IO_READ));
     wait_runs(p, round + 2);

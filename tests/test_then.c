@@ -45,26 +45,6 @@ static int ret_arg(void *arg)
 
 /* --- gates: futures that stay unfinished until the test opens them ---------- */
 
-static int wait_latch(void *arg)
-{
-  latch_wait_or_fail(arg, "a gate of the test was never opened");
-  return 0;
-}
-
-/* A task that blocks (compensated) until its latch opens. */
-static int gate_task(void *arg)
-{
-  return ws_blocking(NULL, wait_latch, arg);
-}
-
-static ws_future_t *gate(ws_pool_t *p, test_latch *l)
-{
-  ws_future_t *g;
-  latch_init(l, 1);
-  ASSERT_OK(ws_submit(p, gate_task, l, &g));
-  return g;
-}
-
 /* A pending future that no worker can claim before `behind` is final: a
    continuation of it. Cancelling it always succeeds while `behind` is
    unfinished. */
@@ -129,7 +109,7 @@ static void then_on(unsigned workers)
      a future of their own. */
   enum { K = 8 };
   test_latch l;
-  ws_future_t *g = gate(p, &l);
+  ws_future_t *g = test_gate(p, &l);
   seen s[K];
   ws_future_t *next[K];
   for (int i = 0; i < K; i++) {
@@ -170,7 +150,7 @@ static void then_on(unsigned workers)
 
   /* A cancelled future: its continuation runs and sees CANCELLED; the
      cancelled task itself never runs. */
-  ws_future_t *g2 = gate(p, &l);
+  ws_future_t *g2 = test_gate(p, &l);
   atomic_store(&counted, 0);
   ws_future_t *x = pending_behind(g2, count, NULL);
   seen c = {.f = x, .status = -1};
@@ -196,7 +176,7 @@ static void then_on(unsigned workers)
 
   /* Released right after attaching: the continuation still runs; its own
      result, cancel and continuation. */
-  g2 = gate(p, &l);
+  g2 = test_gate(p, &l);
   atomic_store(&counted, 0);
   ws_future_t *n1, *n2, *n3;
   ASSERT_OK(ws_future_then(g2, count, (void *)5, &n1));
@@ -267,7 +247,7 @@ static void chain_on(unsigned workers, long n, bool gated)
   test_latch l;
   ws_future_t *first;
   if (gated) {
-    first = gate(p, &l); /* the whole chain is attached before anything runs */
+    first = test_gate(p, &l); /* the whole chain is attached before anything runs */
   } else {
     ASSERT_OK(ws_submit(p, ret_arg, NULL, &first)); /* attached while it runs */
   }
@@ -294,7 +274,7 @@ static void chain_on(unsigned workers, long n, bool gated)
 
   /* A fan: n / 10 continuations of one future. */
   long fan = n / 10;
-  first = gate(p, &l);
+  first = test_gate(p, &l);
   atomic_store(&counted, 0);
   for (long k = 0; k < fan; k++)
     ASSERT_OK(ws_future_then(first, count, NULL, NULL));
@@ -326,7 +306,7 @@ typedef struct late {
 static int late_task(void *arg)
 {
   late *t = arg;
-  ws_blocking(NULL, wait_latch, &t->l);
+  ws_blocking(NULL, test_wait_latch, &t->l);
   return t->rc;
 }
 
@@ -446,7 +426,7 @@ static void all_on(unsigned workers)
 
   /* A cancelled input, repeated inputs, n = 1. */
   test_latch l;
-  ws_future_t *g = gate(p, &l);
+  ws_future_t *g = test_gate(p, &l);
   ws_future_t *x = pending_behind(g, ret_arg, NULL);
   ASSERT_OK(ws_submit(p, ret_arg, NULL, &fs[0]));
   ASSERT_OK(ws_future_cancel(x));
@@ -513,7 +493,7 @@ static void any_on(unsigned workers)
 
   /* A cancelled winner; index not asked for, then asked for. */
   test_latch l;
-  ws_future_t *g = gate(p, &l);
+  ws_future_t *g = test_gate(p, &l);
   ws_future_t *x = pending_behind(g, ret_arg, NULL);
   ASSERT_OK(ws_future_cancel(x));
   late lt2 = {.rc = 0};
@@ -551,7 +531,7 @@ static void wide_on(unsigned workers)
   ws_future_t **fs = calloc(n, sizeof *fs);
   ASSERT(fs != NULL);
   test_latch l;
-  ws_future_t *g = gate(p, &l), *one, *c;
+  ws_future_t *g = test_gate(p, &l), *one, *c;
   ASSERT_OK(ws_submit(p, ret_arg, (void *)5, &one));
   for (size_t i = 0; i < n; i++)
     fs[i] = g;
@@ -732,7 +712,7 @@ static void race_round(ws_pool_t *p, uint64_t seed)
   r.p = p;
   r.seed = seed;
   test_latch gl;
-  ws_future_t *g = gate(p, &gl);
+  ws_future_t *g = test_gate(p, &gl);
   r.gate = &gl;
   for (int i = 0; i < RF; i++) {
     atomic_store(&r.ran[i], 0);
@@ -819,7 +799,7 @@ typedef struct drain {
 static int drain_task(void *arg)
 {
   drain *d = arg;
-  ws_blocking(NULL, wait_latch, &d->go); /* until the pool drains */
+  ws_blocking(NULL, test_wait_latch, &d->go); /* until the pool drains */
   ASSERT_OK(ws_submit(ws_current_pool(), ret_arg, NULL, &d->child));
   d->rc = ws_future_then(d->child, count, NULL, NULL);
   return 0;
@@ -830,7 +810,7 @@ static void part_shutdown(void)
   for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++) {
     ws_pool_t *p = make_pool(worker_counts[w], WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
     test_latch l;
-    ws_future_t *g = gate(p, &l), *n, *out;
+    ws_future_t *g = test_gate(p, &l), *n, *out;
     drain d = {.rc = -100};
     latch_init(&d.go, 1);
     ws_future_t *df;
