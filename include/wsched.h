@@ -479,7 +479,8 @@ WS_EXTERN int ws_future_then(ws_future_t *f, ws_task_fn fn, void *arg, ws_future
    released after the call. The combined future cannot be cancelled
    (ws_future_cancel returns WS_EBUSY: it is claimed from the start) and is
    waited for, continued and released like any other. Returns 0, WS_EINVAL
-   (NULL arguments, n == 0, futures of different pools), WS_ENOMEM or
+   (NULL arguments, n == 0, n so large that the combinator's record size
+   would overflow a size_t, futures of different pools), WS_ENOMEM or
    WS_ESHUTDOWN (see above); on error *all is NULL and nothing was attached.
    Any thread. */
 WS_EXTERN int ws_when_all(ws_future_t *const *futures, size_t n, ws_future_t **all);
