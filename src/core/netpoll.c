@@ -118,6 +118,32 @@ struct ws_io {
   struct ws_io *znext; /* the zombie list, under io_lock */
 };
 
+/* The two locks of ws__polls, with their holders kept for the lock-held
+   checks (WS__DCHECK; as ws__idle_lock). */
+static void io_lock(ws__polls *s)
+{
+  pthread_mutex_lock(&s->io_lock);
+  s->io_holder = ws__thread_self_id();
+}
+
+static void io_unlock(ws__polls *s)
+{
+  s->io_holder = NULL;
+  pthread_mutex_unlock(&s->io_lock);
+}
+
+static void tlock(ws__polls *s)
+{
+  pthread_mutex_lock(&s->tlock);
+  s->t_holder = ws__thread_self_id();
+}
+
+static void tunlock(ws__polls *s)
+{
+  s->t_holder = NULL;
+  pthread_mutex_unlock(&s->tlock);
+}
+
 int ws__polls_init(ws__polls *s)
 {
   memset(s, 0, sizeof *s);
@@ -148,11 +174,11 @@ static void io_unref(struct ws_io *io)
 /* The holder of the role, or the destroyer: frees the zombies. */
 static void drain_zombies(ws__polls *s)
 {
-  pthread_mutex_lock(&s->io_lock);
+  io_lock(s);
   struct ws_io *z = s->zombies;
   s->zombies = NULL;
   atomic_store_explicit(&s->nzombies, 0, memory_order_relaxed); /* under io_lock */
-  pthread_mutex_unlock(&s->io_lock);
+  io_unlock(s);
   while (z != NULL) {
     struct ws_io *next = z->znext;
     io_unref(z);
@@ -229,6 +255,7 @@ static bool timer_before(const ws__timer *a, const ws__timer *b)
    cannot while it is here, so rc, which shares the field, is not used yet). */
 static void heap_set(ws__polls *s, size_t i, ws__timer x)
 {
+  WS__DCHECK(s->t_holder == ws__thread_self_id());
   s->heap[i] = x;
   x.t->heap_pos = (int)(i + 1);
 }
@@ -264,6 +291,7 @@ static void heap_down(ws__polls *s, size_t i, ws__timer x)
 /* tlock held: removes heap[i]; its record is no longer in the heap. */
 static void heap_remove(ws__polls *s, size_t i)
 {
+  WS__DCHECK(s->t_holder == ws__thread_self_id());
   s->heap[i].t->heap_pos = 0;
   ws__timer last = s->heap[--s->n];
   if (i == s->n)
@@ -277,6 +305,7 @@ static void heap_remove(ws__polls *s, size_t i)
 /* tlock held: publishes the heap's top. */
 static void top_store(ws__polls *s)
 {
+  WS__DCHECK(s->t_holder == ws__thread_self_id());
   int64_t d = s->n != 0 ? s->heap[0].deadline : WS__NO_DEADLINE;
   /* seq_cst: pairs with the role's release and with parkers (see top). */
   atomic_store_explicit(&s->next_deadline, d, memory_order_seq_cst);
@@ -285,16 +314,16 @@ static void top_store(ws__polls *s)
 int ws__timer_add(ws_pool_t *p, ws__task *t, int64_t deadline)
 {
   ws__polls *s = &p->polls;
-  pthread_mutex_lock(&s->tlock);
+  tlock(s);
   if (s->tclosed) {
-    pthread_mutex_unlock(&s->tlock);
+    tunlock(s);
     return WS_ESHUTDOWN;
   }
   if (s->n == s->cap) {
     size_t cap = s->cap != 0 ? 2 * s->cap : 64;
     ws__timer *h = cap < (size_t)INT_MAX ? ws__malloc(cap * sizeof *h) : NULL;
     if (h == NULL) {
-      pthread_mutex_unlock(&s->tlock);
+      tunlock(s);
       return WS_ENOMEM;
     }
     if (s->n != 0)
@@ -308,7 +337,7 @@ int ws__timer_add(ws_pool_t *p, ws__task *t, int64_t deadline)
   bool top = s->heap[0].t == t;
   if (top)
     top_store(s);
-  pthread_mutex_unlock(&s->tlock);
+  tunlock(s);
   if (top)
     poll_kick(p, true);
   return 0;
@@ -318,7 +347,7 @@ void ws__timer_cancelled(ws__task *t)
 {
   ws_pool_t *p = t->pool;
   ws__polls *s = &p->polls;
-  pthread_mutex_lock(&s->tlock);
+  tlock(s);
   bool here = t->heap_pos != 0; /* see heap_set */
   if (here) {
     size_t i = (size_t)t->heap_pos - 1;
@@ -327,7 +356,7 @@ void ws__timer_cancelled(ws__task *t)
     if (top)
       top_store(s);
   }
-  pthread_mutex_unlock(&s->tlock);
+  tunlock(s);
   if (!here)
     return; /* fired: the queue's claim drops it (worker.c, ws__run) */
   ws__task_unref(NULL, NULL, t); /* the heap's reference: the handle holds the other */
@@ -341,7 +370,7 @@ static unsigned fire_timers(ws__polls *s, ws__task **first, ws__task **last)
     return 0; /* a hint: a timer added meanwhile kicks the role (poll_kick) */
   unsigned n = 0;
   int64_t now = ws__now_ns();
-  pthread_mutex_lock(&s->tlock);
+  tlock(s);
   while (s->n != 0 && s->heap[0].deadline <= now) {
     ws__task *t = s->heap[0].t;
     heap_remove(s, 0);
@@ -356,7 +385,7 @@ static unsigned fire_timers(ws__polls *s, ws__task **first, ws__task **last)
   }
   if (n != 0)
     top_store(s);
-  pthread_mutex_unlock(&s->tlock);
+  tunlock(s);
   return n;
 }
 
@@ -367,6 +396,7 @@ static unsigned fire_timers(ws__polls *s, ws__task **first, ws__task **last)
    when byfd cannot grow to it. */
 static int fd_claimable(ws__polls *s, struct ws_io *io)
 {
+  WS__DCHECK(s->io_holder == ws__thread_self_id());
   size_t fd = (size_t)io->fd;
   if (fd < s->nfds)
     return s->byfd[fd] == NULL ? 0 : WS_EBUSY;
@@ -388,6 +418,7 @@ static int fd_claimable(ws__polls *s, struct ws_io *io)
 /* io_lock held, fd_claimable said 0. */
 static void armed_link(ws__polls *s, struct ws_io *io)
 {
+  WS__DCHECK(s->io_holder == ws__thread_self_id());
   WS__CHECK(s->byfd[io->fd] == NULL);
   s->byfd[io->fd] = io;
   ws__list_push(&s->armed, &io->armed_link);
@@ -397,6 +428,7 @@ static void armed_link(ws__polls *s, struct ws_io *io)
 /* io_lock held, io armed. */
 static void armed_unlink(ws__polls *s, struct ws_io *io)
 {
+  WS__DCHECK(s->io_holder == ws__thread_self_id());
   WS__CHECK(s->byfd[io->fd] == io);
   s->byfd[io->fd] = NULL;
   ws__list_remove(&s->armed, &io->armed_link);
@@ -408,6 +440,7 @@ static void armed_unlink(ws__polls *s, struct ws_io *io)
    a sleeping one. */
 static bool cancel_armed(ws__polls *s, struct ws_io *io)
 {
+  WS__DCHECK(s->io_holder == ws__thread_self_id());
   atomic_store_explicit(&io->state, IO_CANCELLED, memory_order_relaxed); /* under io_lock */
   armed_unlink(s, io);
   ws__poller_disarm(&s->poller, io->fd);
@@ -445,7 +478,7 @@ static unsigned fire_watches(ws__worker *w, ws__pollev *ev, int n, ws__task **fi
   for (int i = 0; i < n; i++)
     rec[i] = ws__task_new(w, p, io_task, ev[i].key, 0, 1, NULL);
   unsigned fired = 0;
-  pthread_mutex_lock(&s->io_lock);
+  io_lock(s);
   for (int i = 0; i < n; i++) {
     struct ws_io *io = ev[i].key;
     if (atomic_load_explicit(&io->state, memory_order_relaxed) != IO_ARMED) /* under io_lock */
@@ -466,7 +499,7 @@ static unsigned fire_watches(ws__worker *w, ws__pollev *ev, int n, ws__task **fi
     rec[i] = NULL;
     fired++;
   }
-  pthread_mutex_unlock(&s->io_lock);
+  io_unlock(s);
   for (int i = 0; i < n; i++)
     if (rec[i] != NULL)
       ws__task_free(&w->records, &p->depot, rec[i]);
@@ -652,14 +685,14 @@ void ws__polls_shutdown(ws_pool_t *p)
     ws__yield();
   }
   atomic_store_explicit(&s->yield_req, 0, memory_order_relaxed);
-  pthread_mutex_lock(&s->io_lock);
+  io_lock(s);
   s->io_closed = true;
   while (!ws__list_empty(&s->armed))
     (void)cancel_armed(s, WS__CONTAINER(s->armed.head, struct ws_io, armed_link));
-  pthread_mutex_unlock(&s->io_lock);
+  io_unlock(s);
   drain_zombies(s); /* we hold the role: no wait is being handled */
 
-  pthread_mutex_lock(&s->tlock);
+  tlock(s);
   s->tclosed = true;
   ws__timer *h = s->heap;
   size_t n = s->n;
@@ -668,7 +701,7 @@ void ws__polls_shutdown(ws_pool_t *p)
   s->heap = NULL;
   s->n = s->cap = 0;
   top_store(s);
-  pthread_mutex_unlock(&s->tlock);
+  tunlock(s);
   for (size_t i = 0; i < n; i++) {
     ws__task *t = h[i].t;
     if (ws__task_leave_pending(t, WS_FUTURE_CANCELLED, NULL))
@@ -718,9 +751,9 @@ int ws__io_watch(ws_pool_t *p, int fd, unsigned events, ws_io_fn fn, void *arg, 
   atomic_init(&io->refs, 1); /* the handle */
   ws__polls *s = &p->polls;
   *out = io; /* before it is armed: its handler may run at once */
-  pthread_mutex_lock(&s->io_lock);
+  io_lock(s);
   int rc = s->io_closed ? WS_ESHUTDOWN : arm(s, io, events);
-  pthread_mutex_unlock(&s->io_lock);
+  io_unlock(s);
   if (rc != 0) {
     *out = NULL;
     ws__free(io);
@@ -734,7 +767,7 @@ int ws__io_rearm(ws_io_t *io, unsigned events)
 {
   ws__polls *s = &io->pool->polls;
   int rc;
-  pthread_mutex_lock(&s->io_lock);
+  io_lock(s);
   uint32_t st = atomic_load_explicit(&io->state, memory_order_relaxed); /* under io_lock */
   if (st == IO_CANCELLED) {
     rc = WS_ECANCELED;
@@ -746,7 +779,7 @@ int ws__io_rearm(ws_io_t *io, unsigned events)
   } else {
     rc = arm(s, io, events);
   }
-  pthread_mutex_unlock(&s->io_lock);
+  io_unlock(s);
   if (rc == 0)
     poll_kick(io->pool, false);
   return rc;
@@ -757,7 +790,7 @@ int ws__io_cancel(ws_io_t *io)
   ws__polls *s = &io->pool->polls;
   int rc;
   bool kick = false;
-  pthread_mutex_lock(&s->io_lock);
+  io_lock(s);
   uint32_t st = atomic_load_explicit(&io->state, memory_order_relaxed); /* under io_lock */
   if (st == IO_ARMED) {
     kick = cancel_armed(s, io);
@@ -768,7 +801,7 @@ int ws__io_cancel(ws_io_t *io)
   } else {
     rc = WS_ECANCELED;
   }
-  pthread_mutex_unlock(&s->io_lock);
+  io_unlock(s);
   if (kick)
     ws__poller_break(&s->poller); /* a sleeping holder frees them before it waits again */
   return rc;

@@ -58,6 +58,10 @@ typedef struct ws__polls {
   /* tlock covers the heap (heap, n, cap), seq, tclosed and the heap
      positions kept in the records (their heap_pos field, netpoll.c). */
   alignas(WS__CACHELINE) pthread_mutex_t tlock;
+  /* The holders of tlock and io_lock (ws__thread_self_id, NULL when free):
+     written by the holder under the lock, read by its own lock-held
+     checks (netpoll.c, tlock/io_lock). */
+  const void *t_holder, *io_holder;
   ws__timer *heap;
   size_t n, cap;
   uint64_t seq;
