@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Repository hygiene (issue #30): no tracked file over 1 MB unless listed
-# below with the reason it is that large, and no core dump or build output
-# tracked. Usage: tests/check_files.sh SOURCE_DIR. Skips (77) outside a git
+# below with the reason it is that large, no core dump or build output
+# tracked, and every path of the tree that README.md and docs/DESIGN.md
+# name exists. Usage: tests/check_files.sh SOURCE_DIR. Skips (77) outside a git
 # checkout (a release tarball has no index to read).
 set -euo pipefail
 cd "$1"
@@ -24,5 +25,21 @@ while IFS= read -r -d '' f; do
       bad=1 ;;
   esac
 done < <(git ls-files -z)
-[ "$bad" -eq 0 ] && echo "no tracked file over 1 MB, no core dump or build output"
+# Every path of the tree that README.md and docs/DESIGN.md name exists.
+if ! python3 - <<'PY'
+import os, re, sys
+bad = 0
+for doc in ["README.md", "docs/DESIGN.md"]:
+    text = open(doc).read()
+    pat = r"(?<![\w/.])((?:src|tests|examples|scripts|docs|bench|include|verify|tools|cmake|debian)/[\w./+-]*\w)"
+    for m in re.finditer(pat, text):
+        if not os.path.exists(m.group(1)):
+            print(f"{doc} names {m.group(1)}, which does not exist")
+            bad = 1
+sys.exit(bad)
+PY
+then
+  bad=1
+fi
+[ "$bad" -eq 0 ] && echo "no tracked file over 1 MB, no core dump or build output; every path README.md and DESIGN.md name exists"
 exit "$bad"
