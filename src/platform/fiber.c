@@ -101,7 +101,7 @@ WS__NO_TSAN static inline void ws__fiber_arrived(ws__fiber *self, ws__fiber *pre
     ws__fiber_release(prev);
 }
 
-/* Step 1. */
+/* Step 1 (fiber.h has it inline too). */
 WS__NO_TSAN static inline void ws__fiber_check(const ws__fiber *f)
 {
   if (f->stack != NULL && __builtin_expect(!ws__stack_canary_ok(f->stack), 0))
@@ -163,6 +163,7 @@ void ws__fiber_make(ws__fiber *f, ws__stack *s, ws__fiber_fn *fn, void *arg)
 #endif
 }
 
+#if !defined(WS__FIBER_SWITCH_INLINE) /* else fiber.h has it */
 WS__NO_TSAN ws__fiber *ws__fiber_switch(ws__fiber *from, ws__fiber *to)
 {
   ws__fiber_check(from);
@@ -183,6 +184,7 @@ WS__NO_TSAN ws__fiber *ws__fiber_switch(ws__fiber *from, ws__fiber *to)
   ws__fiber_arrived(from, prev);
   return prev;
 }
+#endif
 
 WS__NO_TSAN _Noreturn void ws__fiber_exit(ws__fiber *self, ws__fiber *to)
 {

@@ -31,8 +31,10 @@
  */
 #if defined(__CET__) && (__CET__ & 1)
 #define WS_ENDBR endbr64
+#define WS_JMP notrack jmp
 #else
 #define WS_ENDBR
+#define WS_JMP jmp
 #endif
 
         .text
@@ -93,8 +95,10 @@ ws__fiber_swap:
         popq    %rbp
         .cfi_adjust_cfa_offset -8
         .cfi_restore %rbp
+        popq    %r8                     /* the new context's return address */
+        .cfi_adjust_cfa_offset -8
         movq    %rdx, %rax              /* returns pass in the new context */
-        ret
+        WS_JMP  *%r8
         .cfi_endproc
         .size   ws__fiber_swap, .-ws__fiber_swap
 
