@@ -52,6 +52,7 @@
 
 #include <fenv.h>
 #include <limits.h>
+#include <sys/resource.h>
 #if defined(WS__FIBER_TSAN)
 #include <sanitizer/tsan_interface.h>
 #endif
@@ -834,6 +835,8 @@ static int run_child(void (*body)(void), const char *what, char *out, size_t siz
   pid_t pid = fork();
   ASSERT(pid >= 0);
   if (pid == 0) {
+    struct rlimit nocore = {0, 0}; /* the abort is expected: no core file */
+    setrlimit(RLIMIT_CORE, &nocore);
     dup2(pfd[1], STDERR_FILENO);
     close(pfd[0]);
     close(pfd[1]);
