@@ -28,8 +28,10 @@
 #include <stdint.h>
 
 /* Bytes of memory per stack when the options say 0 (rounded up to whole
-   pages). docs/DESIGN.md, "Stacks and context switches", has the why. */
-#define WS__STACK_SIZE_DEFAULT (64 * 1024)
+   pages): 64 KiB, 16 KiB where pointers are 32 bits (100,000 stacks of
+   64 KiB would not fit the address space). docs/DESIGN.md, "Stacks and
+   context switches", has the why. */
+#define WS__STACK_SIZE_DEFAULT (UINTPTR_MAX > 0xffffffffu ? 64 * 1024 : 16 * 1024)
 /* The smallest stack a pool makes (smaller sizes are raised to it). */
 #define WS__STACK_SIZE_MIN (8 * 1024)
 /* How many of a pool's stacks get a guard page: the first ones it maps. */
