@@ -238,13 +238,15 @@ _Noreturn void ws__stack_overflow(const ws__stack *s, const char *when)
 
 static void ws__stack_segv(int sig, siginfo_t *si, void *uc)
 {
-  const char *a = si->si_addr;
+  uintptr_t a = (uintptr_t)si->si_addr;
   size_t pg = ws__page;
   for (unsigned i = 0; i < WS__GUARD_SLOTS; i++) {
     /* acquire: pairs with the claim's release, so the record is readable */
     const ws__stack *s = atomic_load_explicit(&guards[i], memory_order_acquire);
-    if (s != NULL && a >= s->low - pg && a < s->low)
-      ws__overflow_report(s, " ran into its guard page", a);
+    /* (a released stack's record reads as zeros until it is reused) */
+    uintptr_t low = s != NULL ? (uintptr_t)s->low : 0;
+    if (low > pg && a >= low - pg && a < low)
+      ws__overflow_report(s, " ran into its guard page", si->si_addr);
   }
   /* Not a guard page of ours: the handler we replaced decides. */
   if (old_segv.sa_flags & SA_SIGINFO) {

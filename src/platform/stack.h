@@ -177,7 +177,8 @@ _Noreturn void ws__stack_overflow(const ws__stack *s, const char *when);
    so that the guard-page handler can report an overflow (it cannot run on
    the stack that overflowed). Every thread that runs contexts on guarded
    stacks calls it once, before; without it a guard-page overflow kills
-   the process with a plain SIGSEGV. Returns 0 or WS_ENOMEM. */
+   the process with a plain SIGSEGV. Returns 0, WS_ENOMEM, or WS_ESYS
+   (sigaltstack refused). */
 int ws__stack_thread_init(void);
 /* Removes and frees what ws__stack_thread_init installed (nothing if the
    thread had its own). Before the thread ends. */
