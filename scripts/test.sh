@@ -28,11 +28,12 @@
 #             test_fiber (the aarch64 context switch is this run's point) and
 #             fiberswitch_small, and the parts of the other programs that
 #             took under ~10 s each under qemu, without the _fifo and _fences
-#             reruns: 121 ctests. On this project's 2-vCPU VM, shared, at a
-#             load average of 12-18 (2026-12-02) the whole configuration took
-#             4 min 36 s, build included (tests: 3 min 8 s); the whole suite
-#             had not finished after 45 min (waitgraph_graph alone grew to
-#             9 GB under qemu-user). qemu-user turns Arm loads and stores into the
+#             reruns: 121 ctests. On this project's 2-vCPU VM (2026-12-02)
+#             the whole configuration, build included, took 119 s (tests 88
+#             s) at a load average of 1-6, and 276 s (tests 188 s) at 12-18
+#             from other users; the whole suite had not finished after 45
+#             min at the higher load (waitgraph_graph alone grew to 9 GB
+#             under qemu-user). qemu-user turns Arm loads and stores into the
 #             host's, ordered as x86 orders them: this run checks the ABI, the
 #             assembly and the generated code, not Arm's weaker memory order.
 #   (posix, clang and m32 skip the SPIN models, label spin: they check the
