@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 TAG = "SPDX-License-Identifier: MIT"
-C_STYLE = (".c", ".h", ".pml")
+C_STYLE = (".c", ".h", ".pml", ".S")
 SLASH = (".cpp", ".go", ".java", ".rs")
 HASH = (".sh", ".py", ".cmake", ".in", ".toml", ".txt")
 HASH_NAMES = ("CMakeLists.txt", "Makefile", "run", ".clang-format", ".editorconfig")
