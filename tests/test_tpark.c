@@ -9,11 +9,18 @@
  *              started.
  *   graph    — random wait graphs (seeded): 10^4 tasks (fewer under
  *              sanitizers) on 3 workers without spares, each of which
- *              waits in one of seven ways (a future of a child it submits,
+ *              waits in one of nine ways (a future of a child it submits,
  *              the same with a timeout, a group of children, a ws_join, a
  *              sleep, a suspension resumed by a later task or by an outside
- *              thread, a yield) and recurses to a random depth: every task
- *              runs exactly once and every wait returns 0.
+ *              thread, a yield, a ws_future_then continuation's future, a
+ *              ws_when_all future) and recurses to a random depth: every
+ *              task runs exactly once and every wait returns 0 (what
+ *              wsched.h's "Waiting" promises without spares).
+ *   many     — 10^4 tasks (fewer under sanitizers) suspended at once on 2
+ *              workers without spares (the stats count them all parked),
+ *              then resumed from two threads in a seeded random order:
+ *              each runs once and finishes once, and its handle resumes
+ *              nothing afterwards; 3 rounds in one pool.
  *   race     — ws_resume racing the suspension at every step: from inside
  *              the suspend callback, from a thread spinning on the handle
  *              (it resumes while the task is still being set aside or
@@ -195,7 +202,7 @@ static void take_and_resume(handoff *h)
   ASSERT_EQ(ws_resume(r), WS_EINVAL); /* once only */
 }
 
-enum { G_FUTURE, G_TIMED, G_GROUP, G_JOIN, G_SLEEP, G_SUSPEND, G_YIELD, G_KINDS };
+enum { G_FUTURE, G_TIMED, G_GROUP, G_JOIN, G_SLEEP, G_SUSPEND, G_YIELD, G_THEN, G_ALL, G_KINDS };
 
 /* One task of the graph: run once (ran), by whoever it was given to. Its
    parent checks ran after its wait, so a node run twice or never fails. */
@@ -311,6 +318,38 @@ static int gtask(void *arg)
     ASSERT_OK(ws_suspend(give_handle, &g_ring[slot % G_RING]));
     return gcall(n, &s);
   }
+  case G_THEN: {
+    /* A continuation's future, waited for: c2 runs once c1 finished. */
+    gnode c1, c2;
+    gnode_child(&c1, n, &s);
+    gnode_child(&c2, n, &s);
+    ws_future_t *f, *t;
+    ASSERT_OK(ws_submit(ws_current_pool(), gtask, &c1, &f));
+    ASSERT_OK(ws_future_then(f, gtask, &c2, &t));
+    ASSERT_OK(ws_future_wait(t, -1));
+    ASSERT_EQ(atomic_load(&c1.ran), 1);
+    ASSERT_EQ(atomic_load(&c2.ran), 1);
+    ws_future_release(f);
+    ws_future_release(t);
+    return 0;
+  }
+  case G_ALL: {
+    /* A combined future, waited for. */
+    gnode c[2];
+    ws_future_t *f[2], *all;
+    for (int i = 0; i < 2; i++) {
+      gnode_child(&c[i], n, &s);
+      ASSERT_OK(ws_submit(ws_current_pool(), gtask, &c[i], &f[i]));
+    }
+    ASSERT_OK(ws_when_all(f, 2, &all));
+    ASSERT_OK(ws_future_wait(all, -1));
+    for (int i = 0; i < 2; i++) {
+      ASSERT_EQ(atomic_load(&c[i].ran), 1);
+      ws_future_release(f[i]);
+    }
+    ws_future_release(all);
+    return 0;
+  }
   default:
     ASSERT_OK(ws_yield());
     return gcall(n, &s);
@@ -376,6 +415,96 @@ static void part_graph(void)
   ASSERT_EQ(st.spares, 0);
   ASSERT_EQ(st.parked_tasks, 0);
   ASSERT_OK(ws_pool_destroy(p));
+}
+
+/* --- many -------------------------------------------------------------------- */
+
+typedef struct many_task {
+  _Atomic uint64_t id;
+  _Atomic int ran, done;
+} many_task;
+
+static void many_give(void *arg, ws_resume_t r)
+{
+  atomic_store(&((many_task *)arg)->id, r.id);
+}
+
+static int many_body(void *arg)
+{
+  many_task *t = arg;
+  ASSERT_EQ(atomic_fetch_add(&t->ran, 1), 0);
+  ASSERT_OK(ws_suspend(many_give, t));
+  ASSERT_EQ(atomic_fetch_add(&t->done, 1), 0);
+  return 0;
+}
+
+typedef struct many_resumer {
+  many_task *t;
+  size_t *order, from, to;
+} many_resumer;
+
+static void *many_resume(void *arg)
+{
+  many_resumer *r = arg;
+  for (size_t i = r->from; i < r->to; i++) {
+    ws_resume_t h = {atomic_load(&r->t[r->order[i]].id)};
+    ASSERT_OK(ws_resume(h));
+  }
+  return NULL;
+}
+
+static void part_many(void)
+{
+  size_t n = 10000 / TP_DIV;
+  uint64_t seed = test_seed();
+  many_task *t = calloc(n, sizeof *t);
+  size_t *order = malloc(n * sizeof *order);
+  ASSERT(t != NULL && order != NULL);
+  ws_pool_t *p = pool_nospares(2);
+  for (int round = 0; round < 3; round++) {
+    memset(t, 0, n * sizeof *t);
+    for (size_t i = 0; i < n; i++)
+      order[i] = i;
+    for (size_t i = n - 1; i > 0; i--) { /* a seeded shuffle: resumed in random order */
+      size_t j = (size_t)(test_rng(&seed) % (i + 1)), x = order[i];
+      order[i] = order[j];
+      order[j] = x;
+    }
+    spawn_all a = {t, n, sizeof *t, many_body};
+    ws_future_t *f;
+    ASSERT_OK(ws_submit(p, spawn_all_task, &a, &f));
+    /* Every task parked at once, on 2 workers and no spare. */
+    ws_stats_t st;
+    int64_t give_up = test_deadline();
+    do {
+      ws_pool_stats(p, &st, NULL, 0);
+      ASSERT(test_now_ns() < give_up);
+      sched_yield();
+    } while (st.parked_tasks < n);
+    for (size_t i = 0; i < n; i++)
+      ASSERT(atomic_load(&t[i].id) != 0);
+    fprintf(stderr, "many: %zu tasks parked at once, %" PRIu64 " pooled stacks in use, %u spares\n",
+            n, st.park_stacks, st.spares);
+    ASSERT_EQ(st.spares, 0);
+    /* Resumed from two threads, in a random order, while they park. */
+    pthread_t th[2];
+    many_resumer r[2] = {{t, order, 0, n / 2}, {t, order, n / 2, n}};
+    for (int k = 0; k < 2; k++)
+      ASSERT_EQ(pthread_create(&th[k], NULL, many_resume, &r[k]), 0);
+    for (int k = 0; k < 2; k++)
+      pthread_join(th[k], NULL);
+    ASSERT_OK(ws_future_wait(f, TEST_DEADLINE_NS));
+    ws_future_release(f);
+    for (size_t i = 0; i < n; i++) {
+      ASSERT_EQ(atomic_load(&t[i].ran), 1);
+      ASSERT_EQ(atomic_load(&t[i].done), 1);
+      ws_resume_t h = {atomic_load(&t[i].id)};
+      ASSERT_EQ(ws_resume(h), WS_EINVAL);
+    }
+  }
+  ASSERT_OK(ws_pool_destroy(p));
+  free(t);
+  free(order);
 }
 
 /* --- race ---------------------------------------------------------------------- */
@@ -1090,7 +1219,7 @@ static const test_part parts[] = {
     {"shutdown", part_shutdown, false}, {"outside", part_outside, false},
     {"spare", part_spare, false},       {"nest", part_nest, false},
     {"overflow", part_overflow, false}, {"stats", part_stats, false},
-    {"trace", part_trace, false},
+    {"trace", part_trace, false},       {"many", part_many, false},
 };
 
 TEST_MAIN(parts)

@@ -575,17 +575,29 @@ static inline bool skip_cancelled(ws__worker *w, const ws__task *t)
 
 static void run_bundle(ws__worker *w, ws__task *t)
 {
+  /* Relaxed: written before the push that published the bundle, which our
+     claim (or pop) acquired. */
+  uint32_t n = atomic_load_explicit(&t->bundle, memory_order_relaxed);
+  ws__sink *sink = t->sink; /* the same for every frame of the bundle */
+  if (n == 1) {
+    /* One frame (most steals of fork/join): nothing to give away if it
+       parks, so no bundle state (below) to keep. */
+    int rc = 0;
+    if (!skip_cancelled(w, t)) {
+      rc = run_body(w, t);
+      ws__fj_count_run(&w->stats, rc);
+    }
+    ws__sink_done(sink, w, rc, 1);
+    return;
+  }
   /* The bundle's state where a park can see it (w->bundles, tpark.c): if
      the running child parks, the rest of the bundle goes back on the deque
      (me.n becomes 1), so that it does not wait on the parked stack. */
   ws__bundle_run me;
   me.prev = w->bundles;
   me.t = t;
-  /* Relaxed: written before the push that published the bundle, which our
-     claim (or pop) acquired. */
-  me.n = atomic_load_explicit(&t->bundle, memory_order_relaxed);
+  me.n = n;
   w->bundles = &me;
-  ws__sink *sink = t->sink; /* the same for every frame of the bundle */
   uint32_t unreported = 0;
   for (;;) {
     if (me.n > 1 && !ws__keep_private(w)) {
