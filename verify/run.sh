@@ -111,7 +111,7 @@ check() {
 
 # Correct models (must verify) and broken variants (must be rejected).
 # -m: search depth bound (the deepest paths reached are 270, 234, 122, 2502,
-# and 1138 for poll.pml, 310 for term.pml); -E is not given: invalid end states (deadlocks) are errors.
+# and 1138 for poll.pml, 310 for term.pml, 138 for tpark.pml); -E is not given: invalid end states (deadlocks) are errors.
 # pan is compiled with -O0 (gcc -O2 takes longer than most searches) except
 # for the two largest state spaces.
 check park          park.pml   pass "" "-m10000" -O1
@@ -177,6 +177,21 @@ check term-nowhiten  term.pml   fail "$t4 -DNO_WHITEN" "-m10000"
 check term-splitsend term.pml   fail "$t4 -DSPLIT_SEND" "-m10000"
 check term-earlyreport term.pml fail "$t4 -DEARLY_REPORT" "-m10000"
 check term-probewhitens term.pml fail "$t4 -DPROBE_WHITENS" "-m10000"
+
+# tpark.pml: a task parks and is readied (issue #31, src/core/tpark.c): one
+# owner worker; tpark: one context that parks twice; tpark-2ctx: two
+# contexts that park once each (the switch to a ready parked context or to a
+# new one); each park with an event waker and a timer. EARLY publishes
+# PARKED before the switch, STORE commits with a store instead of the CAS,
+# UNLOCKED readies after unlocking the registry, NOBARRIER has the idle
+# owner skip the re-check of its ready list. README (tpark.pml) lists the
+# larger run by hand (two contexts parking twice each).
+check tpark          tpark.pml  pass "" "-m10000"
+check tpark-2ctx     tpark.pml  pass "-DNCTX=2 -DNPARK=1" "-m10000"
+check tpark-early    tpark.pml  fail "-DEARLY" "-m10000"
+check tpark-store    tpark.pml  fail "-DSTORE" "-m10000"
+check tpark-unlocked tpark.pml  fail "-DUNLOCKED" "-m10000"
+check tpark-nobarrier tpark.pml fail "-DNOBARRIER" "-m10000"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
