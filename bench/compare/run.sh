@@ -344,7 +344,11 @@ ERRLOG="$OUT/stderr.log"
 {
     echo "# wsched comparison: raw output, one RUN header per process, then its RESULT lines"
     echo "# command: bench/compare/run.sh $ORIG_ARGS"
-    echo "# rounds=$ROUNDS repeat=$REPEAT warmup=$WARMUP workers=${WORKERS// /,} peers=${ACTIVE// /,} timeout=$TIMEOUT"
+    park_note=""
+    for w in $WORKLOADS; do
+        is_park "$w" && [ "$WORKERS_GIVEN" = 0 ] && park_note=" (${PARK_WORKLOADS// /, }: $PARK_WORKERS)"
+    done
+    echo "# rounds=$ROUNDS repeat=$REPEAT warmup=$WARMUP workers=${WORKERS// /,}$park_note peers=${ACTIVE// /,} timeout=$TIMEOUT"
     for p in $PEERS; do [ -n "${SKIP[$p]:-}" ] && echo "SKIP peer=$p reason=${SKIP[$p]}"; done
 } >>"$RAW"
 
