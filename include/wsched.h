@@ -187,8 +187,8 @@ typedef struct ws_options {
   /* Stack size of each worker thread in bytes. 0: the system default. */
   size_t stack_size;
   /* Spare workers that may be activated to keep the pool at full strength
-     while workers block: in ws_blocking(), and in waits inside tasks that
-     cannot run what they wait for (see "Waiting" below). 0: 256
+     while workers block: in ws_blocking(), and in the rare waits inside
+     tasks that cannot park (see "Waiting" below). 0: 256
      (ForkJoinPool's default); WS_SPARES_NONE: no compensation. At most
      WS_MAX_SPARES. Spares have worker indices of their own
      (ws_current_worker, ws_pool_slots). */
@@ -208,6 +208,13 @@ typedef struct ws_options {
   int pin;
   /* Which task a worker runs next (ws_order_t above). 0: WS_ORDER_LIFO. */
   ws_order_t order;
+  /* Bytes of each stack a parked task's worker goes on with (see "Parked
+     tasks"): the tasks it runs meanwhile run on it, so it bounds their
+     stack use. 0: 64 KiB (16 KiB where pointers are 32 bits), enough for
+     the library's own frames and ordinary tasks, and at most 16 KiB of
+     memory touched per parked task in the sleepers benchmark. At least
+     8 KiB (smaller values are raised to it); WS_EINVAL above 1 GiB. */
+  size_t park_stack_size;
   /* A new field goes here, at the end (and into option_fields in
      src/api/pool.c), so that older layouts stay a prefix of this one. */
 } ws_options_t;
@@ -381,48 +388,44 @@ typedef enum ws_future_status {
 /*
  * Waiting inside a task (ws_future_wait, ws_join, ws_group_wait).
  *
- * A worker that waits never runs a task its wait does not depend on: such a
- * task, run on top of the waiter's stack, could itself wait for the waiter
- * (A waits on C, B waits on A) and neither would ever finish. It runs
+ * A worker that waits first runs what its wait depends on, on its own
+ * stack:
  *   - the awaited task itself while nobody has claimed it: ws_future_wait
  *     claims an unclaimed task of its own pool and runs it in place; a join
  *     or group runs its children that nobody stole;
  *   - fork/join descendants (ws_join halves, group children) of what it
- *     waits for, from its own deque and from the worker that stole it;
- * and otherwise blocks, counted like ws_blocking(): a spare worker takes its
- * place meanwhile, so every other queued task keeps running.
+ *     waits for, from its own deque and from the worker that stole it.
+ * It never runs anything else on top of the waiting task (a task run there
+ * could itself wait for the waiter: A waits on C, B waits on A). Once
+ * nothing of that kind is left, the waiting task parks (see "Parked tasks"
+ * below): its stack is set aside and the worker goes on with any other
+ * work, so every other queued task keeps running without a thread per
+ * waiting task.
  *
- * Guarantee: while spares are available, every wait-for graph without a
- * cycle finishes, on any number of workers and in any
- * submission order, roots and children, futures, joins and groups mixed
- * (tests/test_waitgraph.c). A cycle (tasks waiting on each other) deadlocks,
- * as does waiting by means the pool cannot see (a mutex, a condition
- * variable, a spin on a flag) for a task that has not started.
- * Each task that blocks holds a thread, so a graph with more tasks blocked
- * at once than max_spares (256 by default, WS_MAX_SPARES at most) can reach
- * the bound. Without spares (WS_SPARES_NONE), or once max_spares are active
- * (counted in ws_stats_t.uncompensated), a wait that must block does so
- * uncompensated:
- * graphs of ws_submit futures still finish (a waiter runs an unclaimed
- * awaited task itself, and a claimed one is running), but a queued task that
- * no waiter can claim -- a fork/join child offered to thieves, a task nobody
- * waits for, the inputs of a ws_future_then or ws_when_all/ws_when_any
- * future (a wait on one of those runs none of them) -- runs only once some
- * worker is free, and if every worker blocks on such a task the pool
- * deadlocks. Not guaranteed without spares, then: that waits on
- * continuations' and combined futures finish (with spares they do).
+ * Guarantee: every wait-for graph without a cycle finishes, on any number
+ * of workers, with or without spares, in any submission order, roots and
+ * children, futures, joins and groups, continuations and combined futures
+ * mixed (tests/test_waitgraph.c, tests/test_tpark.c). A cycle (tasks
+ * waiting on each other) deadlocks, as does waiting by means the pool
+ * cannot see (a mutex, a condition variable, a spin on a flag) for a task
+ * that has not started. Where a wait cannot park -- on a spare worker, or
+ * when no stack can be had (memory or mappings exhausted) -- it blocks
+ * instead, counted like ws_blocking(): a spare takes its place, up to
+ * max_spares (256 by default); without spares (WS_SPARES_NONE) or at the
+ * bound it blocks uncompensated, and a graph that needs the blocked
+ * worker (a task queued behind it, or parked on it) then waits for it.
  * Running an awaited task in place nests it on the waiter's stack; below a
- * stack reserve (a quarter of the worker's stack, at most 256 KiB) the
- * waiter blocks instead.
+ * stack reserve (a quarter of the stack, at most 256 KiB) the waiter parks
+ * instead.
  */
 
 /* Waits until the future is DONE, FAILED or CANCELLED. Returns 0,
    WS_ETIMEDOUT or WS_EINVAL. Any thread. Inside a task (see "Waiting"
    above), a worker of the future's pool with a non-zero timeout runs the
    task itself if no worker has claimed it yet (the timeout does not
-   interrupt it); otherwise it blocks until the task finishes or the
-   timeout passes. A worker of another pool blocks, compensated in its own
-   pool. Outside every pool the caller blocks. */
+   interrupt it); otherwise the waiting task parks until the task finishes
+   or the timeout passes. A task of another pool parks in its own pool.
+   Outside every pool the caller blocks. */
 WS_EXTERN int ws_future_wait(ws_future_t *f, int64_t timeout_ns);
 
 /* The current ws_future_status_t, or WS_EINVAL. Any thread. */
@@ -626,6 +629,84 @@ WS_EXTERN void ws_io_release(ws_io_t *io);
 WS_EXTERN int ws_blocking(ws_pool_t *pool, ws_task_fn fn, void *arg);
 
 /* ------------------------------------------------------------------------ */
+/* Parked tasks                                                              */
+
+/*
+ * A task that waits inside the pool parks: its stack is set aside and the
+ * worker goes on with other tasks on another stack (taken from a pool of
+ * stacks of ws_options_t.park_stack_size bytes), so a waiting task costs a
+ * parked stack, not a thread. It is readied when the wait ends and runs
+ * on from where it parked. Waits that park: ws_future_wait (with or without
+ * a timeout), ws_group_wait, ws_join and the combinators' waits once there
+ * is nothing left that the wait could run itself (see "Waiting" above:
+ * running the awaited task or its descendants stays the first resort),
+ * ws_sleep, ws_yield and ws_suspend. ws_blocking does not park: it says
+ * that the task will block in the kernel, and the worker hands its place
+ * to a spare as before.
+ *
+ * What a parked task may assume:
+ *   - It resumes on the worker, and so the OS thread, it parked on: thread-
+ *     local storage (errno's address included, which a compiler may keep
+ *     across the call) stays valid. errno's value is restored: what other
+ *     tasks did to it meanwhile is not seen.
+ *   - Its locals and stack are intact. A task running on a pooled stack has
+ *     park_stack_size bytes (64 KiB by default) instead of the thread's
+ *     stack: raise the option for tasks with deep recursion or large
+ *     arrays on the stack. An overflow is detected (a guard page, or a
+ *     canary checked at every switch) and aborts the process with a
+ *     message naming the option.
+ *   - A task readied by a task running on its worker runs next there
+ *     (Go's runnext); readied from elsewhere (a timer, another worker or
+ *     thread) it runs as soon as its worker looks for work, before its
+ *     queued tasks. Its worker is woken if it sleeps. A worker inside
+ *     ws_blocking resumes its parked tasks once the call returns.
+ *   - Waits from outside every pool block the calling thread; so do waits
+ *     on a spare worker (one that stands in for a worker in ws_blocking)
+ *     and, when no stack can be had (memory or mappings exhausted), waits
+ *     that then block compensated as before.
+ * ws_shutdown ends sleeps and suspensions early: ws_sleep and ws_suspend
+ * return WS_ESHUTDOWN; waits for tasks and groups go on (what they wait
+ * for still runs).
+ */
+
+/* Parks the calling task for at least `ns` nanoseconds. Returns 0, or
+   WS_ESHUTDOWN when the pool was shut down first (early, or at the call),
+   or WS_EINVAL for a negative ns. Outside a pool task (or on a spare
+   worker) it sleeps the thread. ns == 0: returns at once. */
+WS_EXTERN int ws_sleep(int64_t ns);
+
+/* Inside a task: parks it at the back of its worker's queue if the worker
+   has other work queued (its deque, its ready tasks or the pool's global
+   queue), so that work runs first; returns at once otherwise. Outside a
+   pool task: sched_yield. Returns 0. */
+WS_EXTERN int ws_yield(void);
+
+/* A resume handle (ws_suspend): an opaque number, valid for one ws_resume. */
+typedef struct ws_resume {
+  uint64_t id; /* opaque: a slot and a generation; 0 is never a handle */
+} ws_resume_t;
+
+/* Called by ws_suspend once the task is set aside, with the handle that
+   resumes it. It runs on the worker (not in the task), before any other
+   task; it must return promptly, and must not wait or park. It may call
+   ws_resume(r) itself, or hand r to any thread that will. */
+typedef void (*ws_suspend_fn)(void *arg, ws_resume_t r);
+
+/* Parks the calling task until ws_resume(r) is called with the handle given
+   to fn(arg, r) (oneTBB's tbb::task::suspend). Returns 0 once resumed, or
+   WS_ESHUTDOWN when the pool was shut down first (ws_resume(r) then
+   returns WS_EINVAL), or WS_EINVAL for a NULL fn. Outside a pool task (or
+   on a spare worker) the calling thread blocks instead; fn is called the
+   same way, from that thread. */
+WS_EXTERN int ws_suspend(ws_suspend_fn fn, void *arg);
+
+/* Readies the task suspended with handle r. Any thread, any time: returns
+   0, or WS_EINVAL when r resumes nothing any more -- it was resumed
+   already, its wait ended with WS_ESHUTDOWN, its pool is destroyed, or r
+   was never given by ws_suspend. Never blocks on the task. */
+WS_EXTERN int ws_resume(ws_resume_t r);
+
+/* ------------------------------------------------------------------------ */
 /* Fork/join                                                                 */
 
 /*
@@ -643,8 +724,8 @@ WS_EXTERN int ws_blocking(ws_pool_t *pool, ws_task_fn fn, void *arg);
  * when, and for what that means for code that waits on its siblings).
  * ws_group_wait first runs the children nobody stole, then, while stolen
  * ones are unfinished, runs their fork/join descendants (from its own deque
- * and from the thief), and otherwise blocks, compensated (see "Waiting"
- * below ws_future_status_t). Only the
+ * and from the thief), and otherwise parks (see "Waiting" below
+ * ws_future_status_t, and "Parked tasks"). Only the
  * task that initialised a group may spawn into it and wait on it, and it must
  * wait before it returns (a task that returns with group children still in
  * its worker's frame stack aborts the process with "wsched: misuse: ..."; one
@@ -994,6 +1075,8 @@ typedef struct ws_worker_stats {
   uint64_t parks; /* times this worker went to sleep */
   uint64_t wakeups; /* times it was woken from sleep */
   uint64_t global_takes; /* tasks it took from the global injection queue */
+  uint64_t task_parks; /* waits of its tasks that parked them ("Parked tasks") */
+  uint64_t task_resumes; /* parked tasks it resumed */
 } ws_worker_stats_t;
 
 /* A pool's counters and gauges (ws_pool_stats). */
@@ -1011,6 +1094,8 @@ typedef struct ws_stats {
   unsigned spares_active; /* spares activated to compensate for blocked workers */
   uint64_t compensated; /* ws_blocking() calls that activated a spare */
   uint64_t uncompensated; /* ws_blocking() calls at the bound (no spare available) */
+  uint64_t parked_tasks; /* tasks parked at the time of the snapshot */
+  uint64_t park_stacks; /* pooled stacks in use then: parked tasks and the workers' current ones */
   ws_worker_stats_t total; /* the sum over all workers */
 } ws_stats_t;
 
@@ -1039,11 +1124,12 @@ WS_EXTERN int ws_pool_stats_print(ws_pool_t *pool, FILE *out);
  * schedtrace_ms (or WS_SCHEDTRACE=<ms> in the environment) a pool prints,
  * every period, one line to stderr:
  *
- *   wsched 1.002s: workers=2 idle=1 spinning=0 blocked=0 spares=0/0 global=0
- *                  local=[3 0] run=+1204 steals=+12 parks=+3
+ *   wsched 1.002s: workers=2 idle=1 spinning=0 blocked=0 spares=0/0
+ *                  parked-tasks=0 global=0 local=[3 0] run=+1204 steals=+12 parks=+3
  *
  * elapsed time, workers, parked (idle) and spinning workers, blocked workers,
- * active/alive spares, the global queue's length, each slot's queued tasks
+ * active/alive spares, parked tasks (see "Parked tasks"), the global
+ * queue's length, each slot's queued tasks
  * (deque, and ring in WS_ORDER_FIFO; the workers, then any spare slots)
  * (what thieves can see: fork/join children a worker still keeps private are
  * not counted), and the tasks run, steals and parks since the previous line. It costs

@@ -516,6 +516,7 @@ struct pool_options {
   unsigned schedtrace_ms = 0;
   bool pin = false;
   ws_order_t order = WS_ORDER_DEFAULT;
+  size_t park_stack_size = 0;
 };
 
 // A pool of workers (ws_pool_create); the destructor is ws_pool_destroy:
@@ -546,6 +547,7 @@ public:
     c.schedtrace_ms = o.schedtrace_ms;
     c.pin = o.pin ? 1 : 0;
     c.order = o.order;
+    c.park_stack_size = o.park_stack_size;
     detail::check(ws_pool_create(&p_, &c));
   }
   pool(pool &&o) noexcept : p_(std::exchange(o.p_, nullptr))

@@ -35,10 +35,11 @@ void ws_options_init_sized(ws_options_t *opt, size_t size)
 static const struct {
   size_t offset, len;
 } option_fields[] = {
-    WS__FIELD(workers),       WS__FIELD(deque),       WS__FIELD(steal),
-    WS__FIELD(steal_batch),   WS__FIELD(spin_rounds), WS__FIELD(seed),
-    WS__FIELD(stack_size),    WS__FIELD(max_spares),  WS__FIELD(spare_idle_ms),
-    WS__FIELD(schedtrace_ms), WS__FIELD(pin),         WS__FIELD(order),
+    WS__FIELD(workers),         WS__FIELD(deque),       WS__FIELD(steal),
+    WS__FIELD(steal_batch),     WS__FIELD(spin_rounds), WS__FIELD(seed),
+    WS__FIELD(stack_size),      WS__FIELD(max_spares),  WS__FIELD(spare_idle_ms),
+    WS__FIELD(schedtrace_ms),   WS__FIELD(pin),         WS__FIELD(order),
+    WS__FIELD(park_stack_size),
 };
 #undef WS__FIELD
 
@@ -75,6 +76,7 @@ static void pool_free(ws_pool_t *p, unsigned nslots)
 {
   for (unsigned i = 0; i < nslots; i++) {
     ws__task_cache_drain(&p->workers[i].records);
+    ws__tpark_free(&p->workers[i]);
     ws__frames_free(&p->workers[i]);
     ws__deque_destroy(&p->workers[i].deque);
     ws__free(p->workers[i].runq);
@@ -117,6 +119,8 @@ static int check_options(const ws_options_t *o)
   if (o->max_spares > WS_MAX_SPARES && o->max_spares != WS_SPARES_NONE)
     return WS_EINVAL;
   if (o->order != WS_ORDER_DEFAULT && o->order != WS_ORDER_LIFO && o->order != WS_ORDER_FIFO)
+    return WS_EINVAL;
+  if (o->park_stack_size > WS__PARK_STACK_MAX)
     return WS_EINVAL;
   return 0;
 }
@@ -183,6 +187,7 @@ static void pool_configure(ws_pool_t *p, const ws_options_t *o)
                                                     : o->max_spares;
   p->spare_idle_ms = o->spare_idle_ms != 0 ? o->spare_idle_ms : WS__DEFAULT_SPARE_IDLE_MS;
   p->stack_size = o->stack_size;
+  p->park_stack_size = o->park_stack_size; /* 0: the stack pool's default (stack.h) */
   p->seed = o->seed != 0 ? o->seed : WS__DEFAULT_SEED;
   atomic_init(&p->nslots, p->nworkers);
   atomic_init(&p->nblocked, 0);
@@ -433,6 +438,9 @@ int ws_shutdown(ws_pool_t *p)
                                               memory_order_seq_cst, memory_order_relaxed))
       break;
   }
+  /* Suspended tasks (ws_suspend) end with WS_ESHUTDOWN (sleeps ended with
+     the timers above): the pool no longer accepts, so none can start. */
+  ws__tpark_shutdown(p);
   ws__try_terminate(p); /* nothing outstanding: terminate now; otherwise the last task does */
   return 0;
 }

@@ -29,7 +29,9 @@
   X(tasks_stolen)                                                                                  \
   X(parks)                                                                                         \
   X(wakeups)                                                                                       \
-  X(global_takes)
+  X(global_takes)                                                                                  \
+  X(task_parks)                                                                                    \
+  X(task_resumes)
 
 enum {
 #define WS__STAT_ENUM(name) WS__S_##name,

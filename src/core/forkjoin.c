@@ -66,8 +66,10 @@ static void remote_done(ws__group *g, int rc, uint32_t n)
   /* Release: the children's effects and error before the count (see
      ws__group_done). */
   uint32_t old = atomic_fetch_add_explicit(word, 2 * n, memory_order_acq_rel);
-  if (old & WS__GROUP_WAITER)
+  if (old & WS__GROUP_WAITER) {
     ws__futex_wake(word, INT32_MAX); /* address only: harmless if g is gone */
+    ws__tpark_wake_word(word); /* a parked waiter (core/tpark.c): address only too */
+  }
 }
 
 /* n FRAME or GROUP children of g finished on w, rc the first non-zero
@@ -81,6 +83,13 @@ void ws__sink_done(ws__sink *s, ws__worker *w, int rc, uint32_t n)
     if (rc != 0)
       ws__group_record_error(g, rc);
     g->done_local += n; /* the owner's private counter: no RMW */
+    /* The owner's wait may have parked, and this runs on another context
+       of its worker (core/tpark.c): wake it once the group is complete.
+       Relaxed: the waiter bit was set on this thread. */
+    if (__builtin_expect(atomic_load_explicit(&g->remote, memory_order_relaxed) & WS__GROUP_WAITER,
+                         0) &&
+        ws__group_done(g))
+      ws__tpark_wake_word(&g->remote);
     return;
   }
   remote_done(g, rc, n);

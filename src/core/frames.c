@@ -157,7 +157,10 @@ void ws__join_frame_done(ws__worker *w, ws__task *t, int rc)
      frame. */
   ws__worker *owner = t->owner;
   t->rc = rc; /* published by the release below */
-  if (owner == w) {
+  /* Relaxed: same thread. A waiter bit set on this thread means the join's
+     wait parked (core/tpark.c) and this runs on another context of its
+     worker: it must be woken like a waiter elsewhere. */
+  if (owner == w && !(atomic_load_explicit(&t->state, memory_order_relaxed) & WS__JOIN_WAITER)) {
     atomic_store_explicit(&t->state, WS__JOIN_DONE, memory_order_relaxed); /* same thread */
     return;
   }
@@ -165,6 +168,8 @@ void ws__join_frame_done(ws__worker *w, ws__task *t, int rc)
      acquire (api/group.c, join_done). The frame is never freed before the
      pool, so waking its address after the owner reused it is harmless. */
   uint32_t old = atomic_exchange_explicit(&t->state, WS__JOIN_DONE, memory_order_acq_rel);
-  if (old & WS__JOIN_WAITER)
+  if (old & WS__JOIN_WAITER) {
     ws__futex_wake(&t->state, INT32_MAX);
+    ws__tpark_wake_word(&t->state); /* a parked waiter (core/tpark.c) */
+  }
 }

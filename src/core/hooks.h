@@ -17,7 +17,15 @@
 #define WS__HOOK_PROFILE 2u
 
 /* Trace event kinds. */
-enum { WS__EV_BEGIN, WS__EV_END, WS__EV_STEAL, WS__EV_PARK, WS__EV_WAKE };
+enum {
+  WS__EV_BEGIN,
+  WS__EV_END,
+  WS__EV_STEAL,
+  WS__EV_PARK,
+  WS__EV_WAKE,
+  WS__EV_TPARK,
+  WS__EV_TRESUME
+};
 
 #ifndef WS_OBSERVE
 #define WS_OBSERVE 1

@@ -23,6 +23,7 @@
 #include "counters.h"
 #include "options.h"
 #include "netpoll.h"
+#include "tpark.h"
 
 #include <assert.h>
 #include <stdalign.h>
@@ -38,6 +39,15 @@
    ws__ticks() (about 200 us at 2.4 GHz, Tokio's target). */
 #define WS__GLOBAL_EVERY 61u
 #define WS__GLOBAL_TARGET 480000u
+
+/* A bundle being run (worker.c, run_bundle): its current frame and how many
+   are left, it included. Lives in run_bundle's frame; a park gives the rest
+   away (tpark.c). */
+typedef struct ws__bundle_run {
+  struct ws__bundle_run *prev; /* the bundle run below this one on the stack */
+  ws__task *t;
+  uint32_t n;
+} ws__bundle_run;
 
 typedef struct ws__worker {
   /* Thief-visible: the deque (its top and bottom sit on lines of their own). */
@@ -122,6 +132,39 @@ typedef struct ws__worker {
   uint32_t frame_nchunks, frame_cap; /* chunks in jf.chunks, and its capacity */
   uint64_t published_at; /* owner only: ws__ticks() at the last publication (frames.c) */
   pthread_t thread; /* written by the creator before the pool is used */
+
+  /* Parked tasks (core/tpark.c). Owner only, except where said. ctx: the
+     context running now (NULL until the worker's first park, when
+     ctx_main becomes the thread's own). ctx_idle: contexts set aside in the
+     worker loop, to go on with when a task parks (nctx_idle of them).
+     ctx_parked: parked contexts (for the gdb helper). commit: the park to
+     complete, set just before a switch away from a parking task and done by
+     the context switched to. ready_*: readied tasks, in order, run before
+     anything else (Go's runnext); yield_*: tasks that called ws_yield, run
+     after the local and global queues. */
+  ws__ctx *ctx, *ctx_idle, *ctx_parked;
+  ws__bundle_run *bundles; /* the running context's bundles (worker.c, run_bundle) */
+  ws__ctx *ctx_dead; /* released contexts that keep a frame stack (tpark.c, ctx_release) */
+  unsigned nctx_idle;
+  ws__tpark *commit;
+  ws__tpark *ready_head, *ready_tail, *yield_head, *yield_tail;
+  bool tp_thread_init; /* ws__stack_thread_init done for this thread */
+  ws__ctx ctx_main;
+  /* The pooled stacks of this worker's contexts: set up at its first park
+     (then stacks_on is stored with release; ws_pool_stats loads it with
+     acquire before it reads the stack pool's counters), destroyed with the
+     pool. */
+  ws__stack_pool stacks;
+  _Atomic bool stacks_on;
+  /* Tasks parked now: stored (relaxed) by the owner, loaded (relaxed) by
+     ws_pool_stats and schedtrace. */
+  _Atomic uint64_t nparked;
+  /* Readied by another thread (or by this one while it is on the idle
+     list): a stack of records pushed by any thread (seq_cst CAS: the
+     push, then the waker's load of nidle, pairs with the owner's idle
+     announcement and re-check, park.c) and taken whole by the owner
+     (exchange, acquire: the records' fields). On a line of its own. */
+  alignas(WS__CACHELINE) _Atomic(ws__tpark *) ready_in;
 } ws__worker;
 
 /* Moves the inline ws_join's count of private joins (jf.nrun: one spawn
@@ -143,6 +186,7 @@ struct ws_pool {
   unsigned max_spares; /* spare slots: [nworkers, nworkers + max_spares) */
   unsigned spare_idle_ms;
   size_t stack_size;
+  size_t park_stack_size; /* ws_options_t.park_stack_size (0: the default) */
   uint64_t seed; /* of the workers' victim-selection generators */
   unsigned ncpus; /* CPUs the process may use, for the spinning cap */
   int deque_kind;
@@ -408,5 +452,57 @@ typedef struct ws__waitfor {
    depends on, then blocking with compensation (a spare takes the worker's
    place while it sleeps). Returns 0 or WS_ETIMEDOUT. */
 int ws__wait_inside(ws__worker *w, const ws__waitfor *wf, int64_t deadline);
+
+/* --------------------------------------------------------------------- */
+/* Parked tasks (core/tpark.c)                                            */
+
+/* Readied tasks for w to resume: ready or yielded ones (owner only). The
+   worker loop's check before each task: two loads of lines the owner
+   touches anyway, and one of ready_in's. */
+static inline bool ws__tpark_any(const ws__worker *w)
+{
+  /* Relaxed: a hint; the take is an exchange with acquire. */
+  return w->ready_head != NULL || atomic_load_explicit(&w->ready_in, memory_order_relaxed) != NULL;
+}
+/* The worker loop of w found ready (or yielded) parked tasks: resumes the
+   first, setting the calling loop's context aside. Returns when the worker
+   comes back to this context. */
+void ws__tpark_run_next(ws__worker *w);
+/* The worker leaves the pool: releases its contexts (on its own thread, in
+   the thread's own context). */
+void ws__tpark_worker_exit(ws__worker *w);
+/* Inside a task on w: parks it on wf's word until a ws__tpark_wake_word of
+   that word or the deadline. Returns 0 (woken, or the event had happened),
+   WS_ETIMEDOUT, or WS__TP_CANNOT when w cannot park (a spare, no stack to
+   be had): the caller then blocks as before. */
+#define WS__TP_CANNOT 1
+int ws__tpark_word(ws__worker *w, const ws__waitfor *wf, int64_t deadline);
+/* Readies every task parked on word (any thread; word's memory may be gone:
+   only its address is used). After the word changed and a waiter bit said
+   that somebody may wait. */
+void ws__tpark_wake_word(const void *word);
+/* A timer record of a parked task fired (netpoll.c, tlock held), or the
+   pool shut down (why WS__TP_SHUTDOWN). */
+void ws__tpark_timer_fired(ws__task *t, unsigned why);
+/* ws_shutdown: ends the suspensions (ws_suspend) of p's tasks. */
+void ws__tpark_shutdown(ws_pool_t *p);
+/* The calls behind ws_sleep, ws_yield, ws_suspend, ws_resume. */
+int ws__tpark_sleep(int64_t ns);
+int ws__tpark_yield(void);
+int ws__tpark_suspend(void (*fn)(void *arg, ws_resume_t r), void *arg);
+int ws__tpark_resume(ws_resume_t r);
+/* Pool destruction, after every thread was joined: frees what w's contexts
+   left (their frame stacks, the stack pool). */
+void ws__tpark_free(ws__worker *w);
+/* worker.c: the worker loop, on whichever context runs it; returns once
+   the pool terminated. */
+void ws__worker_loop(ws__worker *w);
+/* park.c: wakes w if it is on the idle list (a task of it was readied). */
+void ws__wake_worker(ws__worker *w);
+/* w is about to go idle: gives back the memory of its free stacks beyond
+   a few. */
+void ws__tpark_idle(ws__worker *w);
+/* Stats: stacks of w's stack pool in use (0 before its first park). */
+uint64_t ws__tpark_stacks_in_use(ws__worker *w);
 
 #endif /* WS_INTERNAL_H */

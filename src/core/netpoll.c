@@ -343,10 +343,9 @@ int ws__timer_add(ws_pool_t *p, ws__task *t, int64_t deadline)
   return 0;
 }
 
-void ws__timer_cancelled(ws__task *t)
+bool ws__timer_unlink(ws__task *t)
 {
-  ws_pool_t *p = t->pool;
-  ws__polls *s = &p->polls;
+  ws__polls *s = &t->pool->polls;
   tlock(s);
   bool here = t->heap_pos != 0; /* see heap_set */
   if (here) {
@@ -357,6 +356,13 @@ void ws__timer_cancelled(ws__task *t)
       top_store(s);
   }
   tunlock(s);
+  return here;
+}
+
+void ws__timer_cancelled(ws__task *t)
+{
+  ws_pool_t *p = t->pool;
+  bool here = ws__timer_unlink(t);
   if (!here)
     return; /* fired: the queue's claim drops it (worker.c, ws__run) */
   ws__task_unref(NULL, NULL, t); /* the heap's reference: the handle holds the other */
@@ -374,6 +380,12 @@ static unsigned fire_timers(ws__polls *s, ws__task **first, ws__task **last)
   while (s->n != 0 && s->heap[0].deadline <= now) {
     ws__task *t = s->heap[0].t;
     heap_remove(s, 0);
+    if (t->flags & WS__TASK_WAKE) {
+      /* A parked task's timer: readied here, under tlock, which its task
+         takes before its wait returns (core/tpark.c). Nothing is queued. */
+      ws__tpark_timer_fired(t, WS__TP_TIMER);
+      continue;
+    }
     /* Relaxed: the chain is ours until the push publishes it. */
     atomic_store_explicit(&t->qnext, NULL, memory_order_relaxed);
     if (n == 0)
@@ -696,21 +708,31 @@ void ws__polls_shutdown(ws_pool_t *p)
   s->tclosed = true;
   ws__timer *h = s->heap;
   size_t n = s->n;
-  for (size_t i = 0; i < n; i++)
+  size_t counted = 0;
+  for (size_t i = 0; i < n; i++) {
     h[i].t->heap_pos = 0; /* out of the heap (see heap_set) */
+    if (h[i].t->flags & WS__TASK_WAKE) {
+      ws__tpark_timer_fired(h[i].t, WS__TP_SHUTDOWN); /* a sleep ends early */
+      h[i].t = NULL;
+    } else {
+      counted++;
+    }
+  }
   s->heap = NULL;
   s->n = s->cap = 0;
   top_store(s);
   tunlock(s);
   for (size_t i = 0; i < n; i++) {
     ws__task *t = h[i].t;
+    if (t == NULL)
+      continue;
     if (ws__task_leave_pending(t, WS_FUTURE_CANCELLED, NULL))
       ws__future_settle(t); /* its continuations run: they were counted */
     ws__task_unref(NULL, NULL, t); /* the heap's reference */
   }
   ws__free(h);
-  if (n != 0)
-    ws__life_done(p, n);
+  if (counted != 0)
+    ws__life_done(p, counted);
   role_release(p);
 }
 

@@ -147,6 +147,11 @@ void ws__poll_wake(struct ws__worker *w);
    and every pending timer, and refuses new ones. */
 void ws__polls_shutdown(ws_pool_t *p);
 
+/* Takes timer record t out of its pool's heap if it is still there (true).
+   Once this returned, no firing touches t any more (they happen under the
+   same lock). */
+bool ws__timer_unlink(ws__task *t);
+
 /* Record t of a timer (WS__TASK_TIMER) was cancelled through its future:
    out of the heap, its count released, if it has not fired yet. */
 void ws__timer_cancelled(ws__task *t);

@@ -22,6 +22,10 @@
 /* ws_options_t.max_spares (the bound is WS_MAX_SPARES, in the header) */
 #define WS__DEFAULT_MAX_SPARES 256u /* wsched.h: "\"Waiting\" below). 0: {}" */
 
+/* ws_options_t.park_stack_size (the default is the stack pool's,
+   WS__STACK_SIZE_DEFAULT in platform/stack.h) */
+#define WS__PARK_STACK_MAX ((size_t)1 << 30) /* wsched.h: "WS_EINVAL above 1 GiB" */
+
 /* ws_options_t.spare_idle_ms */
 #define WS__DEFAULT_SPARE_IDLE_MS 1000u /* wsched.h: "in milliseconds. 0: {}." */
 

@@ -147,10 +147,14 @@ bool ws__idle_remove_self(ws_pool_t *p, ws__worker *w)
   return was_on;
 }
 
-/* Any queue of the pool non-empty (a take could succeed), or the pool
-   terminated. */
-static bool work_visible(ws_pool_t *p)
+/* Any queue of the pool non-empty (a take could succeed), w's own parked
+   tasks readied or yielded (core/tpark.c), or the pool terminated. */
+static bool work_visible(ws_pool_t *p, ws__worker *w)
 {
+  /* Relaxed, as below: the ready push is seq_cst, then its pusher loads
+     nidle (tpark.c, queue_ready). */
+  if (ws__tpark_any(w) || w->yield_head != NULL)
+    return true;
   /* Relaxed loads: callers order them after their heavy barrier. */
   if (ws__life_state(atomic_load_explicit(&p->life, memory_order_relaxed)) == WS_POOL_TERMINATED)
     return true;
@@ -209,6 +213,18 @@ void ws__wake_all(ws_pool_t *p)
   while (!ws__list_empty(&p->idle)) {
     ws__worker *w = idle_worker(p->idle.head);
     idle_unlink(p, w);
+    ws__unpark(w, WS__PARK_WOKEN);
+  }
+  ws__idle_unlock(p);
+}
+
+void ws__wake_worker(ws__worker *w)
+{
+  ws_pool_t *p = w->pool;
+  ws__idle_lock(p);
+  if (w->on_idle) {
+    idle_unlink(p, w);
+    WS__PARKLOG(11, w->index, 0);
     ws__unpark(w, WS__PARK_WOKEN);
   }
   ws__idle_unlock(p);
@@ -294,7 +310,7 @@ void ws__park(ws__worker *w)
      re-check (the heavy barrier interrupts every running thread). Without
      this, a worker fed by a producer slightly slower than itself made about
      1,400 membarrier calls per 10^6-task fan-out. */
-  if (work_visible(p)) {
+  if (work_visible(p, w)) {
     if (w->spinning)
       ws__stop_spinning(w);
     WS__PARKLOG(50, 0, 0);
@@ -323,7 +339,7 @@ void ws__park(ws__worker *w)
   ws__heavy_barrier();
 
   /* S4: look once more at every queue. */
-  if (work_visible(p)) {
+  if (work_visible(p, w)) {
     /* If a waker took us off the list first with WOKEN (not the spinner
        role: ws__wake_idle_spare, ws__wake_all), we still saw work that
        publishers may have left to our spinner role: take it back all the

@@ -18,14 +18,17 @@
  * frames, and hands back any that are not descendants.
  * When nothing of that kind is left it spins a little (counted in
  * nwaiting, so that the owners of such descendants publish them) and then
- * blocks on the awaited word like ws_blocking does: a spare worker takes
- * its place meanwhile (core/spares.c), so queued work keeps running. Every
- * task on a worker's stack is then awaited by the one below it, and a
- * chain of waits ends at a task that runs: with spares available, every
- * acyclic wait-for graph finishes (wsched.h states what holds without).
+ * parks on the awaited word (core/tpark.c): the waiting task's stack is
+ * set aside and the worker goes on with any work on another stack, so
+ * queued work keeps running without a thread per waiter. Every task on a
+ * stack is awaited by the one below it, and a chain of waits ends at a
+ * task that runs or is queued: every acyclic wait-for graph finishes.
+ * Where it cannot park (a spare; no stack to be had) it blocks on the word
+ * as ws_blocking does, and a spare worker takes its place meanwhile
+ * (core/spares.c); wsched.h states what holds without spares then.
  * Running a task nests it on the waiter's stack, so stealing stops while
  * less than WS__HELP_STACK_RESERVE of the stack is left (a quarter of a
- * small stack); the waiter then blocks instead.
+ * small stack); the waiter then parks instead.
  */
 #include "internal.h"
 #include "frames.h"
@@ -105,13 +108,21 @@ static ws__task *wait_search(ws__worker *w, const ws__waitfor *wf)
   return t;
 }
 
-/* Blocks until wf's event (or the deadline), counted as blocked: a spare
+/* Parks the waiting task until wf's event (or the deadline): the worker
+   goes on with other work meanwhile (core/tpark.c). Where it cannot park
+   (a spare; no stack to be had) it blocks, counted as blocked: a spare
    keeps the pool at strength meanwhile. */
 static int wait_blocked(ws__worker *w, const ws__waitfor *wf, int64_t deadline)
 {
   int rc = 0;
   uint32_t expect;
   ws__publish_private(w); /* nobody could run them while we sleep */
+  if (w->jf.cur != NULL) { /* inside a task */
+    rc = ws__tpark_word(w, wf, deadline);
+    if (rc != WS__TP_CANNOT)
+      return rc;
+    rc = 0;
+  }
   ws__blocking_begin(w);
   while (wf->announce(wf->arg, &expect)) {
     if (!ws__futex_wait(wf->word, expect, deadline)) {

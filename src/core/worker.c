@@ -406,6 +406,11 @@ static ws__task *global_check(ws__worker *w)
   return take_global(w, 1 + (room < WS__GLOBAL_BATCH_FIFO - 1 ? room : WS__GLOBAL_BATCH_FIFO - 1));
 }
 
+/* What find_work returns for "resume a readied parked task" (core/tpark.c):
+   never run, only compared with. */
+static ws__task resume_mark;
+#define WS__RESUME (&resume_mark)
+
 static ws__task *find_work(ws__worker *w)
 {
   ws__task *t;
@@ -413,6 +418,9 @@ static ws__task *find_work(ws__worker *w)
   if (__builtin_expect(atomic_load_explicit(&w->pool->nhigh, memory_order_relaxed) != 0, 0) &&
       (t = take_high(w)) != NULL)
     return t;
+  /* A parked task readied for us goes before anything else (Go's runnext). */
+  if (__builtin_expect(ws__tpark_any(w), 0))
+    return WS__RESUME;
   ++w->tick;
   if (--w->gcount == 0 && (t = global_check(w)) != NULL)
     return t;
@@ -427,8 +435,17 @@ static ws__task *find_work(ws__worker *w)
     return t;
   /* Go's findRunnable: the poller (without blocking, one worker at a time)
      before stealing. What it finds goes to the global queue. */
-  if (ws__poll_due(&w->pool->polls) && ws__poll_try(w) != 0 && (t = take_global(w, batch)) != NULL)
-    return t;
+  if (ws__poll_due(&w->pool->polls)) {
+    unsigned n = ws__poll_try(w);
+    if (ws__tpark_any(w))
+      return WS__RESUME; /* a timer readied a task of ours */
+    if (n != 0 && (t = take_global(w, batch)) != NULL)
+      return t;
+  }
+  /* Tasks that yielded (ws_yield) run after the local and global queues,
+     before we take other workers' tasks. */
+  if (__builtin_expect(w->yield_head != NULL, 0))
+    return WS__RESUME;
   return steal_work(w);
 }
 
@@ -558,34 +575,42 @@ static inline bool skip_cancelled(ws__worker *w, const ws__task *t)
 
 static void run_bundle(ws__worker *w, ws__task *t)
 {
+  /* The bundle's state where a park can see it (w->bundles, tpark.c): if
+     the running child parks, the rest of the bundle goes back on the deque
+     (me.n becomes 1), so that it does not wait on the parked stack. */
+  ws__bundle_run me;
+  me.prev = w->bundles;
+  me.t = t;
   /* Relaxed: written before the push that published the bundle, which our
      claim (or pop) acquired. */
-  uint32_t n = atomic_load_explicit(&t->bundle, memory_order_relaxed);
+  me.n = atomic_load_explicit(&t->bundle, memory_order_relaxed);
+  w->bundles = &me;
   ws__sink *sink = t->sink; /* the same for every frame of the bundle */
   uint32_t unreported = 0;
   for (;;) {
-    if (n > 1 && !ws__keep_private(w)) {
-      uint32_t h = n / 2;
-      ws__task *s = t + (n - h);
+    if (me.n > 1 && !ws__keep_private(w)) {
+      uint32_t h = me.n / 2;
+      ws__task *s = me.t + (me.n - h);
       atomic_store_explicit(&s->bundle, h, memory_order_relaxed); /* published by the push */
       ws__push_local(w, s);
       ws__notify(w->pool);
-      n -= h;
+      me.n -= h;
     }
     int rc = 0;
-    if (!skip_cancelled(w, t)) {
-      rc = run_body(w, t);
+    if (!skip_cancelled(w, me.t)) {
+      rc = run_body(w, me.t);
       ws__fj_count_run(&w->stats, rc);
     }
     unreported++;
-    if (--n == 0 || rc != 0) {
+    if (--me.n == 0 || rc != 0) {
       ws__sink_done(sink, w, rc, unreported);
       unreported = 0;
-      if (n == 0)
-        return;
+      if (me.n == 0)
+        break;
     }
-    t++; /* the next frame of the chunk */
+    me.t++; /* the next frame of the chunk */
   }
+  w->bundles = me.prev;
 }
 
 void ws__run(ws__worker *w, ws__task *t)
@@ -680,32 +705,9 @@ static bool io_spare_loop(ws__worker *w)
   return listed ? ws__spare_wait(w) : true;
 }
 
-void *ws__worker_main(void *arg)
+void ws__worker_loop(ws__worker *w)
 {
-  ws__worker *w = arg;
   ws_pool_t *p = w->pool;
-  ws__tls_worker = w;
-  ws_jf1_self = &w->jf;
-
-  if (p->pin && !w->is_spare && p->home_cpu[w->index] >= 0)
-    ws__pin_self(p->home_cpu[w->index]); /* best effort: a refusal leaves it unpinned */
-
-  char *low;
-  size_t size;
-  ws__thread_stack(&low, &size);
-  /* The reserve is taken from what is left below this frame, not from the
-     mapping's size: the mapping also holds static TLS above the stack, and
-     ThreadSanitizer's is most of it (measured: 896 KiB reported for a 256 KiB
-     stack, this frame 126 KiB above the low end). A reserve computed from
-     the size lay above this frame, so a TSan build never ran an awaited
-     future in place. */
-  char *here = __builtin_frame_address(0);
-  if (low != NULL && here > low && here <= low + size) {
-    size_t avail = (size_t)(here - low);
-    size_t reserve = WS__HELP_STACK_RESERVE < avail / 4 ? WS__HELP_STACK_RESERVE : avail / 4;
-    w->stack_limit = low + reserve;
-  }
-
   /* A spare looks for work once after each activation before it may step
      down again: a worker that blocks briefly and often (a timed wait in a
      loop) would otherwise make spares that never run anything. */
@@ -737,7 +739,10 @@ void *ws__worker_main(void *arg)
     if (t != NULL) {
       if (w->spinning)
         ws__stop_spinning(w);
-      ws__run(w, t);
+      if (t == WS__RESUME)
+        ws__tpark_run_next(w); /* back here once this context is resumed */
+      else
+        ws__run(w, t);
       continue;
     }
     if (pool_terminated(p))
@@ -748,8 +753,41 @@ void *ws__worker_main(void *arg)
        found nothing else; its count must not sleep with us (a fuzzer input,
        tests/fuzz/regress/entry_credit_park, hung ws_await_termination). */
     ws__life_credit_flush(w);
+    ws__tpark_idle(w);
     ws__park(w);
   }
+}
+
+void *ws__worker_main(void *arg)
+{
+  ws__worker *w = arg;
+  ws_pool_t *p = w->pool;
+  ws__tls_worker = w;
+  ws_jf1_self = &w->jf;
+
+  if (p->pin && !w->is_spare && p->home_cpu[w->index] >= 0)
+    ws__pin_self(p->home_cpu[w->index]); /* best effort: a refusal leaves it unpinned */
+
+  char *low;
+  size_t size;
+  ws__thread_stack(&low, &size);
+  /* The reserve is taken from what is left below this frame, not from the
+     mapping's size: the mapping also holds static TLS above the stack, and
+     ThreadSanitizer's is most of it (measured: 896 KiB reported for a 256 KiB
+     stack, this frame 126 KiB above the low end). A reserve computed from
+     the size lay above this frame, so a TSan build never ran an awaited
+     future in place. */
+  char *here = __builtin_frame_address(0);
+  if (low != NULL && here > low && here <= low + size) {
+    size_t avail = (size_t)(here - low);
+    size_t reserve = WS__HELP_STACK_RESERVE < avail / 4 ? WS__HELP_STACK_RESERVE : avail / 4;
+    w->stack_limit = low + reserve;
+  }
+
+  ws__worker_loop(w);
+  /* The loop returns in the thread's own context (a made one hands over
+     to it when the pool terminated, core/tpark.c). */
+  ws__tpark_worker_exit(w);
   ws__spin_drop(w);
   ws__tls_worker = NULL;
   ws_jf1_self = NULL;

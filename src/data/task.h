@@ -55,6 +55,11 @@ struct ws__worker;
                                 `heap_pos` holds its position there and `state` has
                                 WS__ST_HELD */
 
+#define WS__TASK_WAKE                                                                              \
+  0x40u /* with TIMER: the timer of a parked task
+                                (core/tpark.h, ws__tpark.timer), embedded in its
+                                record: firing readies the task, nothing runs */
+
 /* Group children (FRAME without JOIN), once published: `bundle` (below).
    Flags stay as the spawn wrote them, since the owner reads them while a
    thief holds the frame. */

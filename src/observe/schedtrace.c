@@ -32,9 +32,9 @@ static void *st_main(void *arg)
     unsigned nslots = ws__nslots(p);
     int len = snprintf(line, sizeof line,
                        "wsched %.3fs: workers=%u idle=%u spinning=%u blocked=%u spares=%u/%u "
-                       "global=%" PRIu64 " local=[",
+                       "parked-tasks=%" PRIu64 " global=%" PRIu64 " local=[",
                        (double)(ws__now_ns() - t0) / 1e9, st.workers, st.parked, st.spinning,
-                       st.blocked, st.spares_active, st.spares, st.global_queue);
+                       st.blocked, st.spares_active, st.spares, st.parked_tasks, st.global_queue);
     for (unsigned i = 0; i < nslots && len < (int)sizeof line - 64; i++)
       len += snprintf(line + len, sizeof line - (size_t)len, "%s%" PRId64, i ? " " : "",
                       ws__deque_size(&p->workers[i].deque) +

@@ -63,6 +63,12 @@ int ws_pool_stats(ws_pool_t *p, ws_stats_t *st, ws_worker_stats_t *per_worker, u
   pthread_mutex_unlock(&p->comp_lock);
   st->compensated = atomic_load_explicit(&p->compensated, memory_order_relaxed);
   st->uncompensated = atomic_load_explicit(&p->uncompensated, memory_order_relaxed);
+  st->parked_tasks = 0;
+  st->park_stacks = 0;
+  for (unsigned i = 0; i < nslots; i++) {
+    st->parked_tasks += atomic_load_explicit(&p->workers[i].nparked, memory_order_relaxed);
+    st->park_stacks += ws__tpark_stacks_in_use(&p->workers[i]);
+  }
   return (int)p->nworkers;
 }
 
@@ -88,6 +94,11 @@ int ws_pool_stats_print(ws_pool_t *p, FILE *out)
             "blocking: %u blocked now, %u spares alive (%u active), %" PRIu64
             " compensated calls, %" PRIu64 " uncompensated\n",
             st.blocked, st.spares, st.spares_active, st.compensated, st.uncompensated);
+  if (st.parked_tasks != 0 || st.park_stacks != 0 || st.total.task_parks != 0)
+    fprintf(out,
+            "parked tasks: %" PRIu64 " now, %" PRIu64 " pooled stacks in use, %" PRIu64
+            " parks, %" PRIu64 " resumes\n",
+            st.parked_tasks, st.park_stacks, st.total.task_parks, st.total.task_resumes);
   fprintf(out, "%6s %12s %10s %10s %12s %12s %10s %12s %9s %9s %12s\n", "worker", "run", "failed",
           "cancelled", "spawned", "steal-tries", "steals", "stolen", "parks", "wakeups", "global");
   for (unsigned i = 0; i <= nslots; i++) {

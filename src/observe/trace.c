@@ -206,8 +206,9 @@ typedef struct outev {
   uint64_t ptr, id;
   uint32_t lane, arg;
   char ph; /* 'X' slice, 's'/'f' flow, 'i' instant */
-  char what; /* 't' task, 'p' parked, 'w' wakeup, 'S' steal */
+  char what; /* 't' task, 'p' parked, 'w' wakeup, 'S' steal, 'k' task parked, 'r' task resumed */
   bool open; /* a slice still open when the trace stopped */
+  bool parks; /* a task slice that ends where its task parked */
 } outev;
 
 typedef struct outvec {
@@ -259,6 +260,73 @@ static void put_fn(FILE *f, uint64_t ptr)
     fprintf(f, ",\"label\":\"%s\"", info.dli_sname);
 }
 
+/* The task slices open on a context when it parked (their functions, the
+   innermost last), until it resumes: a worker's events interleave its
+   contexts, and a task parked in the middle of another's slice would
+   otherwise close the wrong one. Keyed by the context's address. */
+typedef struct parked_slices {
+  uint64_t ctx; /* 0: a free entry */
+  uint32_t depth;
+  uint64_t *fn;
+} parked_slices;
+
+typedef struct parked_map {
+  parked_slices *v;
+  size_t n, cap; /* cap: a power of two, or 0 */
+  bool failed;
+} parked_map;
+
+static parked_slices *parked_find(parked_map *m, uint64_t ctx, bool add)
+{
+  if (add && 2 * (m->n + 1) > m->cap) {
+    size_t cap = m->cap ? 2 * m->cap : 64;
+    parked_slices *v = zalloc(cap * sizeof *v);
+    if (v == NULL) {
+      m->failed = true;
+      return NULL;
+    }
+    for (size_t i = 0; i < m->cap; i++) /* rehash */
+      if (m->v[i].ctx != 0) {
+        size_t k = (size_t)(m->v[i].ctx >> 4) & (cap - 1);
+        while (v[k].ctx != 0)
+          k = (k + 1) & (cap - 1);
+        v[k] = m->v[i];
+      }
+    ws__free(m->v);
+    m->v = v;
+    m->cap = cap;
+  }
+  if (m->cap == 0)
+    return NULL;
+  size_t k = (size_t)(ctx >> 4) & (m->cap - 1);
+  while (m->v[k].ctx != 0 && m->v[k].ctx != ctx)
+    k = (k + 1) & (m->cap - 1);
+  if (m->v[k].ctx == ctx)
+    return &m->v[k];
+  if (!add)
+    return NULL;
+  m->v[k].ctx = ctx;
+  m->n++;
+  return &m->v[k];
+}
+
+/* Removes entry q (open addressing: the entries after it move up). */
+static void parked_remove(parked_map *m, parked_slices *q)
+{
+  size_t i = (size_t)(q - m->v);
+  ws__free(q->fn);
+  m->v[i] = (parked_slices){0, 0, NULL};
+  m->n--;
+  for (size_t j = (i + 1) & (m->cap - 1); m->v[j].ctx != 0; j = (j + 1) & (m->cap - 1)) {
+    parked_slices x = m->v[j];
+    m->v[j] = (parked_slices){0, 0, NULL};
+    size_t k = (size_t)(x.ctx >> 4) & (m->cap - 1);
+    while (m->v[k].ctx != 0)
+      k = (k + 1) & (m->cap - 1);
+    m->v[k] = x;
+  }
+}
+
 /* Turns one worker's raw events into output events. */
 static void convert(outvec *o, unsigned lane, const ws__tbuf *b, int64_t stop_ts)
 {
@@ -267,9 +335,43 @@ static void convert(outvec *o, unsigned lane, const ws__tbuf *b, int64_t stop_ts
   uint64_t fn[MAXD];
   uint32_t depth = 0, lost = 0;
   int64_t park_at = -1;
+  parked_map pm = {0};
   for (size_t i = 0; i < b->n; i++) {
     const ws__tev *e = &b->ev[i];
     switch (e->kind) {
+    case WS__EV_TPARK: {
+      /* The open slices end here, marked as parked; they reopen when the
+         context resumes. */
+      push(o, (outev){e->ts, 0, 0, 0, lane, 0, 'i', 'k', false, false});
+      parked_slices *q = depth != 0 ? parked_find(&pm, e->ptr, true) : NULL;
+      if (q != NULL) {
+        ws__free(q->fn);
+        q->fn = ws__malloc(depth * sizeof *q->fn);
+        q->depth = q->fn != NULL ? depth : 0;
+        if (q->fn != NULL)
+          memcpy(q->fn, fn, depth * sizeof *fn);
+      }
+      while (depth > 0) {
+        depth--;
+        push(o, (outev){begin[depth], e->ts - begin[depth], fn[depth], 0, lane, depth, 'X', 't',
+                        false, true});
+      }
+      break;
+    }
+    case WS__EV_TRESUME: {
+      push(o, (outev){e->ts, 0, 0, 0, lane, 0, 'i', 'r', false, false});
+      parked_slices *q = parked_find(&pm, e->ptr, false);
+      if (q != NULL) {
+        /* This context's slices go on above what runs now: none (a context
+           resumes from its worker loop, between tasks). */
+        for (uint32_t k = 0; k < q->depth && depth < MAXD; k++, depth++) {
+          begin[depth] = e->ts;
+          fn[depth] = q->fn[k];
+        }
+        parked_remove(&pm, q);
+      }
+      break;
+    }
     case WS__EV_BEGIN:
       if (depth < MAXD) {
         begin[depth] = e->ts;
@@ -285,7 +387,7 @@ static void convert(outvec *o, unsigned lane, const ws__tbuf *b, int64_t stop_ts
       } else if (depth > 0) {
         depth--;
         push(o, (outev){begin[depth], e->ts - begin[depth], fn[depth], 0, lane, depth, 'X', 't',
-                        false});
+                        false, false});
       }
       break;
     case WS__EV_PARK:
@@ -293,25 +395,30 @@ static void convert(outvec *o, unsigned lane, const ws__tbuf *b, int64_t stop_ts
       break;
     case WS__EV_WAKE:
       if (park_at >= 0)
-        push(o, (outev){park_at, e->ts - park_at, 0, 0, lane, 0, 'X', 'p', false});
-      push(o, (outev){e->ts, 0, 0, 0, lane, 0, 'i', 'w', false});
+        push(o, (outev){park_at, e->ts - park_at, 0, 0, lane, 0, 'X', 'p', false, false});
+      push(o, (outev){e->ts, 0, 0, 0, lane, 0, 'i', 'w', false, false});
       park_at = -1;
       break;
     case WS__EV_STEAL: {
       uint64_t id = ((uint64_t)lane << 32) | (e->ptr & 0xFFFFFFFFu);
-      push(o, (outev){e->ts, 0, 0, id, e->arg, 0, 's', 'S', false});
-      push(o, (outev){e->ts, 0, 0, id, lane, 0, 'f', 'S', false});
+      push(o, (outev){e->ts, 0, 0, id, e->arg, 0, 's', 'S', false, false});
+      push(o, (outev){e->ts, 0, 0, id, lane, 0, 'f', 'S', false, false});
       break;
     }
     }
   }
   while (depth > 0) { /* still running when the trace stopped */
     depth--;
-    push(o,
-         (outev){begin[depth], stop_ts - begin[depth], fn[depth], 0, lane, depth, 'X', 't', true});
+    push(o, (outev){begin[depth], stop_ts - begin[depth], fn[depth], 0, lane, depth, 'X', 't', true,
+                    false});
   }
   if (park_at >= 0)
-    push(o, (outev){park_at, stop_ts - park_at, 0, 0, lane, 0, 'X', 'p', true});
+    push(o, (outev){park_at, stop_ts - park_at, 0, 0, lane, 0, 'X', 'p', true, false});
+  for (size_t k = 0; k < pm.cap; k++)
+    ws__free(pm.v[k].fn);
+  ws__free(pm.v);
+  if (pm.failed)
+    o->failed = true;
 }
 
 static int write_json(const char *path, ws__tbuf **bufs, unsigned nlanes, int64_t stop_ts)
@@ -355,7 +462,8 @@ static int write_json(const char *path, ws__tbuf **bufs, unsigned nlanes, int64_
       put_us(f, e->dur);
       fprintf(f, ",\"args\":{");
       put_fn(f, e->ptr);
-      fprintf(f, ",\"depth\":%u%s}}%s", e->arg, e->open ? ",\"open\":true" : "", sep);
+      fprintf(f, ",\"depth\":%u%s%s}}%s", e->arg, e->open ? ",\"open\":true" : "",
+              e->parks ? ",\"parked\":true" : "", sep);
       break;
     case 'p':
       fprintf(f, ",\"ph\":\"X\",\"name\":\"parked\",\"cat\":\"park\",\"dur\":");
@@ -364,6 +472,12 @@ static int write_json(const char *path, ws__tbuf **bufs, unsigned nlanes, int64_
       break;
     case 'w':
       fprintf(f, ",\"ph\":\"i\",\"s\":\"t\",\"name\":\"wakeup\",\"cat\":\"park\"}%s", sep);
+      break;
+    case 'k':
+      fprintf(f, ",\"ph\":\"i\",\"s\":\"t\",\"name\":\"task parked\",\"cat\":\"tpark\"}%s", sep);
+      break;
+    case 'r':
+      fprintf(f, ",\"ph\":\"i\",\"s\":\"t\",\"name\":\"task resumed\",\"cat\":\"tpark\"}%s", sep);
       break;
     default:
       fprintf(f, ",\"ph\":\"%c\",%s\"name\":\"steal\",\"cat\":\"steal\",\"id\":%" PRIu64 "}%s",

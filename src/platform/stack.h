@@ -40,9 +40,8 @@
    released in one go. */
 #define WS__STACK_KEEP_DEFAULT 32
 /* The option an overflow message tells the user to raise, unless the
-   pool's options name another. The scheduler of issue #31 exposes the
-   stack size under this name. */
-#define WS__STACK_SIZE_OPTION "ws_options_t.stack_size"
+   pool's options name another: the scheduler's (core/tpark.c). */
+#define WS__STACK_SIZE_OPTION "ws_options_t.park_stack_size"
 
 typedef struct ws__stack_pool ws__stack_pool;
 
@@ -144,6 +143,10 @@ int ws__stack_get(ws__stack_pool *p, ws__stack **out);
    releases all but the opt.keep / 2 most recently given back. Owner only. */
 void ws__stack_put(ws__stack_pool *p, ws__stack *s);
 
+/* Releases the pool's free resident stacks beyond the `keep` most recently
+   given back (nothing if there are not more). Owner only. */
+void ws__stack_trim(ws__stack_pool *p, size_t keep);
+
 /* The pool's counters. Any thread. */
 void ws__stack_pool_stats(const ws__stack_pool *p, ws__stack_stats *out);
 
@@ -174,6 +177,7 @@ static inline bool ws__stack_canary_ok(const ws__stack *s)
 _Noreturn void ws__stack_overflow(const ws__stack *s, const char *when);
 
 /* Gives the calling thread an alternate signal stack, unless it has one,
+   and unblocks SIGSEGV for it,
    so that the guard-page handler can report an overflow (it cannot run on
    the stack that overflowed). Every thread that runs contexts on guarded
    stacks calls it once, before; without it a guard-page overflow kills

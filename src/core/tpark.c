@@ -1,0 +1,880 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Parked tasks: a task that waits inside the pool sets its stack aside and
+ * the worker goes on with other work (Go's gopark/goready, google/marl's
+ * fibers).
+ *
+ * Contexts
+ * --------
+ * A task runs on whatever stack its worker's loop runs on: at first the
+ * thread's own. Nothing changes until a task must wait with nothing left
+ * to help with (core/wait.c), sleep, yield or suspend. Then the worker
+ * switches to another context of its own (a ready parked task, an idle
+ * loop context, or a new one on a pooled stack, platform/stack.h) and
+ * leaves the waiting task's context, its stack and everything on it,
+ * parked. The new context runs the worker loop (ws__worker_loop); when it
+ * finds a readied task it sets itself aside (the idle list, or it exits
+ * past WS__CTX_IDLE_MAX idle ones) and switches to that task's context,
+ * which returns from its wait. So fork/join pays nothing until a wait
+ * parks: a task that never waits never leaves the thread's stack.
+ *
+ * Each context keeps the worker's per-context state while it does not run
+ * (ws__ctx: the frame stack and its indices, the running record, the stack
+ * limit, the profiler's strand): a group or join restores the frame index
+ * it began at after its wait, so two contexts must not share one stack of
+ * frames. The worker's deque is shared: a frame a parked task published
+ * may be run by any context (it is just work), and its completion readies
+ * the parked task like any other.
+ *
+ * A parked task resumes on the worker it parked on, never another one: the
+ * library's own frames below a wait hold their worker in locals, and so may
+ * the task's code (a thread-local address, errno's, which the compiler may
+ * keep across the call). docs/DESIGN.md ("Parked tasks") has the trade-off
+ * and its measurement. errno itself is saved and restored around a park.
+ *
+ * A parked task
+ * -------------
+ * The record (ws__tpark) lives in the frame of the wait that parked it.
+ * Its state:
+ *
+ *   PARKING --commit CAS (the context switched to)--> PARKED
+ *   PARKING --a waker--> WOKEN: the commit's CAS fails; it queues the task
+ *   PARKED  --a waker--> WOKEN: the waker queues the task
+ *
+ * (WOKEN is three values, WOKEN + why: an event, a timer, a shutdown.) The
+ * race that matters is a wake while the task is still parking: its
+ * registers are saved only by the switch, so nobody may resume it before.
+ * The parker registers first (a waker may find it at once) and switches;
+ * the context it switched to then "commits" the park on its own stack
+ * (Go's park_m: the release after the switch). Whoever moves the state out
+ * of PARKED is the one that queues the task, so it is queued exactly once
+ * and only after the switch. verify/tpark.pml checks this, and its broken
+ * variants (a PARKED before the switch; a plain store in the commit; a
+ * waker readying outside its lock; no re-check before sleeping) fail.
+ *
+ * Registries and lifetime: a parked record is findable in a bucket (a wait
+ * on a word: futures, groups, joins), the pool's timer heap (sleeps and
+ * timeouts) or the handle table (ws_suspend). A waker readies it while
+ * holding that registry's lock, and the task takes the lock again before
+ * its wait returns: the record, on the task's stack, and the pool, which
+ * counts the task as outstanding, outlive every waker.
+ *
+ * Where a readied task goes: to its worker's ready list, run before any
+ * other work. By a task of that same worker (awake): straight into the
+ * owner-private FIFO (runnext). By another thread, or while the owner is
+ * on the idle list: onto ready_in (a CAS-pushed stack the owner takes
+ * whole); then, if any worker is idle, the waker takes idle_lock and wakes
+ * the owner if it is on the idle list. The owner re-checks its lists after
+ * announcing itself idle (park.c, S4), so the wake cannot be lost (the
+ * seq_cst push and load of nidle against the owner's nidle increment and
+ * heavy barrier).
+ *
+ * Waits on a word use the tool of Go's semaphores: a global table of
+ * buckets hashed by address, each a lock and a list, so that the word's
+ * owner (a future, a group) needs no field for parked waiters. A completer
+ * that saw a waiter bit calls ws__tpark_wake_word after its futex wake;
+ * the parker checked the condition (announce) under the bucket's lock
+ * before it registered, so a wake either sees it or it sees the event.
+ */
+#include "internal.h"
+#include "frames.h"
+#include "hooks.h"
+#include "life.h"
+#include "park.h"
+#include "spares.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+/* Idle loop contexts a worker keeps beside the thread's own; a loop
+   context that would be one more exits instead (its stack goes back to
+   the worker's stack pool). */
+#define WS__CTX_IDLE_MAX 8u
+
+/* Free stacks a worker keeps resident: up to WS__PARK_STACKS_KEEP while it
+   has work (past that, half of them are released at once,
+   platform/stack.h), and WS__PARK_STACKS_IDLE once it goes idle
+   (ws__tpark_idle). Releasing while tasks finish (the stack pool's own
+   bound, 32) made 10,000 sleepers release a batch every 16 finished
+   tasks, a madvise with a TLB shootdown each: 40% of the run's time. */
+#define WS__PARK_STACKS_KEEP 4096u
+#define WS__PARK_STACKS_IDLE 64u
+
+/* ------------------------------------------------------------------------ */
+/* Buckets                                                                   */
+
+#define WS__TP_NBUCKETS 251u
+
+typedef struct tp_bucket {
+  alignas(WS__CACHELINE) pthread_mutex_t lock;
+  ws__tpark *head; /* its lock: records with in_bucket set, linked by bnext */
+} tp_bucket;
+
+static tp_bucket buckets[WS__TP_NBUCKETS];
+static pthread_once_t buckets_once = PTHREAD_ONCE_INIT;
+
+static void buckets_init(void)
+{
+  for (unsigned i = 0; i < WS__TP_NBUCKETS; i++)
+    WS__CHECK(pthread_mutex_init(&buckets[i].lock, NULL) == 0);
+}
+
+static tp_bucket *bucket_of(const void *key)
+{
+  (void)pthread_once(&buckets_once, buckets_init);
+  uintptr_t a = (uintptr_t)key;
+  return &buckets[(a ^ (a >> 12)) % WS__TP_NBUCKETS];
+}
+
+static void bucket_lock(tp_bucket *b)
+{
+  WS__CHECK(pthread_mutex_lock(&b->lock) == 0);
+}
+
+static void bucket_unlock(tp_bucket *b)
+{
+  WS__CHECK(pthread_mutex_unlock(&b->lock) == 0);
+}
+
+/* Bucket lock held. */
+static void bucket_remove(tp_bucket *b, ws__tpark *r)
+{
+  for (ws__tpark **pp = &b->head; *pp != NULL; pp = &(*pp)->bnext)
+    if (*pp == r) {
+      *pp = r->bnext;
+      r->in_bucket = false;
+      return;
+    }
+  WS__CHECK(!"a parked record missing from its bucket");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Contexts                                                                  */
+
+static void ctx_save(ws__worker *w, ws__ctx *c)
+{
+  c->top = w->jf.top;
+  c->split = w->jf.split;
+  c->fast = w->jf.fast;
+  c->cur = w->jf.cur;
+  c->chunks = w->jf.chunks;
+  c->nchunks = w->frame_nchunks;
+  c->cap = w->frame_cap;
+  c->stack_limit = w->stack_limit;
+  c->prof_cur = w->prof_cur;
+  c->bundles = w->bundles;
+}
+
+static void ctx_load(ws__worker *w, const ws__ctx *c)
+{
+  w->jf.top = c->top;
+  w->jf.split = c->split;
+  w->jf.fast = c->fast;
+  w->jf.cur = c->cur;
+  w->jf.chunks = c->chunks;
+  w->frame_nchunks = c->nchunks;
+  w->frame_cap = c->cap;
+  w->stack_limit = c->stack_limit;
+  w->prof_cur = c->prof_cur;
+  w->bundles = c->bundles;
+}
+
+/* A made context that will not run again (exited, or suspended in the
+   loop): its sanitizer state and its stack go. Its frame stack (empty: it
+   is between tasks) is kept for the next context made, since frames are
+   never freed before the pool (a thief's completion may still wake a
+   frame's address, core/frames.c): a record with chunks joins ctx_dead. */
+static void ctx_release(ws__worker *w, ws__ctx *c)
+{
+  WS__DCHECK(c != &w->ctx_main && c->top == 0);
+  ws__fiber_destroy(&c->f);
+  ws__stack_put(&w->stacks, c->f.stack);
+  if (c->nchunks == 0) {
+    ws__free(c->chunks);
+    ws__free(c);
+    return;
+  }
+  c->next = w->ctx_dead;
+  w->ctx_dead = c;
+}
+
+static void commit(ws__worker *w, ws__tpark *r);
+
+/* Runs in the context just switched to, first thing: releases the context
+   that exited into it, completes the park of the one that parked. */
+static void after_switch(ws__worker *w, ws__fiber *from)
+{
+  if (from->exited)
+    ctx_release(w, (ws__ctx *)(void *)from);
+  ws__tpark *c = w->commit;
+  if (c != NULL) {
+    w->commit = NULL;
+    commit(w, c);
+  }
+}
+
+/* Owner: switches from the running context to `to`, moving the worker's
+   per-context state; returns when some context switches back to this one. */
+static void switch_to(ws__worker *w, ws__ctx *to)
+{
+  ws__ctx *me = w->ctx;
+  ctx_save(w, me);
+  ctx_load(w, to);
+  w->ctx = to;
+  ws__fiber *from = ws__fiber_switch(&me->f, &to->f);
+  /* Back in `me`, on the same worker: whoever switched here loaded our
+     state and set w->ctx. */
+  after_switch(w, from);
+}
+
+/* A made context's first code: the worker loop, then back to the thread's
+   own context, which is idle once the pool terminated (nothing is parked:
+   every task has finished). */
+static void ctx_entry(void *arg, ws__fiber *from)
+{
+  ws__worker *w = arg;
+  after_switch(w, from);
+  ws__worker_loop(w);
+  ws__ctx *me = w->ctx, *m = &w->ctx_main, **pp = &w->ctx_idle;
+  while (*pp != m) {
+    WS__CHECK(*pp != NULL); /* the thread's own context must be idle */
+    pp = &(*pp)->next;
+  }
+  *pp = m->next;
+  w->nctx_idle--;
+  ctx_save(w, me); /* its frame stack goes with it (ctx_release) */
+  ctx_load(w, m);
+  w->ctx = m;
+  ws__fiber_exit(&me->f, &m->f);
+}
+
+/* The stack a waiting worker keeps free below a nested task on a pooled
+   stack: a quarter of it (core/wait.c). */
+static char *ctx_stack_limit(const ws__stack *s)
+{
+  return s->low + s->size / 4;
+}
+
+/* A new loop context on a pooled stack, or NULL. */
+static ws__ctx *ctx_make(ws__worker *w)
+{
+  ws__stack *s;
+  if (ws__stack_get(&w->stacks, &s) != 0)
+    return NULL;
+  ws__ctx *c = w->ctx_dead;
+  if (c != NULL) {
+    w->ctx_dead = c->next; /* its frame stack again, empty */
+    char **chunks = c->chunks;
+    uint32_t nchunks = c->nchunks, cap = c->cap, fast = c->fast;
+    memset(c, 0, sizeof *c);
+    c->chunks = chunks;
+    c->nchunks = nchunks;
+    c->cap = cap;
+    c->fast = fast;
+  } else if ((c = ws__malloc(sizeof *c)) != NULL) {
+    memset(c, 0, sizeof *c);
+  } else {
+    ws__stack_put(&w->stacks, s);
+    return NULL;
+  }
+  ws__fiber_make(&c->f, s, ctx_entry, w);
+  c->stack_limit = ctx_stack_limit(s);
+  return c;
+}
+
+/* Owner: can a task of w park now? Sets up w's contexts the first time and
+   makes sure that a context to go on with exists (an idle one, or a ready
+   task). False: it cannot (a spare, or no memory or mapping for a stack). */
+static bool prepare(ws__worker *w)
+{
+  if (w->is_spare)
+    return false; /* spares stand in for a blocked worker: they block */
+  if (__builtin_expect(w->ctx == NULL, 0)) {
+    ws_pool_t *p = w->pool;
+    if (!w->tp_thread_init) {
+      if (ws__stack_thread_init() != 0)
+        return false;
+      w->tp_thread_init = true;
+    }
+    ws__stack_options o;
+    ws__stack_options_init(&o);
+    o.size = p->park_stack_size;
+    o.size_option = WS__STACK_SIZE_OPTION; /* the option the overflow message names */
+    o.keep = WS__PARK_STACKS_KEEP;
+    if (ws__stack_pool_init(&w->stacks, &o) != 0)
+      return false;
+    atomic_store_explicit(&w->stacks_on, true, memory_order_release); /* see the field */
+    ws__fiber_init_thread(&w->ctx_main.f);
+    w->ctx = &w->ctx_main;
+  }
+  if (w->ctx_idle != NULL || w->ready_head != NULL)
+    return true;
+  ws__ctx *c = ctx_make(w);
+  if (c == NULL)
+    return false;
+  c->next = NULL;
+  w->ctx_idle = c;
+  w->nctx_idle = 1;
+  return true;
+}
+
+/* Owner: the next readied task, ready ones first, then yielded ones. */
+static ws__tpark *take_next(ws__worker *w, bool yielded_too)
+{
+  if (w->ready_head == NULL &&
+      atomic_load_explicit(&w->ready_in, memory_order_relaxed) != NULL) { /* a hint */
+    /* Acquire: pairs with the pushers' CAS; the records' fields. */
+    ws__tpark *s = atomic_exchange_explicit(&w->ready_in, NULL, memory_order_acquire);
+    ws__tpark *fifo = NULL, *last = s; /* reversed: the oldest first */
+    while (s != NULL) {
+      ws__tpark *n = s->next;
+      s->next = fifo;
+      fifo = s;
+      s = n;
+    }
+    w->ready_head = fifo;
+    w->ready_tail = last;
+  }
+  ws__tpark *r = w->ready_head;
+  if (r != NULL) {
+    w->ready_head = r->next;
+    return r;
+  }
+  if (!yielded_too || (r = w->yield_head) == NULL)
+    return NULL;
+  w->yield_head = r->next;
+  return r;
+}
+
+static void fifo_append(ws__tpark **head, ws__tpark **tail, ws__tpark *r)
+{
+  r->next = NULL;
+  if (*head == NULL)
+    *head = r;
+  else
+    (*tail)->next = r;
+  *tail = r;
+}
+
+/* r's context is about to run again on w. */
+static void resume_count(ws__worker *w, ws__tpark *r)
+{
+  ws__ctx *c = r->ctx;
+  if (c->pnext != NULL)
+    c->pnext->pprev = c->pprev;
+  if (c->pprev != NULL)
+    c->pprev->pnext = c->pnext;
+  else
+    w->ctx_parked = c->pnext;
+  c->parked = NULL;
+  atomic_store_explicit(&w->nparked, atomic_load_explicit(&w->nparked, memory_order_relaxed) - 1,
+                        memory_order_relaxed); /* owner only: see the field */
+  ws__stat1(&w->stats, WS__S_task_resumes, 1);
+  if (__builtin_expect(ws__hooks(w) & WS__HOOK_TRACE, 0))
+    ws__hook_trace(w, WS__EV_TRESUME, (uintptr_t)c, 0);
+}
+
+void ws__tpark_run_next(ws__worker *w)
+{
+  ws__tpark *r = take_next(w, true);
+  if (r == NULL)
+    return;
+  resume_count(w, r);
+  ws__ctx *me = w->ctx, *to = r->ctx;
+  if (me != &w->ctx_main && w->nctx_idle >= WS__CTX_IDLE_MAX) {
+    /* Enough idle contexts: this one exits; `to` releases it. */
+    ctx_save(w, me);
+    ctx_load(w, to);
+    w->ctx = to;
+    ws__fiber_exit(&me->f, &to->f);
+  }
+  me->next = w->ctx_idle;
+  w->ctx_idle = me;
+  w->nctx_idle++;
+  switch_to(w, to);
+}
+
+/* Owner, in a task: parks it (r registered, or about to be by its
+   commit), going on with a ready task or an idle context (prepare made
+   sure one exists). Returns once the task was resumed. */
+static void park(ws__worker *w, ws__tpark *r)
+{
+  int saved_errno = errno;
+  /* Frames the task keeps private (a group's children not yet run) would
+     wait with it: the worker's other contexts and thieves take them from
+     the deque. */
+  ws__publish_private(w);
+  /* So would the rest of each bundle being run on this stack. */
+  bool gave = false;
+  for (ws__bundle_run *b = w->bundles; b != NULL; b = b->prev)
+    if (b->n > 1) {
+      ws__task *s = b->t + 1;
+      atomic_store_explicit(&s->bundle, b->n - 1, memory_order_relaxed); /* published by the push */
+      ws__push_local(w, s);
+      b->n = 1;
+      gave = true;
+    }
+  if (gave)
+    ws__notify(w->pool);
+  ws__ctx *me = w->ctx, *to;
+  r->ctx = me;
+  me->parked = r;
+  me->pprev = NULL;
+  me->pnext = w->ctx_parked;
+  if (me->pnext != NULL)
+    me->pnext->pprev = me;
+  w->ctx_parked = me;
+  atomic_store_explicit(&w->nparked, atomic_load_explicit(&w->nparked, memory_order_relaxed) + 1,
+                        memory_order_relaxed); /* owner only: see the field */
+  ws__stat1(&w->stats, WS__S_task_parks, 1);
+  if (__builtin_expect(ws__hooks(w) & WS__HOOK_TRACE, 0))
+    ws__hook_trace(w, WS__EV_TPARK, (uintptr_t)me, 0);
+  ws__tpark *n = take_next(w, false);
+  if (n != NULL) {
+    resume_count(w, n); /* straight to a ready task: Go's runnext */
+    to = n->ctx;
+  } else {
+    to = w->ctx_idle;
+    WS__CHECK(to != NULL); /* prepare */
+    w->ctx_idle = to->next;
+    w->nctx_idle--;
+  }
+  w->commit = r;
+  switch_to(w, to);
+  errno = saved_errno;
+}
+
+/* Queues readied record r for its owner w (r's registry lock held, or r is
+   the calling owner's own). */
+static void queue_ready(ws__worker *w, ws__tpark *r)
+{
+  if (ws__tls_worker == w && w->idle_place == WS__IDLE_AWAKE) {
+    fifo_append(&w->ready_head, &w->ready_tail, r); /* runnext */
+    return;
+  }
+  ws__tpark *h = atomic_load_explicit(&w->ready_in, memory_order_relaxed);
+  do {
+    r->next = h;
+    /* seq_cst: the push, then the load of nidle below, against the owner's
+       nidle increment, heavy barrier and re-check (park.c, S1-S4). */
+  } while (!atomic_compare_exchange_weak_explicit(&w->ready_in, &h, r, memory_order_seq_cst,
+                                                  memory_order_relaxed));
+  if (atomic_load_explicit(&w->pool->nidle, memory_order_seq_cst) != 0)
+    ws__wake_worker(w);
+}
+
+/* The context switched to completes the park of r (see the essay). */
+static void commit(ws__worker *w, ws__tpark *r)
+{
+  if (r->yield) {
+    fifo_append(&w->yield_head, &w->yield_tail, r);
+    return;
+  }
+  if (r->ufn != NULL)
+    r->ufn(r->uarg, r->handle);
+  uint32_t s = WS__TP_PARKING;
+  /* Release: the switch saved the context before anyone may see PARKED.
+     Acquire on failure: the waker's effects before we queue the task. */
+  if (!atomic_compare_exchange_strong_explicit(&r->state, &s, WS__TP_PARKED, memory_order_acq_rel,
+                                               memory_order_acquire)) {
+    WS__CHECK(s >= WS__TP_WOKEN);
+    fifo_append(&w->ready_head, &w->ready_tail, r); /* woken while parking */
+  }
+}
+
+/* Readies r with reason why (WS__TP_EVENT, _TIMER, _SHUTDOWN), holding the
+   lock of the registry r was found in. The first waker wins; later ones do
+   nothing. */
+static void ready(ws__tpark *r, unsigned why)
+{
+  uint32_t s = atomic_load_explicit(&r->state, memory_order_relaxed);
+  do {
+    if (s >= WS__TP_WOKEN)
+      return; /* another waker came first */
+    /* acq_rel: our effects before the task resumes; the commit's PARKED
+       (its context is saved) before we queue it. */
+  } while (!atomic_compare_exchange_weak_explicit(&r->state, &s, WS__TP_WOKEN + why,
+                                                  memory_order_acq_rel, memory_order_acquire));
+  if (r->owner == NULL) {
+    ws__futex_wake(&r->state, 1); /* a thread blocked outside the pool */
+    return;
+  }
+  if (s == WS__TP_PARKED)
+    queue_ready(r->owner, r);
+  /* PARKING: the commit queues it. */
+}
+
+static void tp_init(ws__tpark *r, ws__worker *w)
+{
+  memset(r, 0, sizeof *r);
+  r->owner = w;
+  atomic_init(&r->state, WS__TP_PARKING);
+}
+
+/* Why r was readied (after its wait). */
+static unsigned woken_why(ws__tpark *r)
+{
+  /* Acquire: pairs with the waker's CAS (or read after the commit's). */
+  uint32_t s = atomic_load_explicit(&r->state, memory_order_acquire);
+  WS__CHECK(s >= WS__TP_WOKEN);
+  return s - WS__TP_WOKEN;
+}
+
+void ws__tpark_worker_exit(ws__worker *w)
+{
+  if (w->ctx != NULL) {
+    WS__CHECK(w->ctx == &w->ctx_main && w->ctx_parked == NULL);
+    while (w->ctx_idle != NULL) {
+      ws__ctx *c = w->ctx_idle;
+      w->ctx_idle = c->next;
+      ctx_release(w, c); /* suspended between tasks, never resumed */
+    }
+    w->nctx_idle = 0;
+    ws__fiber_destroy(&w->ctx_main.f);
+    w->ctx = NULL;
+  }
+  if (w->tp_thread_init) {
+    ws__stack_thread_fini();
+    w->tp_thread_init = false;
+  }
+}
+
+void ws__tpark_free(ws__worker *w)
+{
+  while (w->ctx_dead != NULL) {
+    ws__ctx *c = w->ctx_dead;
+    w->ctx_dead = c->next;
+    for (uint32_t i = 0; i < c->nchunks; i++)
+      ws__free(c->chunks[i]);
+    ws__free(c->chunks);
+    ws__free(c);
+  }
+  if (atomic_load_explicit(&w->stacks_on, memory_order_acquire)) { /* see the field */
+    ws__stack_pool_destroy(&w->stacks);
+    atomic_store_explicit(&w->stacks_on, false, memory_order_relaxed); /* nobody reads now */
+  }
+}
+
+void ws__tpark_idle(ws__worker *w)
+{
+  if (atomic_load_explicit(&w->stacks_on, memory_order_relaxed)) /* our own store */
+    ws__stack_trim(&w->stacks, WS__PARK_STACKS_IDLE);
+}
+
+uint64_t ws__tpark_stacks_in_use(ws__worker *w)
+{
+  if (!atomic_load_explicit(&w->stacks_on, memory_order_acquire)) /* see the field */
+    return 0;
+  ws__stack_stats st;
+  ws__stack_pool_stats(&w->stacks, &st);
+  return st.in_use;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Waits on a word, timers                                                   */
+
+void ws__tpark_timer_fired(ws__task *t, unsigned why)
+{
+  ready((ws__tpark *)(void *)t, why); /* tlock held: the timer is the record's first member */
+}
+
+/* r's timer fires at deadline. 0, WS_ESHUTDOWN or WS_ENOMEM. */
+static int timer_arm(ws__worker *w, ws__tpark *r, int64_t deadline)
+{
+  r->timer.pool = w->pool;
+  r->timer.flags = WS__TASK_TIMER | WS__TASK_WAKE;
+  return ws__timer_add(w->pool, &r->timer, deadline);
+}
+
+int ws__tpark_word(ws__worker *w, const ws__waitfor *wf, int64_t deadline)
+{
+  if (!prepare(w))
+    return WS__TP_CANNOT;
+  ws__tpark r;
+  tp_init(&r, w);
+  r.key = wf->word;
+  tp_bucket *b = bucket_of(wf->word);
+  uint32_t expect;
+  bucket_lock(b);
+  if (!wf->announce(wf->arg, &expect)) {
+    bucket_unlock(b);
+    return 0; /* the event happened */
+  }
+  r.bnext = b->head;
+  b->head = &r;
+  r.in_bucket = true;
+  bucket_unlock(b);
+  bool timed = deadline != WS__NO_DEADLINE;
+  if (timed && timer_arm(w, &r, deadline) != 0) {
+    /* Shut down (timers refused) or no memory: block instead. */
+    bucket_lock(b);
+    if (r.in_bucket)
+      bucket_remove(b, &r);
+    bucket_unlock(b);
+    return WS__TP_CANNOT;
+  }
+  park(w, &r);
+  if (timed)
+    (void)ws__timer_unlink(&r.timer); /* no firing touches r after this */
+  bucket_lock(b);
+  if (r.in_bucket)
+    bucket_remove(b, &r);
+  bucket_unlock(b);
+  return woken_why(&r) == WS__TP_TIMER ? WS_ETIMEDOUT : 0;
+}
+
+void ws__tpark_wake_word(const void *word)
+{
+  tp_bucket *b = bucket_of(word);
+  bucket_lock(b);
+  for (ws__tpark **pp = &b->head; *pp != NULL;) {
+    ws__tpark *r = *pp;
+    if (r->key != word) {
+      pp = &r->bnext;
+      continue;
+    }
+    *pp = r->bnext;
+    r->in_bucket = false;
+    ready(r, WS__TP_EVENT);
+  }
+  bucket_unlock(b);
+}
+
+/* ------------------------------------------------------------------------ */
+/* ws_sleep, ws_yield                                                        */
+
+/* The calling thread's worker, if a task of it may park. */
+static ws__worker *parker(void)
+{
+  ws__worker *w = ws__tls_worker;
+  return w != NULL && !w->is_spare && w->jf.cur != NULL ? w : NULL;
+}
+
+static void sleep_thread(int64_t ns)
+{
+  int64_t deadline = ws__deadline(ns);
+  _Atomic uint32_t never = 0;
+  while (ws__now_ns() < deadline)
+    (void)ws__futex_wait(&never, 0, deadline);
+}
+
+int ws__tpark_sleep(int64_t ns)
+{
+  if (ns < 0)
+    return WS_EINVAL;
+  if (ns == 0)
+    return 0;
+  ws__worker *w = parker();
+  if (w != NULL && prepare(w)) {
+    ws__tpark r;
+    tp_init(&r, w);
+    int rc = timer_arm(w, &r, ws__deadline(ns));
+    if (rc == WS_ESHUTDOWN)
+      return rc;
+    if (rc == 0) {
+      park(w, &r);
+      (void)ws__timer_unlink(&r.timer); /* the firing (under tlock) is over */
+      return woken_why(&r) == WS__TP_SHUTDOWN ? WS_ESHUTDOWN : 0;
+    }
+  }
+  w = ws__tls_worker;
+  if (w != NULL && !w->is_spare) {
+    /* A worker that cannot park: it sleeps compensated, as ws_blocking. */
+    ws__publish_private(w);
+    ws__blocking_begin(w);
+    sleep_thread(ns);
+    ws__blocking_end(w);
+    return 0;
+  }
+  sleep_thread(ns);
+  return 0;
+}
+
+/* Is there work on w that a yield should let run first? */
+static bool other_work(ws__worker *w)
+{
+  ws_pool_t *p = w->pool;
+  return ws__tpark_any(w) || w->yield_head != NULL || ws__deque_owner_size(&w->deque) != 0 ||
+         (w->runq != NULL && ws__runq_size(w->runq) != 0) || ws__inject_ready(&p->inject) ||
+         ws__inject_ready(&p->high);
+}
+
+int ws__tpark_yield(void)
+{
+  ws__worker *w = parker();
+  if (w == NULL) {
+    ws__yield();
+    return 0;
+  }
+  if (!other_work(w) || !prepare(w))
+    return 0;
+  ws__tpark r;
+  tp_init(&r, w);
+  r.yield = true;
+  park(w, &r);
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* ws_suspend, ws_resume: the handle table                                   */
+
+/* A handle is (generation << 32) | (index + 1); a slot's generation
+   changes when its suspension ends, so an old handle resumes nothing.
+   Slots live in chunks that are never freed (a handle of a destroyed pool
+   still finds its slot, and a stale generation). gen and rec are covered
+   by the bucket lock of the slot's address. */
+#define WS__TP_CHUNK 1024u
+#define WS__TP_CHUNKS 1024u
+
+typedef struct tp_slot {
+  uint32_t gen; /* its bucket's lock; odd while a suspension holds it */
+  uint32_t free_next; /* the free list (slots_lock) */
+  ws__tpark *rec; /* its bucket's lock: the suspended record, until readied */
+} tp_slot;
+
+static _Atomic(tp_slot *) slot_chunks[WS__TP_CHUNKS]; /* stored (release) under slots_lock */
+static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t slots_made; /* slots_lock */
+static uint32_t slots_free = UINT32_MAX; /* slots_lock: a free slot's index, UINT32_MAX: none */
+
+static tp_slot *slot_at(uint32_t i)
+{
+  if (i >= WS__TP_CHUNK * WS__TP_CHUNKS)
+    return NULL;
+  /* Acquire: pairs with the release store of a new chunk. */
+  tp_slot *c = atomic_load_explicit(&slot_chunks[i / WS__TP_CHUNK], memory_order_acquire);
+  return c != NULL ? &c[i % WS__TP_CHUNK] : NULL;
+}
+
+/* A free slot's index in *i, or WS_ENOMEM. */
+static int slot_get(uint32_t *i)
+{
+  WS__CHECK(pthread_mutex_lock(&slots_lock) == 0);
+  int rc = 0;
+  if (slots_free != UINT32_MAX) {
+    *i = slots_free;
+    slots_free = slot_at(*i)->free_next;
+  } else if (slots_made % WS__TP_CHUNK != 0 || slots_made < WS__TP_CHUNK * WS__TP_CHUNKS) {
+    if (slots_made % WS__TP_CHUNK == 0) {
+      tp_slot *c = ws__malloc(WS__TP_CHUNK * sizeof *c);
+      if (c == NULL) {
+        rc = WS_ENOMEM;
+      } else {
+        memset(c, 0, WS__TP_CHUNK * sizeof *c);
+        atomic_store_explicit(&slot_chunks[slots_made / WS__TP_CHUNK], c, memory_order_release);
+      }
+    }
+    if (rc == 0)
+      *i = slots_made++;
+  } else {
+    rc = WS_ENOMEM;
+  }
+  WS__CHECK(pthread_mutex_unlock(&slots_lock) == 0);
+  return rc;
+}
+
+static void slot_put(uint32_t i)
+{
+  WS__CHECK(pthread_mutex_lock(&slots_lock) == 0);
+  slot_at(i)->free_next = slots_free;
+  slots_free = i;
+  WS__CHECK(pthread_mutex_unlock(&slots_lock) == 0);
+}
+
+/* Pools shut down while a suspension could still register: set (seq_cst)
+   by ws__tpark_shutdown before its walk; read under a bucket lock by
+   ws_suspend. A counter of pools, not a flag per pool: the pool's own
+   state word is read with it (below). */
+static bool pool_closed(ws_pool_t *p)
+{
+  /* Acquire: ws_shutdown's state CAS happened before its walk, which takes
+     every slot's lock after it; we read under one of them. */
+  return ws__life_state(atomic_load_explicit(&p->life, memory_order_acquire)) != WS_POOL_ACCEPTING;
+}
+
+int ws__tpark_suspend(void (*fn)(void *arg, ws_resume_t r), void *arg)
+{
+  if (fn == NULL)
+    return WS_EINVAL;
+  uint32_t i;
+  int rc = slot_get(&i);
+  if (rc != 0)
+    return rc;
+  tp_slot *sl = slot_at(i);
+  tp_bucket *b = bucket_of(sl);
+  ws__worker *w = parker();
+  bool parks = w != NULL && prepare(w);
+  ws__tpark r;
+  tp_init(&r, parks ? w : NULL);
+  bucket_lock(b);
+  if (parks && pool_closed(w->pool)) {
+    bucket_unlock(b);
+    slot_put(i);
+    return WS_ESHUTDOWN;
+  }
+  sl->gen |= 1; /* odd: held */
+  sl->rec = &r;
+  r.handle.id = ((uint64_t)sl->gen << 32) | (i + 1);
+  bucket_unlock(b);
+  if (parks) {
+    r.ufn = fn; /* the commit calls it, once the task is set aside */
+    r.uarg = arg;
+    park(w, &r);
+  } else {
+    if (w != NULL) { /* a spare, or no stack: block compensated */
+      ws__publish_private(w);
+      ws__blocking_begin(w);
+    }
+    fn(arg, r.handle);
+    uint32_t s;
+    /* Acquire: pairs with the waker's CAS. */
+    while ((s = atomic_load_explicit(&r.state, memory_order_acquire)) < WS__TP_WOKEN)
+      ws__futex_wait(&r.state, s, WS__NO_DEADLINE);
+    if (w != NULL)
+      ws__blocking_end(w);
+  }
+  bucket_lock(b);
+  sl->rec = NULL;
+  sl->gen++; /* even: free; every handle given out so far is stale */
+  bucket_unlock(b);
+  slot_put(i);
+  return woken_why(&r) == WS__TP_SHUTDOWN ? WS_ESHUTDOWN : 0;
+}
+
+int ws__tpark_resume(ws_resume_t h)
+{
+  uint32_t gen = (uint32_t)(h.id >> 32), idx = (uint32_t)h.id;
+  if (idx == 0 || !(gen & 1))
+    return WS_EINVAL;
+  tp_slot *sl = slot_at(idx - 1);
+  if (sl == NULL)
+    return WS_EINVAL;
+  tp_bucket *b = bucket_of(sl);
+  bucket_lock(b);
+  ws__tpark *r = sl->gen == gen ? sl->rec : NULL;
+  if (r != NULL) {
+    sl->rec = NULL;
+    ready(r, WS__TP_EVENT);
+  }
+  bucket_unlock(b);
+  return r != NULL ? 0 : WS_EINVAL;
+}
+
+void ws__tpark_shutdown(ws_pool_t *p)
+{
+  WS__CHECK(pthread_mutex_lock(&slots_lock) == 0);
+  uint32_t n = slots_made;
+  WS__CHECK(pthread_mutex_unlock(&slots_lock) == 0);
+  for (uint32_t i = 0; i < n; i++) {
+    tp_slot *sl = slot_at(i);
+    tp_bucket *b = bucket_of(sl);
+    bucket_lock(b);
+    ws__tpark *r = sl->rec;
+    if (r != NULL && r->owner != NULL && r->owner->pool == p) {
+      sl->rec = NULL;
+      ready(r, WS__TP_SHUTDOWN);
+    }
+    bucket_unlock(b);
+  }
+}
