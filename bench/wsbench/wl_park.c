@@ -265,8 +265,8 @@ const wb_workload wb_sleepers = {
 
 /* --- chain ------------------------------------------------------------------- */
 
-/* One run at a time. Task i + 1 writes fut[i] (ws_submit stores it before
-   the push) before task i can run, which reads it. Task i writes val[i];
+/* One run at a time. Task i + 1 writes fut[i] (ws_submit inside a task
+   stores it before the push) before task i can run, which reads it. Task i writes val[i];
    task i - 1 reads it after its ws_future_wait, which orders the task's end
    before the wait's return, and the thread outside reads val[0] after
    ws_pool_wait_idle. */
@@ -391,13 +391,25 @@ static int chain_serial(const char *size, wb_result *r)
   return 0;
 }
 
+/* Submits the last task from inside the pool, where ws_submit stores its
+   future before the push: task n - 2, which it starts, reads it. */
+static int chain_start(void *arg)
+{
+  (void)arg;
+  int rc =
+      ws_submit(ws_current_pool(), chain_link, (void *)(intptr_t)(ch.n - 1), &ch.fut[ch.n - 1]);
+  if (rc != 0)
+    chain_fail(rc);
+  return 0;
+}
+
 static int chain_parallel(ws_pool_t *pool, const char *size, wb_result *r)
 {
   if (chain_setup(size) != 0)
     return -1;
   uint64_t parks = task_parks(pool);
   double t0 = wb_now_ms();
-  int rc = ws_submit(pool, chain_link, (void *)(intptr_t)(ch.n - 1), &ch.fut[ch.n - 1]);
+  int rc = ws_submit(pool, chain_start, NULL, NULL);
   if (rc == 0)
     rc = ws_pool_wait_idle(pool, WS_FOREVER);
   r->ms = wb_now_ms() - t0;
