@@ -6,9 +6,12 @@
  *                from the root's submission to its group wait's return.
  *                A sampler thread reads /proc/self/status every 1 ms: the
  *                peak thread count (itself left out), and the peak VmRSS
- *                minus the pool's VmRSS before its first run, over N (the
- *                bytes a parked task holds, whatever the pool kept cached
- *                from an earlier run), and ws_pool_stats' parked_tasks.
+ *                minus the pool's VmRSS before its first run (so stacks
+ *                the pool kept cached from an earlier run still count),
+ *                over N and over the peak of ws_pool_stats' parked_tasks:
+ *                the bytes a parked task holds. (When the spawning takes
+ *                longer than one sleep, fewer than N are ever parked at
+ *                once, and the second is the one to read.)
  *   chain N    — a daisy chain of futures: task i waits for task i + 1
  *                with ws_future_wait; the last one's value is 1, every
  *                other one's its successor's plus 1; answer = task 0's
@@ -245,10 +248,13 @@ static int sleepers_parallel(ws_pool_t *pool, const char *size, wb_result *r)
     r->ok = false;
     snprintf(r->detail, sizeof r->detail, "the root failed: %s", ws_strerror(rc));
   }
-  long grow = s.peak_rss_kb >= 0 && base >= 0 ? s.peak_rss_kb - base : -1;
+  double grow = s.peak_rss_kb >= 0 && base >= 0 ? (double)(s.peak_rss_kb - base) * 1024 : -1;
   snprintf(r->extra, sizeof r->extra,
-           "peak_threads=%ld rss_per_task_bytes=%.0f peak_parked=%llu parks=%llu", s.peak_threads,
-           grow >= 0 ? grow * 1024.0 / (double)sl.n : -1.0, (unsigned long long)s.peak_parked,
+           "peak_threads=%ld rss_per_task_bytes=%.0f peak_parked=%llu rss_per_parked_bytes=%.0f "
+           "parks=%llu",
+           s.peak_threads, grow >= 0 ? grow / (double)sl.n : -1.0,
+           (unsigned long long)s.peak_parked,
+           grow >= 0 && s.peak_parked > 0 ? grow / (double)s.peak_parked : -1.0,
            (unsigned long long)parks);
   return 0;
 }

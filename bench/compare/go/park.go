@@ -3,14 +3,16 @@ package main
 
 // sleepers, chain and switch (WORKLOADS.md sections 9-11): goroutines that
 // park. sleepers: N goroutines each time.Sleep 50 ms, joined by a
-// WaitGroup, while a sampler goroutine reads /proc/self/status every 1 ms
-// for the peak thread count and VmRSS. chain: the classic daisy chain of
+// WaitGroup, while a sampler goroutine reads /proc/self/status and
+// runtime.NumGoroutine every 1 ms for the peak thread count, VmRSS and
+// goroutine count. chain: the classic daisy chain of
 // unbuffered channels. switch: pingpong's two goroutines, 2N hops.
 
 import (
 	"bytes"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -43,11 +45,12 @@ func procStatus(f *os.File, buf []byte) (threads, rssKB int64) {
 	return field("Threads"), field("VmRSS")
 }
 
-// sampler polls /proc/self/status every millisecond until stop is closed,
-// then sends the peaks.
-func sampler(f *os.File, stop <-chan struct{}, peaks chan<- [2]int64) {
+// sampler polls /proc/self/status and the goroutine count every
+// millisecond until stop is closed, then sends the peaks: threads, VmRSS
+// kB, and goroutines other than main and itself.
+func sampler(f *os.File, stop <-chan struct{}, peaks chan<- [3]int64) {
 	buf := make([]byte, 4096)
-	var peak [2]int64 // threads, VmRSS kB
+	var peak [3]int64
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -57,6 +60,9 @@ func sampler(f *os.File, stop <-chan struct{}, peaks chan<- [2]int64) {
 		}
 		if r > peak[1] {
 			peak[1] = r
+		}
+		if g := int64(runtime.NumGoroutine() - 2); g > peak[2] {
+			peak[2] = g
 		}
 		select {
 		case <-stop:
@@ -80,7 +86,7 @@ func prepareSleepers(size string, workers int) (func() outcome, error) {
 	// from an earlier run still counts as the sleeping goroutines'.
 	_, base := procStatus(f, make([]byte, 4096))
 	return func() outcome {
-		stop, peaks := make(chan struct{}), make(chan [2]int64)
+		stop, peaks := make(chan struct{}), make(chan [3]int64)
 		go sampler(f, stop, peaks)
 		var woke int64
 		var wg sync.WaitGroup
@@ -97,14 +103,18 @@ func prepareSleepers(size string, workers int) (func() outcome, error) {
 		elapsed := time.Since(start)
 		close(stop)
 		peak := <-peaks
-		perTask := -1.0
+		perTask, perParked := -1.0, -1.0
 		if peak[1] >= 0 && base >= 0 {
 			perTask = float64(peak[1]-base) * 1024 / float64(n)
+			if peak[2] > 0 {
+				perParked = float64(peak[1]-base) * 1024 / float64(peak[2])
+			}
 		}
 		got := atomic.LoadInt64(&woke)
 		return outcome{elapsed: elapsed, answer: strconv.FormatInt(got, 10),
-			ok:    got == n && elapsed >= sleepFor,
-			extra: fmt.Sprintf("peak_threads=%d rss_per_task_bytes=%.0f", peak[0], perTask)}
+			ok: got == n && elapsed >= sleepFor,
+			extra: fmt.Sprintf("peak_threads=%d rss_per_task_bytes=%.0f peak_parked=%d rss_per_parked_bytes=%.0f",
+				peak[0], perTask, peak[2], perParked)}
 	}, nil
 }
 
