@@ -20,7 +20,7 @@ PROG=run.sh
 # and build_tokio: shared with echo.sh.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"  # also sets HERE, ROOT and set -uo pipefail
 
-ALL_WORKLOADS="fib nqueens uts fanout tri sort pingpong service service-bg"
+ALL_WORKLOADS="fib nqueens uts fanout tri sort pingpong service service-bg sleepers chain switch"
 ALL_PEERS="wsched wsched-lifo wsched-pin serial std-sort omp-gcc omp-clang tbb pthreadpool go java-fj rayon tokio"
 # Peers that run on one thread whatever --workers says: run at 1 worker only.
 SERIAL_PEERS="serial std-sort"
@@ -37,14 +37,25 @@ WSCHED_PIN_WORKLOADS="service service-bg"
 # Workloads whose RESULT lines carry latency percentiles and are followed by
 # one LATENCY line each (WORKLOADS.md section 8).
 SERVICE_WORKLOADS="service service-bg"
+# Parked tasks (issue #31, WORKLOADS.md sections 9-11): run for PARK_PEERS
+# only, the peers with a task that parks (a sleep, a wait, a suspension)
+# without holding a thread, and at 2 workers unless --workers says
+# otherwise. Their RESULT lines carry extra measures after ok=
+# (peak_threads, rss_per_task_bytes, ns_per_link, ns_per_trip, ...), kept in
+# raw.txt.
+PARK_WORKLOADS="sleepers chain switch"
+PARK_PEERS="wsched go"
+PARK_WORKERS="2"
 
 # Sizes: full run and --quick. uts takes tree names; a workload may have
 # several, run one after the other (service: the offered load in percent).
 declare -A SIZES=([fib]="32" [nqueens]="12" [uts]="T1 T3" [fanout]="1000000" [tri]="34000"
                   [sort]="10000000" [pingpong]="1000000" [service]="50 80 95"
-                  [service-bg]="50 80 95")
+                  [service-bg]="50 80 95" [sleepers]="1000 10000 100000" [chain]="10000"
+                  [switch]="1000000")
 declare -A QUICK_SIZES=([fib]="25" [nqueens]="10" [uts]="T1" [fanout]="100000" [tri]="10000"
-                        [sort]="1000000" [pingpong]="100000" [service]="50" [service-bg]="50")
+                        [sort]="1000000" [pingpong]="100000" [service]="50" [service-bg]="50"
+                        [sleepers]="1000" [chain]="1000" [switch]="10000")
 
 # wsbench's name for a workload where it differs: its own `sort` is a
 # hand-written cilksort, `psort` is the library's ws_parallel_sort on the
@@ -67,7 +78,8 @@ usage() {
 usage: bench/compare/run.sh [options]
 
   --quick               small sizes, 1 round, --repeat 2 (a few minutes)
-                        (service, service-bg: load 50 only; full run: 50 80 95)
+                        (service, service-bg: load 50 only; full run: 50 80 95;
+                        sleepers 1000, chain 1000, switch 10000)
   --workloads LIST      comma-separated subset of: ${ALL_WORKLOADS// /,}
   --peers LIST          comma-separated subset of: ${ALL_PEERS// /,}
   --rounds N            interleaved rounds per (workload, workers)   [5; quick 1]
@@ -75,6 +87,7 @@ usage: bench/compare/run.sh [options]
   --warmup K            leading repetitions of each process dropped as
                         warm-up (never all of them)                              [1]
   --workers LIST        worker counts, comma-separated               [1,2]
+                        (sleepers, chain, switch: [2])
   --size W=S[,S...]     sizes for workload W, e.g. --size fib=30 --size uts=T1,T3
   --out DIR             output directory  [BUILD-DIR/results/<date>-<time>]
   --build-dir DIR       where peers are built                [build/compare]
@@ -98,6 +111,7 @@ ROUNDS=""
 REPEAT=""
 WARMUP=1
 WORKERS="1,2"
+WORKERS_GIVEN=0
 OUT=""
 BUILD="$ROOT/build/compare"
 TIMEOUT=900
@@ -113,7 +127,7 @@ while [ $# -gt 0 ]; do
     --rounds) ROUNDS="${2:?}"; shift ;;
     --repeat) REPEAT="${2:?}"; shift ;;
     --warmup) WARMUP="${2:?}"; shift ;;
-    --workers) WORKERS="${2:?}"; shift ;;
+    --workers) WORKERS="${2:?}"; WORKERS_GIVEN=1; shift ;;
     --size)
         kv="${2:?}"; shift
         [[ "$kv" == *=* ]] || die "--size wants W=S, got '$kv'"
@@ -150,6 +164,7 @@ want_peer() { [[ " $PEERS " == *" $1 "* ]]; }
 want_any() { local p; for p in $1; do want_peer "$p" && return 0; done; return 1; }
 is_serial_peer() { [[ " $SERIAL_PEERS " == *" $1 "* ]]; }
 is_service() { [[ " $SERVICE_WORKLOADS " == *" $1 "* ]]; }
+is_park() { [[ " $PARK_WORKLOADS " == *" $1 "* ]]; }
 
 # Raw output goes next to the peers' build, outside the source tree (build/ is
 # ignored by git), so a run never leaves files to commit by mistake.
@@ -329,7 +344,11 @@ ERRLOG="$OUT/stderr.log"
 {
     echo "# wsched comparison: raw output, one RUN header per process, then its RESULT lines"
     echo "# command: bench/compare/run.sh $ORIG_ARGS"
-    echo "# rounds=$ROUNDS repeat=$REPEAT warmup=$WARMUP workers=${WORKERS// /,} peers=${ACTIVE// /,} timeout=$TIMEOUT"
+    park_note=""
+    for w in $WORKLOADS; do
+        is_park "$w" && [ "$WORKERS_GIVEN" = 0 ] && park_note=" (${PARK_WORKLOADS// /, }: $PARK_WORKERS)"
+    done
+    echo "# rounds=$ROUNDS repeat=$REPEAT warmup=$WARMUP workers=${WORKERS// /,}$park_note peers=${ACTIVE// /,} timeout=$TIMEOUT"
     for p in $PEERS; do [ -n "${SKIP[$p]:-}" ] && echo "SKIP peer=$p reason=${SKIP[$p]}"; done
 } >>"$RAW"
 
@@ -426,8 +445,10 @@ run_one() {
 
 FAILED=0
 for wl in $WORKLOADS; do
+    wl_workers="$WORKERS"
+    is_park "$wl" && [ "$WORKERS_GIVEN" = 0 ] && wl_workers="$PARK_WORKERS"
     for size in ${SIZES[$wl]}; do
-        for p in $WORKERS; do
+        for p in $wl_workers; do
             declare -A GAVE_UP=()
             for ((r = 1; r <= ROUNDS; r++)); do
                 echo "[$wl $size, $p worker(s), round $r/$ROUNDS]"
@@ -437,6 +458,8 @@ for wl in $WORKLOADS; do
                     # wsched-lifo runs only where the order is what is measured.
                     [ "$peer" = wsched-lifo ] && [[ " $WSCHED_LIFO_WORKLOADS " != *" $wl "* ]] && continue
                     [ "$peer" = wsched-pin ] && [[ " $WSCHED_PIN_WORKLOADS " != *" $wl "* ]] && continue
+                    # sleepers, chain and switch run for PARK_PEERS only.
+                    is_park "$wl" && [[ " $PARK_PEERS " != *" $peer "* ]] && continue
                     [ -n "${GAVE_UP[$peer]:-}" ] && continue
                     run_one "$peer" "$wl" "$size" "$p" "$r"
                     case $? in

@@ -96,5 +96,8 @@ extern const wb_workload wb_storm;
 extern const wb_workload wb_pingpong;
 extern const wb_workload wb_service;
 extern const wb_workload wb_service_bg;
+extern const wb_workload wb_sleepers;
+extern const wb_workload wb_chain;
+extern const wb_workload wb_switch;
 
 #endif /* WSBENCH_H */

@@ -13,7 +13,8 @@
 //	RESULT impl=go workload=W size=S workers=P ms=M answer=A ok=1|0
 //
 // (service and service-bg add percentile fields after ok= and print a
-// LATENCY line after each RESULT line: WORKLOADS.md section 8)
+// LATENCY line after each RESULT line: WORKLOADS.md section 8; sleepers,
+// chain and switch add measures after ok=: sections 9-11)
 // and the process exits 1 if any answer was wrong, 2 on a usage error.
 // The runtime is set up once; the timed region is the workload alone.
 package main
@@ -56,6 +57,9 @@ var workloads = []workload{
 	{"pingpong", "1000000", "two goroutines hand a token over unbuffered channels, N hops", preparePingpong},
 	{"service", "80", "open loop: a generator goroutine starts 200000 10-us requests (go statements) at load L%", prepareService(false)},
 	{"service-bg", "80", "service with fib 27 (goroutines, WaitGroup) looping in the background", prepareService(true)},
+	{"sleepers", "10000", "N goroutines each time.Sleep 50 ms, WaitGroup; peak threads, RSS per goroutine", prepareSleepers},
+	{"chain", "10000", "daisy chain: goroutine i receives from channel i+1, sends on channel i", prepareChain},
+	{"switch", "1000000", "two goroutines over two unbuffered channels, N round trips", prepareSwitch},
 }
 
 func findWorkload(name string) (workload, bool) {
@@ -71,7 +75,7 @@ func usage(msg string) {
 	if msg != "" {
 		fmt.Fprintf(os.Stderr, "go: %s\n", msg)
 	}
-	fmt.Fprintln(os.Stderr, "usage: go [--workers P] [--repeat R] fib|nqueens|uts|fanout|tri|sort|pingpong|service|service-bg [SIZE]")
+	fmt.Fprintln(os.Stderr, "usage: go [--workers P] [--repeat R] fib|nqueens|uts|fanout|tri|sort|pingpong|service|service-bg|sleepers|chain|switch [SIZE]")
 	fmt.Fprintln(os.Stderr, "       go --list")
 	fmt.Fprintln(os.Stderr, "       go echo [--port P] [--workers N] [--job]")
 	os.Exit(2)
