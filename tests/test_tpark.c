@@ -1047,13 +1047,19 @@ static void part_nest(void)
 
 /* --- overflow ------------------------------------------------------------------ */
 
-static int deep(int n)
+/* 512 bytes of frame per level that no compiler can shrink: the array is
+   indexed by a value known only at run time (clang keeps only the bytes a
+   constant index names) and stays live across the call. */
+static __attribute__((noinline)) int deep(int n)
 {
   volatile char pad[512];
-  pad[0] = (char)n;
+  size_t at = (size_t)n * 37u % sizeof pad;
+  pad[at] = (char)n;
   if (n == 0)
-    return pad[0];
-  return deep(n - 1) + pad[0];
+    return pad[at];
+  int r = deep(n - 1);
+  pad[sizeof pad - 1 - at] = (char)r;
+  return pad[at] + pad[sizeof pad - 1 - at];
 }
 
 static int overflow_deep(void *arg)
