@@ -4,12 +4,22 @@
  * pause"): the task's execution context is set aside on its worker, and
  * whoever ends its wait puts it back on that worker's ready list.
  *
- * Source: the protocol of src/core/tpark.c as specified for issue #31 (the
- * code was being written alongside this model): ws__tpark (P1 announce and
- * register, P2 switch, P3 `commit` on the next context), the wakers (a task
- * completing a future or a group, the timer firing, ws_resume from any
- * thread), the owner worker's loop and its idle/wake pair. Check the
- * model's steps against the code when it lands and update it by hand.
+ * Source: src/core/tpark.c (checked against it step by step, 2026-12-03):
+ * the parkers ws__tpark_word, ws__tpark_sleep and ws__tpark_suspend (P1
+ * announce and register) and park() (P2 switch), `commit` (P3, on the
+ * context switched to, from after_switch), the wakers (ready(): a task
+ * completing a future or a group through ws__tpark_wake_word, the timer
+ * firing in netpoll.c's fire_timers, ws_resume from any thread), the owner
+ * worker's loop (find_work, ws__tpark_run_next) and its idle/wake pair
+ * (park.c S1-S5, ws__wake_worker). Update the model by hand when they
+ * change. Differences that only narrow the code's interleavings: ready()
+ * is a CAS loop that stops at WOKEN (here an exchange: same effect); the
+ * wait's return takes the timer lock before the bucket lock (here the
+ * other order: each waker acts wholly inside its own lock); the waker
+ * stores park_word and wakes W inside idle_lock (here after it). The word
+ * table grows (bucket_lock retries on the new table once a grower, holding
+ * every old bucket's lock, published it): per key it is still one lock,
+ * which is what `bk` models.
  *
  * A parked record r (on its context's stack) has `state` in {PARKING,
  * PARKED, WOKEN} and an owner worker W. It is registered under a lock L in
@@ -19,14 +29,14 @@
  * exactly (lock, still registered?, remove, ready) and is not modelled
  * apart.
  *
- *   Parker (ws__tpark, on context A of W), park k = 0 .. NPARK-1:
+ *   Parker (ws__tpark_word etc., on context A of W), park k = 0 .. NPARK-1:
  *     P1  state = PARKING; lock bk; if event k already happened: unlock,
  *         return without parking; insert r (key k); unlock bk. lock tl;
  *         insert r in the timer heap (its deadline may pass from now on);
  *         unlock tl.
  *     P2  switch A -> B, B being a ready parked context (W pops its own
- *         ready list), a new context (W takes a task not started yet) or
- *         W's loop context. A's registers are saved only when the switch
+ *         ready list), a new context (W takes a task not started yet: in
+ *         the code, the loop context starting it) or W's loop context. A's registers are saved only when the switch
  *         completes (`saved`).
  *     P3  on B, right after the switch, `commit`: CAS(state, PARKING ->
  *         PARKED); if it fails (WOKEN: a waker came during the switch), W
