@@ -27,6 +27,9 @@
  *   release   — stacks given back past the pool's bound go back to the
  *               system (their pages read as zero again) and are reused
  *               last, with a fresh canary.
+ *   scavenge  — ws__stack_scavenge keeps the free stacks the peak demand
+ *               of the current or the previous period needs, and gives
+ *               the others back (counted, step by step).
  *   budget    — with the process-wide mapping budget nearly used up, a
  *               pool guards only what fits and still hands out stacks.
  *   nomem     — a refused slab gives WS_ENOMEM and changes nothing.
@@ -714,6 +717,76 @@ static void part_release(void)
   ws__stack_pool_destroy(&pool);
 }
 
+/* --- scavenge ------------------------------------------------------------------ */
+
+/* Gets n stacks into s[] and gives them back, most recent last. */
+static void scav_cycle(ws__stack **s, int n)
+{
+  for (int i = 0; i < n; i++)
+    s[i] = stack_get();
+  for (int i = 0; i < n; i++)
+    ws__stack_put(&pool, s[i]);
+}
+
+static void scav_expect(size_t warm, size_t released)
+{
+  ws__stack_stats st;
+  ws__stack_pool_stats(&pool, &st);
+  ASSERT_EQ(st.warm, warm);
+  ASSERT_EQ(st.released, released);
+  ASSERT_EQ(st.warm + st.cold + st.in_use, st.made);
+}
+
+static void part_scavenge(void)
+{
+  enum { N = 40, KEEP = 4 };
+  ws__stack *s[N];
+  pool_init(0, 1000);
+  /* A burst of N in period 1: its stacks stay warm through periods 1 and
+     2 (the peak of the current or the previous period), and go back in
+     period 3, all but KEEP. */
+  scav_cycle(s, N);
+  ws__stack_scavenge(&pool, KEEP); /* end of period 1: peak N */
+  scav_expect(N, 0);
+  ws__stack_scavenge(&pool, KEEP); /* end of period 2: peaks 0 and N */
+  scav_expect(N, 0);
+  ws__stack_scavenge(&pool, KEEP); /* end of period 3: peaks 0 and 0 */
+  scav_expect(KEEP, N - KEEP);
+  /* The KEEP kept are the most recently given back. */
+  for (int i = N; i-- > N - KEEP;)
+    ASSERT(stack_get() == s[i]);
+  for (int i = N - KEEP; i < N; i++)
+    ws__stack_put(&pool, s[i]);
+  /* A demand that comes back each period keeps its stacks: 30 in use at
+     once, 10 of them still in use at the look (peak 30 - 10 in use = 20
+     free kept, all there are). */
+  ws__stack_scavenge(&pool, KEEP);
+  ws__stack_scavenge(&pool, KEEP); /* the peaks of periods before are gone */
+  scav_expect(KEEP, N - KEEP);
+  size_t released = N - KEEP;
+  for (int round = 0; round < 3; round++) {
+    ws__stack *t[30];
+    for (int i = 0; i < 30; i++)
+      t[i] = stack_get();
+    for (int i = 0; i < 20; i++)
+      ws__stack_put(&pool, t[10 + i]);
+    ws__stack_scavenge(&pool, KEEP);
+    scav_expect(20, released); /* nothing went back */
+    for (int i = 0; i < 10; i++)
+      ws__stack_put(&pool, t[i]);
+    ws__stack_scavenge(&pool, KEEP); /* peak 30 this period or the last */
+    scav_expect(30, released);
+  }
+  /* Idle: the last period's peak was the 10 still in use when it began;
+     then nothing, and all but KEEP go. */
+  ws__stack_scavenge(&pool, KEEP);
+  scav_expect(10, released + 20);
+  ws__stack_scavenge(&pool, KEEP);
+  scav_expect(KEEP, released + 30 - KEEP);
+  fprintf(stderr, "scavenge: a burst of %d kept for two periods, then %d kept\n", N, KEEP);
+  ws__stack_pool_destroy(&pool);
+}
+
 /* --- budget -------------------------------------------------------------------- */
 
 static void part_budget(void)
@@ -1055,6 +1128,7 @@ static const test_part parts[] = {
     {"many", part_many, false},
     {"reuse", part_reuse, false},
     {"release", part_release, false},
+    {"scavenge", part_scavenge, false},
     {"budget", part_budget, false},
     {"nomem", part_nomem, false},
     {"migrate", part_migrate, false},

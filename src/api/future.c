@@ -59,6 +59,11 @@ static bool future_announce(void *arg, uint32_t *expect)
   return add_waiter_bit(arg, WS__ST_WAIT_FUTEX, expect);
 }
 
+static bool future_announce_park(void *arg, uint32_t *expect)
+{
+  return add_waiter_bit(arg, WS__ST_WAIT_PARK, expect);
+}
+
 int ws_future_wait(ws_future_t *f, int64_t timeout_ns)
 {
   if (f == NULL)
@@ -77,7 +82,7 @@ int ws_future_wait(ws_future_t *f, int64_t timeout_ns)
     return 0;
   /* It runs elsewhere (or we are a worker of another pool, or too deep in
      our stack): wait without running anything else, compensated. */
-  ws__waitfor wf = {future_final, future_announce, t, &t->state, NULL, NULL};
+  ws__waitfor wf = {future_final, future_announce, t, &t->state, NULL, NULL, future_announce_park};
   /* Profiling: waiting is not the task's work (the dependency itself is
      not followed: futures are opaque to the profiler). */
   ws__prof_strand_end(w);

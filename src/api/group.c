@@ -171,7 +171,7 @@ int ws_group_wait(ws_group_t *g_)
     ws__worker *self = ws__tls_worker;
     if (self != NULL) {
       /* A worker of another pool: blocked, compensated in its own pool. */
-      ws__waitfor wf = {ws__group_done, ws__group_announce, g, &g->remote, NULL, NULL};
+      ws__waitfor wf = {ws__group_done, ws__group_announce, g, &g->remote, NULL, NULL, NULL};
       ws__wait_inside(self, &wf, WS__NO_DEADLINE);
     } else {
       uint32_t v;

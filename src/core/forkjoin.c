@@ -158,8 +158,8 @@ void ws__group_wait_inside(ws__worker *w, ws__group *g, bool frames)
     return;
   /* Published children (ours to pop back, or stolen), heap children: help
      with them and their descendants only, then block. */
-  ws__waitfor wf = {ws__group_done, ws__group_announce, g,
-                    &g->remote,     &g->sink,           &g->sink.last_thief};
+  ws__waitfor wf = {ws__group_done, ws__group_announce,  g,   &g->remote,
+                    &g->sink,       &g->sink.last_thief, NULL};
   ws__wait_inside(w, &wf, WS__NO_DEADLINE);
 }
 
@@ -258,7 +258,7 @@ int ws__join_public_sync(ws__worker *w, int ra, uint32_t mark)
   if (!ws__join_done(t)) {
     /* Stolen, or under a task fa left: run t and its descendants only
        (core/wait.c); the thief is in t->thief. */
-    ws__waitfor wf = {ws__join_done, ws__join_announce, t, &t->state, t, &t->thief};
+    ws__waitfor wf = {ws__join_done, ws__join_announce, t, &t->state, t, &t->thief, NULL};
     ws__wait_inside(w, &wf, WS__NO_DEADLINE);
   }
   int rb = t->rc; /* ordered by ws__join_done's acquire */

@@ -156,6 +156,7 @@ typedef struct ws__worker {
      pool. */
   ws__stack_pool stacks;
   _Atomic bool stacks_on;
+  int64_t scavenge_at; /* the end of the stack pool's scavenging period (tpark.c); owner only */
   /* Tasks parked now: stored (relaxed) by the owner, loaded (relaxed) by
      ws_pool_stats and schedtrace. */
   _Atomic uint64_t nparked;
@@ -446,6 +447,10 @@ typedef struct ws__waitfor {
      or a child of group `key`. NULL: none. */
   const void *key;
   const _Atomic uint32_t *hint; /* a worker to look at first, or NULL */
+  /* announce for a task that parks on `word` (core/tpark.c) rather than
+     sleeping on it, where the completer tells the two apart (a future's
+     WS__ST_WAIT_PARK); NULL: announce. */
+  bool (*park_announce)(void *arg, uint32_t *expect);
 } ws__waitfor;
 
 /* Inside a task of w's pool: waits for wf, running only tasks the wait
@@ -499,9 +504,12 @@ void ws__tpark_free(ws__worker *w);
 void ws__worker_loop(ws__worker *w);
 /* park.c: wakes w if it is on the idle list (a task of it was readied). */
 void ws__wake_worker(ws__worker *w);
-/* w is about to go idle: gives back the memory of its free stacks beyond
-   a few. */
-void ws__tpark_idle(ws__worker *w);
+/* w sleeps (park.c, step S5): until when, at most, so that its free
+   stacks are scavenged (WS__NO_DEADLINE: nothing to give back). */
+int64_t ws__tpark_idle_due(ws__worker *w);
+/* w's scavenging period is over (else nothing): gives back the memory of
+   the free stacks nothing reused in it, all but a few. */
+void ws__tpark_scavenge(ws__worker *w);
 /* Stats: stacks of w's stack pool in use (0 before its first park). */
 uint64_t ws__tpark_stacks_in_use(ws__worker *w);
 

@@ -231,7 +231,7 @@ void ws__future_settle(ws__task *t)
   /* Tasks parked waiting for t (core/tpark.c): their announce set the
      waiter bit before the final status, which keeps it. Relaxed: our own
      final CAS came before. */
-  if (atomic_load_explicit(&t->state, memory_order_relaxed) & WS__ST_WAIT_FUTEX)
+  if (atomic_load_explicit(&t->state, memory_order_relaxed) & WS__ST_WAIT_PARK)
     ws__tpark_wake_word(&t->state);
   /* Acquire: pairs with the attachers' release CAS (the records and their
      links). Release: an attacher that finds CLOSED sees the final status

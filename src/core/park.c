@@ -372,7 +372,8 @@ void ws__park(ws__worker *w)
     w->idle_place = WS__IDLE_ASLEEP;
     if (!ws__poll_park(w))
       while (atomic_load_explicit(&w->park_word, memory_order_acquire) == WS__PARK_ASLEEP)
-        ws__futex_wait(&w->park_word, WS__PARK_ASLEEP, WS__NO_DEADLINE);
+        if (!ws__futex_wait(&w->park_word, WS__PARK_ASLEEP, ws__tpark_idle_due(w)))
+          ws__tpark_scavenge(w); /* still asleep, listed: our stack pool is ours alone */
     w->idle_place = WS__IDLE_AWAKE;
     ws__stat1(&w->stats, WS__S_wakeups, 1);
     if (__builtin_expect(ws__hooks(w) & WS__HOOK_TRACE, 0))

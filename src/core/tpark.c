@@ -92,44 +92,125 @@
    the worker's stack pool). */
 #define WS__CTX_IDLE_MAX 8u
 
-/* Free stacks a worker keeps resident: up to WS__PARK_STACKS_KEEP while it
-   has work (past that, half of them are released at once,
-   platform/stack.h), and WS__PARK_STACKS_IDLE once it goes idle
-   (ws__tpark_idle). Releasing while tasks finish (the stack pool's own
-   bound, 32) made 10,000 sleepers release a batch every 16 finished
-   tasks, a madvise with a TLB shootdown each: 40% of the run's time. */
-#define WS__PARK_STACKS_KEEP 4096u
+/* Free stacks a worker keeps resident. A stack given back stays resident
+   (warm: the next park reuses it without a page fault, 17-22 us each on
+   this project's VM) while the worker's demand may come back: every
+   scavenging period WS__PARK_SCAVENGE_NS (checked when a context ends and
+   when the worker sleeps past the period's end) it keeps as many free
+   stacks as its peak in this period or the one before needs, at least
+   WS__PARK_STACKS_IDLE, and gives the others back (ws__stack_scavenge).
+   So an idle worker returns a burst's stacks within two or three periods,
+   and a busy one keeps what its parks keep reusing. WS__PARK_STACKS_KEEP
+   bounds the free resident stacks at any time (past it, half go back at
+   once). Measured (wsbench, 2 workers, repetitions 2-5 of a process):
+   10,000 sleepers took 115-127 ms when every idle moment trimmed to 64
+   stacks, 65-71 ms with the stacks kept warm; a chain of 100,000 waiting
+   tasks (1 worker) 1.2-1.3 s when the stacks unused for a period went
+   back (the chain's build-up takes longer than a period, and the oldest
+   free stacks were the ones it was about to take). Releasing while tasks
+   finish (a bound of 32) made 10,000 sleepers release a batch every 16
+   finished tasks, a madvise with a TLB shootdown each: 40% of the run's
+   time. */
+#define WS__PARK_STACKS_KEEP 1048576u /* a backstop: the scavenging rule bounds them */
 #define WS__PARK_STACKS_IDLE 64u
+#define WS__PARK_SCAVENGE_NS 1000000000
 
 /* ------------------------------------------------------------------------ */
 /* Buckets                                                                   */
 
-#define WS__TP_NBUCKETS 251u
+/* The table starts with WS__TP_BUCKETS_MIN buckets and grows (x4 or to
+   the next power of two past the count) when more than
+   WS__TP_LOAD records per bucket wait in it: a wake walks its bucket's
+   list, and each record sits on another parked stack (a cache and TLB
+   miss each). With a fixed 251 buckets a chain of 100,000 waiting tasks
+   took ~100 us per link, 39% of it in that walk (wsbench chain). */
+#define WS__TP_BUCKETS_MIN 256u
+#define WS__TP_LOAD 2u
 
 typedef struct tp_bucket {
   alignas(WS__CACHELINE) pthread_mutex_t lock;
   ws__tpark *head; /* its lock: records with in_bucket set, linked by bnext */
 } tp_bucket;
 
-static tp_bucket buckets[WS__TP_NBUCKETS];
-static pthread_once_t buckets_once = PTHREAD_ONCE_INIT;
+/* A table is never freed: a thread may still lock a bucket of an old one
+   (bucket_lock sees the table changed and retries); sizes grow
+   geometrically, so the old ones cost at most the current one again. The
+   first is static: a wait must find a bucket without memory. */
+typedef struct tp_table {
+  size_t n; /* buckets, a power of two */
+  unsigned shift; /* 64 - log2(n): the hash's top bits pick the bucket */
+  tp_bucket *b;
+} tp_table;
 
-static void buckets_init(void)
+static tp_bucket buckets0[WS__TP_BUCKETS_MIN];
+static tp_table table0 = {WS__TP_BUCKETS_MIN, 56, buckets0};
+_Static_assert(WS__TP_BUCKETS_MIN == 1u << (64 - 56), "table0's shift");
+
+/* The current table: stored (release) by a grower holding every bucket
+   lock of the old one, loaded (acquire) by bucket_lock, which re-checks
+   it once it holds a bucket's lock (parking_lot's protocol). */
+static _Atomic(tp_table *) table;
+static pthread_mutex_t grow_lock = PTHREAD_MUTEX_INITIALIZER; /* one grower at a time */
+/* Records in buckets, all tables: a relaxed count (only the growth
+   decision reads it), added to by the parker and taken from by whoever
+   unlinks. */
+static _Atomic size_t nwaiting;
+
+static void buckets_init(tp_bucket *b, size_t n)
 {
-  for (unsigned i = 0; i < WS__TP_NBUCKETS; i++)
-    WS__CHECK(pthread_mutex_init(&buckets[i].lock, NULL) == 0);
+  for (size_t k = 0; k < n; k++) {
+    WS__CHECK(pthread_mutex_init(&b[k].lock, NULL) == 0);
+    b[k].head = NULL;
+  }
 }
 
-static tp_bucket *bucket_of(const void *key)
+/* A table of n buckets, or NULL without memory. */
+static tp_table *table_new(size_t n)
 {
-  (void)pthread_once(&buckets_once, buckets_init);
-  uintptr_t a = (uintptr_t)key;
-  return &buckets[(a ^ (a >> 12)) % WS__TP_NBUCKETS];
+  tp_table *t = ws__malloc(sizeof *t);
+  tp_bucket *b = ws__aligned_alloc(alignof(tp_bucket), n * sizeof *b);
+  if (t == NULL || b == NULL) {
+    ws__free(t);
+    ws__free(b);
+    return NULL;
+  }
+  t->n = n;
+  t->shift = 64;
+  for (size_t k = n; k > 1; k >>= 1)
+    t->shift--;
+  t->b = b;
+  buckets_init(b, n);
+  return t;
 }
 
-static void bucket_lock(tp_bucket *b)
+static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+
+static void table_init(void)
 {
-  WS__CHECK(pthread_mutex_lock(&b->lock) == 0);
+  buckets_init(buckets0, WS__TP_BUCKETS_MIN);
+  atomic_store_explicit(&table, &table0, memory_order_release); /* pthread_once orders it too */
+}
+
+static tp_bucket *bucket_in(tp_table *t, const void *key)
+{
+  uint64_t a = (uint64_t)(uintptr_t)key;
+  return &t->b[(a * UINT64_C(0x9e3779b97f4a7c15)) >> t->shift];
+}
+
+/* Locks and returns the bucket of key in the current table. */
+static tp_bucket *bucket_lock(const void *key)
+{
+  (void)pthread_once(&table_once, table_init);
+  for (;;) {
+    tp_table *t = atomic_load_explicit(&table, memory_order_acquire); /* pairs with grow */
+    tp_bucket *b = bucket_in(t, key);
+    WS__CHECK(pthread_mutex_lock(&b->lock) == 0);
+    /* Relaxed: a grower stores the new table before it unlocks this
+       bucket, and our lock came after that unlock, or before its lock. */
+    if (atomic_load_explicit(&table, memory_order_relaxed) == t)
+      return b;
+    WS__CHECK(pthread_mutex_unlock(&b->lock) == 0);
+  }
 }
 
 static void bucket_unlock(tp_bucket *b)
@@ -138,15 +219,57 @@ static void bucket_unlock(tp_bucket *b)
 }
 
 /* Bucket lock held. */
-static void bucket_remove(tp_bucket *b, ws__tpark *r)
+static void bucket_insert(tp_bucket *b, ws__tpark *r)
 {
-  for (ws__tpark **pp = &b->head; *pp != NULL; pp = &(*pp)->bnext)
-    if (*pp == r) {
-      *pp = r->bnext;
-      r->in_bucket = false;
-      return;
+  r->bnext = b->head;
+  r->bpprev = &b->head;
+  if (b->head != NULL)
+    b->head->bpprev = &r->bnext;
+  b->head = r;
+  r->in_bucket = true;
+}
+
+/* Bucket lock held, r in it. */
+static void bucket_remove(ws__tpark *r)
+{
+  WS__CHECK(r->in_bucket && *r->bpprev == r);
+  *r->bpprev = r->bnext;
+  if (r->bnext != NULL)
+    r->bnext->bpprev = r->bpprev;
+  r->in_bucket = false;
+  atomic_fetch_sub_explicit(&nwaiting, 1, memory_order_relaxed); /* a count */
+}
+
+/* After a parker added a record (and counted it in nwaiting): past
+   WS__TP_LOAD records per bucket, a bigger table. Best effort: without memory the table stays as it is. */
+static void table_maybe_grow(void)
+{
+  size_t nw = atomic_load_explicit(&nwaiting, memory_order_relaxed); /* a count */
+  tp_table *t = atomic_load_explicit(&table, memory_order_relaxed); /* a hint */
+  if (nw <= WS__TP_LOAD * t->n)
+    return;
+  WS__CHECK(pthread_mutex_lock(&grow_lock) == 0);
+  t = atomic_load_explicit(&table, memory_order_relaxed); /* only growers store it */
+  nw = atomic_load_explicit(&nwaiting, memory_order_relaxed);
+  size_t n = t->n * 4;
+  while (n < nw && n < SIZE_MAX / 4 / sizeof(tp_bucket))
+    n *= 2;
+  tp_table *nt = nw > WS__TP_LOAD * t->n ? table_new(n) : NULL;
+  if (nt != NULL) {
+    for (size_t k = 0; k < t->n; k++)
+      WS__CHECK(pthread_mutex_lock(&t->b[k].lock) == 0);
+    for (size_t k = 0; k < t->n; k++)
+      for (ws__tpark *r = t->b[k].head, *next; r != NULL; r = next) {
+        next = r->bnext;
+        bucket_insert(bucket_in(nt, r->key), r);
+      }
+    atomic_store_explicit(&table, nt, memory_order_release); /* pairs with bucket_lock */
+    for (size_t k = 0; k < t->n; k++) {
+      t->b[k].head = NULL;
+      WS__CHECK(pthread_mutex_unlock(&t->b[k].lock) == 0);
     }
-  WS__CHECK(!"a parked record missing from its bucket");
+  }
+  WS__CHECK(pthread_mutex_unlock(&grow_lock) == 0);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -190,6 +313,7 @@ static void ctx_release(ws__worker *w, ws__ctx *c)
   WS__DCHECK(c != &w->ctx_main && c->top == 0);
   ws__fiber_destroy(&c->f);
   ws__stack_put(&w->stacks, c->f.stack);
+  ws__tpark_scavenge(w); /* when a period is over */
   if (c->nchunks == 0) {
     ws__free(c->chunks);
     ws__free(c);
@@ -305,6 +429,7 @@ static bool prepare(ws__worker *w)
     if (ws__stack_pool_init(&w->stacks, &o) != 0)
       return false;
     atomic_store_explicit(&w->stacks_on, true, memory_order_release); /* see the field */
+    w->scavenge_at = ws__now_ns() + WS__PARK_SCAVENGE_NS;
     ws__fiber_init_thread(&w->ctx_main.f);
     w->ctx = &w->ctx_main;
   }
@@ -556,10 +681,23 @@ void ws__tpark_free(ws__worker *w)
   }
 }
 
-void ws__tpark_idle(ws__worker *w)
+int64_t ws__tpark_idle_due(ws__worker *w)
 {
-  if (atomic_load_explicit(&w->stacks_on, memory_order_relaxed)) /* our own store */
-    ws__stack_trim(&w->stacks, WS__PARK_STACKS_IDLE);
+  if (!atomic_load_explicit(&w->stacks_on, memory_order_relaxed) || /* our own store */
+      ws__stack_warm(&w->stacks) <= WS__PARK_STACKS_IDLE)
+    return WS__NO_DEADLINE;
+  return w->scavenge_at;
+}
+
+void ws__tpark_scavenge(ws__worker *w)
+{
+  if (!atomic_load_explicit(&w->stacks_on, memory_order_relaxed)) /* our own store */
+    return;
+  int64_t now = ws__now_ns();
+  if (now < w->scavenge_at)
+    return;
+  ws__stack_scavenge(&w->stacks, WS__PARK_STACKS_IDLE);
+  w->scavenge_at = now + WS__PARK_SCAVENGE_NS;
 }
 
 uint64_t ws__tpark_stacks_in_use(ws__worker *w)
@@ -594,49 +732,47 @@ int ws__tpark_word(ws__worker *w, const ws__waitfor *wf, int64_t deadline)
   ws__tpark r;
   tp_init(&r, w);
   r.key = wf->word;
-  tp_bucket *b = bucket_of(wf->word);
   uint32_t expect;
-  bucket_lock(b);
-  if (!wf->announce(wf->arg, &expect)) {
+  tp_bucket *b = bucket_lock(r.key);
+  bool (*announce)(void *, uint32_t *) =
+      wf->park_announce != NULL ? wf->park_announce : wf->announce;
+  if (!announce(wf->arg, &expect)) {
     bucket_unlock(b);
     return 0; /* the event happened */
   }
-  r.bnext = b->head;
-  b->head = &r;
-  r.in_bucket = true;
+  bucket_insert(b, &r);
+  /* Under the lock, before any waker can unlink it and subtract. */
+  atomic_fetch_add_explicit(&nwaiting, 1, memory_order_relaxed); /* a count */
   bucket_unlock(b);
+  table_maybe_grow();
   bool timed = deadline != WS__NO_DEADLINE;
   if (timed && timer_arm(w, &r, deadline) != 0) {
     /* Shut down (timers refused) or no memory: block instead. */
-    bucket_lock(b);
+    b = bucket_lock(r.key);
     if (r.in_bucket)
-      bucket_remove(b, &r);
+      bucket_remove(&r);
     bucket_unlock(b);
     return WS__TP_CANNOT;
   }
   park(w, &r);
   if (timed)
     (void)ws__timer_unlink(&r.timer); /* no firing touches r after this */
-  bucket_lock(b);
+  b = bucket_lock(r.key); /* perhaps another one: the table may have grown */
   if (r.in_bucket)
-    bucket_remove(b, &r);
+    bucket_remove(&r);
   bucket_unlock(b);
   return woken_why(&r) == WS__TP_TIMER ? WS_ETIMEDOUT : 0;
 }
 
 void ws__tpark_wake_word(const void *word)
 {
-  tp_bucket *b = bucket_of(word);
-  bucket_lock(b);
-  for (ws__tpark **pp = &b->head; *pp != NULL;) {
-    ws__tpark *r = *pp;
-    if (r->key != word) {
-      pp = &r->bnext;
-      continue;
+  tp_bucket *b = bucket_lock(word);
+  for (ws__tpark *r = b->head, *next; r != NULL; r = next) {
+    next = r->bnext; /* read before ready: r may be gone after it */
+    if (r->key == word) {
+      bucket_remove(r);
+      ready(r, WS__TP_EVENT);
     }
-    *pp = r->bnext;
-    r->in_bucket = false;
-    ready(r, WS__TP_EVENT);
   }
   bucket_unlock(b);
 }
@@ -802,12 +938,11 @@ int ws__tpark_suspend(void (*fn)(void *arg, ws_resume_t r), void *arg)
   if (rc != 0)
     return rc;
   tp_slot *sl = slot_at(i);
-  tp_bucket *b = bucket_of(sl);
   ws__worker *w = parker();
   bool parks = w != NULL && prepare(w);
   ws__tpark r;
   tp_init(&r, parks ? w : NULL);
-  bucket_lock(b);
+  tp_bucket *b = bucket_lock(sl);
   if (parks && pool_closed(w->pool)) {
     bucket_unlock(b);
     slot_put(i);
@@ -834,7 +969,7 @@ int ws__tpark_suspend(void (*fn)(void *arg, ws_resume_t r), void *arg)
     if (w != NULL)
       ws__blocking_end(w);
   }
-  bucket_lock(b);
+  b = bucket_lock(sl);
   sl->rec = NULL;
   sl->gen++; /* even: free; every handle given out so far is stale */
   bucket_unlock(b);
@@ -850,8 +985,7 @@ int ws__tpark_resume(ws_resume_t h)
   tp_slot *sl = slot_at(idx - 1);
   if (sl == NULL)
     return WS_EINVAL;
-  tp_bucket *b = bucket_of(sl);
-  bucket_lock(b);
+  tp_bucket *b = bucket_lock(sl);
   ws__tpark *r = sl->gen == gen ? sl->rec : NULL;
   if (r != NULL) {
     sl->rec = NULL;
@@ -868,8 +1002,7 @@ void ws__tpark_shutdown(ws_pool_t *p)
   WS__CHECK(pthread_mutex_unlock(&slots_lock) == 0);
   for (uint32_t i = 0; i < n; i++) {
     tp_slot *sl = slot_at(i);
-    tp_bucket *b = bucket_of(sl);
-    bucket_lock(b);
+    tp_bucket *b = bucket_lock(sl);
     ws__tpark *r = sl->rec;
     if (r != NULL && r->owner != NULL && r->owner->pool == p) {
       sl->rec = NULL;

@@ -74,7 +74,8 @@ typedef struct ws__tpark {
   bool yield; /* ws_yield: the commit queues it at the back */
   bool in_bucket; /* covered by its bucket's lock */
   struct ws__tpark *next; /* ready lists (see ws__worker) */
-  struct ws__tpark *bnext; /* its bucket's list (the bucket's lock) */
+  /* its bucket's list, doubly linked (the bucket's lock) */
+  struct ws__tpark *bnext, **bpprev;
   const void *key; /* the word a bucket wait waits on */
   /* ws_suspend: called by the commit with the handle; the handle's slot. */
   void (*ufn)(void *arg, ws_resume_t r);

@@ -466,8 +466,23 @@ void ws__backoff(unsigned round)
 static ws__task *spin(ws__worker *w)
 {
   ws_pool_t *p = w->pool;
-  if (!w->spinning && !ws__spin_try_begin(w))
-    return NULL; /* enough searchers already (park.c) */
+  if (!w->spinning && !ws__spin_try_begin(w)) {
+    /* Enough searchers already (park.c) for the shared queues. But a
+       task parked here can only resume here, and nobody else's search
+       finds it: with tasks parked, look at our own ready lists for as
+       long as a spinner would before paying for the park (its heavy
+       barrier, and a wake-up per readied task). */
+    if (atomic_load_explicit(&w->nparked, memory_order_relaxed) == 0) /* our own */
+      return NULL;
+    for (unsigned round = 0; round < p->spin_rounds; round++) {
+      ws__backoff(round);
+      if (ws__tpark_any(w))
+        return WS__RESUME;
+      if (pool_terminated(p))
+        return NULL;
+    }
+    return NULL;
+  }
   for (unsigned round = 0; round < p->spin_rounds; round++) {
     ws__backoff(round);
     ws__task *t = find_work(w);
@@ -703,7 +718,13 @@ static bool io_spare_loop(ws__worker *w)
     bool parked = atomic_load_explicit(&p->nidle, memory_order_seq_cst) != 0;
     if (!ws__poll_wanted(&p->polls) || (parked && ws__now_ns() - since >= idle_ns))
       break; /* nothing to poll, or a parked worker can take over */
-    int n = ws__poll_io_wait(w, since + idle_ns);
+    /* Until the next deadline, or the time to look again whether a parked
+       worker can take over: spare_idle_ms after the last task, then every
+       spare_idle_ms (a limit already past made every wait a look without
+       sleeping: with timers due one after another and every worker busy,
+       10,000 parked sleepers kept this thread spinning on the timer lock). */
+    int64_t now = ws__now_ns(), limit = since + idle_ns;
+    int n = ws__poll_io_wait(w, limit > now ? limit : now + idle_ns);
     if (n < 0) {
       if (parked)
         break; /* a parked worker sleeps in the poller: leave it to it */
@@ -765,7 +786,6 @@ void ws__worker_loop(ws__worker *w)
        found nothing else; its count must not sleep with us (a fuzzer input,
        tests/fuzz/regress/entry_credit_park, hung ws_await_termination). */
     ws__life_credit_flush(w);
-    ws__tpark_idle(w);
     ws__park(w);
   }
 }

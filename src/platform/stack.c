@@ -520,6 +520,9 @@ int ws__stack_get(ws__stack_pool *p, ws__stack **out)
   }
   s->next = NULL;
   bump(&p->in_use, 1);
+  size_t used = atomic_load_explicit(&p->in_use, memory_order_relaxed); /* our own */
+  if (used > p->peak_cur)
+    p->peak_cur = used;
   *out = s;
   return 0;
 }
@@ -589,6 +592,27 @@ static void ws__stack_release(ws__stack_pool *p, size_t keep)
   bump(&p->cold_n, (long)n);
 }
 
+void ws__stack_trim(ws__stack_pool *p, size_t keep)
+{
+  if (atomic_load_explicit(&p->warm_n, memory_order_relaxed) > keep)
+    ws__stack_release(p, keep);
+}
+
+void ws__stack_scavenge(ws__stack_pool *p, size_t keep)
+{
+  size_t used = atomic_load_explicit(&p->in_use, memory_order_relaxed); /* our own */
+  size_t peak = p->peak_cur > p->peak_prev ? p->peak_cur : p->peak_prev;
+  size_t want = peak > used ? peak - used : 0;
+  ws__stack_trim(p, want > keep ? want : keep);
+  p->peak_prev = p->peak_cur;
+  p->peak_cur = used;
+}
+
+size_t ws__stack_warm(const ws__stack_pool *p)
+{
+  return atomic_load_explicit(&p->warm_n, memory_order_relaxed); /* the owner's own */
+}
+
 void ws__stack_put(ws__stack_pool *p, ws__stack *s)
 {
   WS__CHECK(s->pool == p);
@@ -599,13 +623,7 @@ void ws__stack_put(ws__stack_pool *p, ws__stack *s)
   p->warm = s;
   bump(&p->warm_n, 1);
   if (atomic_load_explicit(&p->warm_n, memory_order_relaxed) > p->opt.keep)
-    ws__stack_release(p, p->opt.keep / 2);
-}
-
-void ws__stack_trim(ws__stack_pool *p, size_t keep)
-{
-  if (atomic_load_explicit(&p->warm_n, memory_order_relaxed) > keep)
-    ws__stack_release(p, keep);
+    ws__stack_trim(p, p->opt.keep / 2);
 }
 
 void ws__stack_pool_destroy(ws__stack_pool *p)

@@ -99,6 +99,9 @@ struct ws__stack_pool {
   size_t stride; /* bytes per stack: opt.size rounded up to pages */
   size_t page; /* sysconf(_SC_PAGESIZE) */
   ws__stack *warm; /* free stacks whose memory is resident, most recent first; owner only */
+  /* the most stacks in use at once since the last ws__stack_scavenge, and
+     in the period before it; owner only */
+  size_t peak_cur, peak_prev;
   uintptr_t *cold; /* free stacks released whole, record included: their low
                       addresses, bit 0 set for a guarded one; owner only */
   size_t cold_cap; /* entries cold has room for; owner only */
@@ -146,6 +149,17 @@ void ws__stack_put(ws__stack_pool *p, ws__stack *s);
 /* Releases the pool's free resident stacks beyond the `keep` most recently
    given back (nothing if there are not more). Owner only. */
 void ws__stack_trim(ws__stack_pool *p, size_t keep);
+
+/* Called once per period: keeps resident as many free stacks as the
+   pool's peak demand (the most in use at once in this period or the one
+   before) needs beyond those in use now, at least `keep`, and releases
+   the others (the least recently given back). So a demand that comes
+   back within a period finds its stacks warm, and an idle pool's stacks
+   go back within two periods. Owner only. */
+void ws__stack_scavenge(ws__stack_pool *p, size_t keep);
+
+/* Free resident stacks now (a relaxed read of the counter). Owner only. */
+size_t ws__stack_warm(const ws__stack_pool *p);
 
 /* The pool's counters. Any thread. */
 void ws__stack_pool_stats(const ws__stack_pool *p, ws__stack_stats *out);
