@@ -652,9 +652,13 @@ WS_EXTERN int ws_blocking(ws_pool_t *pool, ws_task_fn fn, void *arg);
  *   - Its locals and stack are intact. A task running on a pooled stack has
  *     park_stack_size bytes (64 KiB by default) instead of the thread's
  *     stack: raise the option for tasks with deep recursion or large
- *     arrays on the stack. An overflow is detected (a guard page, or a
- *     canary checked at every switch) and aborts the process with a
- *     message naming the option.
+ *     arrays on the stack. Nesting through the library is not recursion
+ *     of that kind: a wait (a group's, a join's second half, a future's)
+ *     that is too deep in its stack to run another task nested parks
+ *     instead, and the task runs on another stack; but ws_join's first
+ *     half is a plain call, and so is the task's own code. An overflow is
+ *     detected (a guard page, or a canary checked at every switch) and
+ *     aborts the process with a message naming the option.
  *   - A task readied by a task running on its worker runs next there
  *     (Go's runnext); readied from elsewhere (a timer, another worker or
  *     thread) it runs as soon as its worker looks for work, before its
@@ -667,6 +671,12 @@ WS_EXTERN int ws_blocking(ws_pool_t *pool, ws_task_fn fn, void *arg);
  * ws_shutdown ends sleeps and suspensions early: ws_sleep and ws_suspend
  * return WS_ESHUTDOWN; waits for tasks and groups go on (what they wait
  * for still runs).
+ *
+ * Memory: a stack freed by a resumed task stays resident for reuse while
+ * its worker may need it again: each second a worker keeps as many free
+ * stacks as its peak of stacks in use (about one per parked task) in that
+ * second or the one before needs (at least 64) and returns the others to
+ * the system, so an idle pool gives back a burst's stacks within ~3 s.
  */
 
 /* Parks the calling task for at least `ns` nanoseconds. Returns 0, or

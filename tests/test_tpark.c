@@ -56,6 +56,11 @@
  *              waits on a future of a task that suspends and is resumed by
  *              a timer task, a yield inside a group wait's child, a
  *              ws_future_then continuation that sleeps; results exact.
+ *   deep     — a tree of nested groups 3,000 levels deep (fewer under
+ *              sanitizers) runs on the 16 KiB pooled stack a worker goes on
+ *              with after a park, on 1 and 2 workers: a group wait too deep
+ *              to nest its child parks instead (the child runs on another
+ *              context), so every node runs once and nothing overflows.
  *   overflow — a task with a 16 KiB park_stack_size recurses deep after
  *              its worker parked once (so it runs on a pooled stack): the
  *              process aborts with a message that names
@@ -1126,6 +1131,81 @@ static void part_overflow(void)
   ASSERT(strstr(buf, "ws_options_t.park_stack_size") != NULL);
 }
 
+/* --- deep --------------------------------------------------------------------- */
+
+static ws_resume_t deep_handle;
+static _Atomic long deep_nodes;
+
+/* One level: a frame of about 300 bytes that no compiler can shrink (a
+   run-time index), and a group with one child, the next level. */
+static int deep_node(void *arg)
+{
+  long d = (long)(intptr_t)arg;
+  atomic_fetch_add_explicit(&deep_nodes, 1, memory_order_relaxed);
+  if (d == 0)
+    return 0;
+  volatile char pad[256];
+  size_t at = (size_t)d * 31u % sizeof pad;
+  pad[at] = (char)d;
+  ws_group_t g;
+  ws_group_init(&g, NULL);
+  ASSERT_OK(ws_group_spawn(&g, deep_node, (void *)(intptr_t)(d - 1)));
+  int rc = ws_group_wait(&g);
+  ASSERT_EQ(pad[at], (char)d);
+  return rc;
+}
+
+static long deep_depth(void)
+{
+  return TEST_SCALE_DIV > 1 ? 500 : 3000;
+}
+
+/* Runs on the context the worker went on with after deep_parker parked,
+   a pooled stack: the whole tree, then it lets the parker go. */
+static int deep_tree(void *arg)
+{
+  (void)arg;
+  int rc = deep_node((void *)(intptr_t)deep_depth());
+  ASSERT_OK(ws_resume(deep_handle));
+  return rc;
+}
+
+static void deep_start(void *arg, ws_resume_t r)
+{
+  deep_handle = r; /* before the submission that publishes it to deep_tree */
+  ASSERT_OK(ws_submit(arg, deep_tree, NULL, NULL));
+}
+
+static int deep_parker(void *arg)
+{
+  return ws_suspend(deep_start, arg);
+}
+
+static void part_deep(void)
+{
+  for (unsigned workers = 1; workers <= 2; workers++) {
+    ws_options_t o;
+    ws_options_init(&o);
+    o.workers = workers;
+    o.max_spares = WS_SPARES_NONE;
+    o.park_stack_size = 16 * 1024;
+    ws_pool_t *p;
+    ASSERT_OK(ws_pool_create(&p, &o));
+    atomic_store(&deep_nodes, 0);
+    ws_future_t *f;
+    ASSERT_OK(ws_submit(p, deep_parker, p, &f));
+    ASSERT_OK(ws_future_wait(f, TEST_DEADLINE_NS));
+    ASSERT_OK(ws_pool_wait_idle(p, TEST_DEADLINE_NS));
+    ASSERT_EQ(atomic_load(&deep_nodes), deep_depth() + 1);
+    ws_stats_t st;
+    ASSERT(ws_pool_stats(p, &st, NULL, 0) >= 0);
+    fprintf(stderr, "deep: %u workers: %ld levels on 16 KiB stacks, %llu parks\n", workers,
+            deep_depth(), (unsigned long long)st.total.task_parks);
+    ws_future_release(f);
+    ASSERT_OK(ws_pool_destroy(p));
+  }
+}
+
 /* --- stats --------------------------------------------------------------------- */
 
 #define ST_N 50
@@ -1225,7 +1305,8 @@ static const test_part parts[] = {
     {"shutdown", part_shutdown, false}, {"outside", part_outside, false},
     {"spare", part_spare, false},       {"nest", part_nest, false},
     {"overflow", part_overflow, false}, {"stats", part_stats, false},
-    {"trace", part_trace, false},       {"many", part_many, false},
+    {"deep", part_deep, false},         {"trace", part_trace, false},
+    {"many", part_many, false},
 };
 
 TEST_MAIN(parts)

@@ -116,6 +116,13 @@ void ws__group_wait_inside(ws__worker *w, ws__group *g, bool frames)
     uint32_t top = w->jf.top;
     if (top <= w->jf.split || top <= g->mark)
       break; /* the rest are published (publication is oldest first) */
+    /* Too deep to nest another child here (a pooled stack is small,
+       park_stack_size): the wait below publishes the rest and, helping no
+       more, parks; the worker's next context runs them on a stack of its
+       own. Without this, a deep tree of groups (wsbench uts T3) overflowed
+       the pooled stack a worker went on with after a park. */
+    if (__builtin_expect(ws__stack_low(w), 0))
+      break;
     /* Our newest child is still private. Release its frame before it
        runs: its own spawns reuse the slot, and a publication must not
        offer it again. */

@@ -374,10 +374,18 @@ static void ctx_entry(void *arg, ws__fiber *from)
 }
 
 /* The stack a waiting worker keeps free below a nested task on a pooled
-   stack: a quarter of it (core/wait.c). */
+   stack (core/wait.c, and a group wait's own children, core/forkjoin.c):
+   a quarter of it, but at least 8 KiB (half of a smaller one), what a park
+   needs from there: its frames, and the first call of a lazily bound
+   function (the dynamic linker saves the vector registers on the stack).
+   With 4 KiB of a 16 KiB stack, test_tpark deep overflowed there. */
+#define WS__CTX_RESERVE_MIN ((size_t)8 * 1024)
 static char *ctx_stack_limit(const ws__stack *s)
 {
-  return s->low + s->size / 4;
+  size_t r = s->size / 4;
+  if (r < WS__CTX_RESERVE_MIN)
+    r = WS__CTX_RESERVE_MIN < s->size / 2 ? WS__CTX_RESERVE_MIN : s->size / 2;
+  return s->low + r;
 }
 
 /* A new loop context on a pooled stack, or NULL. */

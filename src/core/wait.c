@@ -73,6 +73,8 @@ static ws__task *wait_search(ws__worker *w, const ws__waitfor *wf)
 {
   ws_pool_t *p = w->pool;
   ws__task *t;
+  if (ws__stack_low(w))
+    return NULL; /* no nesting here: the wait parks, another context runs them */
   while ((t = ws__deque_pop(&w->deque)) != NULL) {
     if (awaited_by(t, wf->key))
       return t;
@@ -93,7 +95,7 @@ static ws__task *wait_search(ws__worker *w, const ws__waitfor *wf)
     ws__inject_push(&p->inject, t, t, 1);
     ws__notify(p);
   }
-  if (wf->hint == NULL || ws__stack_low(w))
+  if (wf->hint == NULL)
     return NULL;
   uint32_t v = atomic_load_explicit(wf->hint, memory_order_relaxed); /* a hint */
   if (v >= ws__nslots(p) || v == w->index)

@@ -474,6 +474,11 @@ static ws__task *spin(ws__worker *w)
        barrier, and a wake-up per readied task). */
     if (atomic_load_explicit(&w->nparked, memory_order_relaxed) == 0) /* our own */
       return NULL;
+    /* Not where awake workers outnumber the CPUs: a CPU taken from a
+       worker with work (the spinners' rule, park.c). Relaxed: a heuristic. */
+    uint32_t ni = atomic_load_explicit(&p->nidle, memory_order_relaxed);
+    if (p->nworkers > ni && p->nworkers - ni > p->ncpus)
+      return NULL;
     for (unsigned round = 0; round < p->spin_rounds; round++) {
       ws__backoff(round);
       if (ws__tpark_any(w))

@@ -102,6 +102,7 @@ _Static_assert(sizeof(ws__stack) <= WS__STACK_RECORD, "the stack record outgrew 
 /* Stacks in a pool's first slab; later slabs double up to this many bytes. */
 #define WS__SLAB_FIRST 16
 #define WS__SLAB_MAX_BYTES ((size_t)64 << 20)
+#define WS__SLAB_MIN_CAP 128
 
 /* Guarded stacks the signal handler can find (process-wide): 64 KiB of
    zero pages until used. The budget's default allows 8191. */
@@ -366,6 +367,17 @@ void ws__stack_options_init(ws__stack_options *o)
   o->size_option = WS__STACK_SIZE_OPTION;
 }
 
+/* The most stacks a slab holds: WS__SLAB_MAX_BYTES of them, and at least
+   WS__SLAB_MIN_CAP where that fits a quarter of the address space (big
+   stacks: 100,000 of 8 MiB take 790 slabs, not 12,500 mappings). */
+static size_t ws__slab_cap(const ws__stack_pool *p)
+{
+  size_t cap = WS__SLAB_MAX_BYTES / p->stride, fits = SIZE_MAX / 4 / p->stride;
+  if (cap < WS__SLAB_MIN_CAP)
+    cap = WS__SLAB_MIN_CAP < fits ? WS__SLAB_MIN_CAP : fits;
+  return cap > 0 ? cap : 1;
+}
+
 int ws__stack_pool_init(ws__stack_pool *p, const ws__stack_options *opt)
 {
   ws__stack_options dflt;
@@ -387,8 +399,8 @@ int ws__stack_pool_init(ws__stack_pool *p, const ws__stack_options *opt)
   if (p->opt.size_option == NULL)
     p->opt.size_option = WS__STACK_SIZE_OPTION;
   p->slab_stacks = WS__SLAB_FIRST;
-  if (p->slab_stacks > WS__SLAB_MAX_BYTES / p->stride)
-    p->slab_stacks = WS__SLAB_MAX_BYTES / p->stride > 0 ? WS__SLAB_MAX_BYTES / p->stride : 1;
+  if (p->slab_stacks > ws__slab_cap(p))
+    p->slab_stacks = ws__slab_cap(p);
   if (p->opt.guarded > 0)
     pthread_once(&handler_once, ws__handler_once);
   return 0;
@@ -460,13 +472,6 @@ static ws__stack *ws__stack_new_guarded(ws__stack_pool *p)
   bump(&p->guarded, 1);
   bump(&p->made, 1);
   return s;
-}
-
-/* The most stacks a slab holds: WS__SLAB_MAX_BYTES of them, at least one. */
-static size_t ws__slab_cap(const ws__stack_pool *p)
-{
-  size_t cap = WS__SLAB_MAX_BYTES / p->stride;
-  return cap > 0 ? cap : 1;
 }
 
 /* A new slab for the pool: 0 or WS_ENOMEM. */
