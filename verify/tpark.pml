@@ -17,9 +17,9 @@
  * wait's return takes the timer lock before the bucket lock (here the
  * other order: each waker acts wholly inside its own lock); the waker
  * stores park_word and wakes W inside idle_lock (here after it). The word
- * table grows (bucket_lock retries on the new table once a grower, holding
- * every old bucket's lock, published it): per key it is still one lock,
- * which is what `bk` models.
+ * table grows (a grower moves each old bucket under its lock and marks it
+ * moved; bucket_lock, finding its bucket moved, waits for the new table):
+ * per key it is still one lock at a time, which is what `bk` models.
  *
  * A parked record r (on its context's stack) has `state` in {PARKING,
  * PARKED, WOKEN} and an owner worker W. It is registered under a lock L in

@@ -130,6 +130,7 @@
 typedef struct tp_bucket {
   alignas(WS__CACHELINE) pthread_mutex_t lock;
   ws__tpark *head; /* its lock: records with in_bucket set, linked by bnext */
+  bool moved; /* its lock: a grower moved its records to the next table */
 } tp_bucket;
 
 /* A table is never freed: a thread may still lock a bucket of an old one
@@ -146,9 +147,14 @@ static tp_bucket buckets0[WS__TP_BUCKETS_MIN];
 static tp_table table0 = {WS__TP_BUCKETS_MIN, 56, buckets0};
 _Static_assert(WS__TP_BUCKETS_MIN == 1u << (64 - 56), "table0's shift");
 
-/* The current table: stored (release) by a grower holding every bucket
-   lock of the old one, loaded (acquire) by bucket_lock, which re-checks
-   it once it holds a bucket's lock (parking_lot's protocol). */
+/* The current table. A grower moves the records of the old table's
+   buckets one bucket at a time, under that bucket's lock, marking it
+   moved, and then stores the new table (release). bucket_lock, holding a
+   bucket that is moved, lets it go and waits for the new table (acquire:
+   the records' moved links). So for any key there is one lock at a time:
+   its old bucket until moved, then (once published) its new one. One
+   bucket lock at a time, not all of them at once as parking_lot holds:
+   ThreadSanitizer tracks at most 64 locks held by a thread. */
 static _Atomic(tp_table *) table;
 static pthread_mutex_t grow_lock = PTHREAD_MUTEX_INITIALIZER; /* one grower at a time */
 /* Records in buckets, all tables: a relaxed count (only the growth
@@ -161,6 +167,7 @@ static void buckets_init(tp_bucket *b, size_t n)
   for (size_t k = 0; k < n; k++) {
     WS__CHECK(pthread_mutex_init(&b[k].lock, NULL) == 0);
     b[k].head = NULL;
+    b[k].moved = false;
   }
 }
 
@@ -205,11 +212,14 @@ static tp_bucket *bucket_lock(const void *key)
     tp_table *t = atomic_load_explicit(&table, memory_order_acquire); /* pairs with grow */
     tp_bucket *b = bucket_in(t, key);
     WS__CHECK(pthread_mutex_lock(&b->lock) == 0);
-    /* Relaxed: a grower stores the new table before it unlocks this
-       bucket, and our lock came after that unlock, or before its lock. */
-    if (atomic_load_explicit(&table, memory_order_relaxed) == t)
-      return b;
+    if (!b->moved)
+      return b; /* t is current for this key until the grower gets here */
     WS__CHECK(pthread_mutex_unlock(&b->lock) == 0);
+    /* The grower publishes the new table once every bucket is moved: a
+       pass over the table, no lock of ours held (no caller holds a bucket
+       lock when it takes another). Acquire: pairs with its release. */
+    while (atomic_load_explicit(&table, memory_order_acquire) == t)
+      ws__yield();
   }
 }
 
@@ -256,18 +266,19 @@ static void table_maybe_grow(void)
     n *= 2;
   tp_table *nt = nw > WS__TP_LOAD * t->n ? table_new(n) : NULL;
   if (nt != NULL) {
-    for (size_t k = 0; k < t->n; k++)
-      WS__CHECK(pthread_mutex_lock(&t->b[k].lock) == 0);
-    for (size_t k = 0; k < t->n; k++)
-      for (ws__tpark *r = t->b[k].head, *next; r != NULL; r = next) {
+    /* nt is ours alone until published: its buckets need no lock. */
+    for (size_t k = 0; k < t->n; k++) {
+      tp_bucket *b = &t->b[k];
+      WS__CHECK(pthread_mutex_lock(&b->lock) == 0);
+      for (ws__tpark *r = b->head, *next; r != NULL; r = next) {
         next = r->bnext;
         bucket_insert(bucket_in(nt, r->key), r);
       }
-    atomic_store_explicit(&table, nt, memory_order_release); /* pairs with bucket_lock */
-    for (size_t k = 0; k < t->n; k++) {
-      t->b[k].head = NULL;
-      WS__CHECK(pthread_mutex_unlock(&t->b[k].lock) == 0);
+      b->head = NULL;
+      b->moved = true;
+      WS__CHECK(pthread_mutex_unlock(&b->lock) == 0);
     }
+    atomic_store_explicit(&table, nt, memory_order_release); /* pairs with bucket_lock */
   }
   WS__CHECK(pthread_mutex_unlock(&grow_lock) == 0);
 }
