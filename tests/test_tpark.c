@@ -184,10 +184,10 @@ static void part_sleepers(void)
 /* --- graph --------------------------------------------------------------------- */
 
 /* The resumer side of a suspension in the graph: the handle, given by the
-   suspend callback, taken (once) by whoever resumes it. */
+   suspend callback, taken (once: an exchange back to 0) by whoever resumes
+   it. A slot is 0 between two suspensions. */
 typedef struct handoff {
-  _Atomic uint64_t id; /* 0: not given yet */
-  _Atomic int taken;
+  _Atomic uint64_t id; /* 0: not given yet, or taken */
 } handoff;
 
 static void give_handle(void *arg, ws_resume_t r)
@@ -200,7 +200,9 @@ static void give_handle(void *arg, ws_resume_t r)
 static void take_and_resume(handoff *h)
 {
   uint64_t id;
-  while ((id = atomic_load_explicit(&h->id, memory_order_acquire)) == 0)
+  /* acq_rel: the suspension's handle in; the slot's 0 out to its next
+     suspender (which waits for it). */
+  while ((id = atomic_exchange_explicit(&h->id, 0, memory_order_acq_rel)) == 0)
     ws_yield();
   ws_resume_t r = {id};
   ASSERT_OK(ws_resume(r));
@@ -314,12 +316,18 @@ static int gtask(void *arg)
     for (;;) {
       if (slot - atomic_load_explicit(&g_taken, memory_order_acquire) >= G_RING - 1)
         return gcall(n, &s); /* the ring is full: no suspension this time */
-      handoff *h = &g_ring[slot % G_RING];
-      atomic_store_explicit(&h->id, 0, memory_order_relaxed);
       if (atomic_compare_exchange_weak_explicit(&g_given, &slot, slot + 1, memory_order_acq_rel,
                                                 memory_order_relaxed))
         break;
     }
+    /* The slot's previous suspension was claimed by a resumer (the check
+       above), which empties the slot when it takes the handle: wait for
+       that, or our handle would overwrite one not taken yet. (Emptying
+       the slot here, before the claim, wiped a handle another suspender
+       had just put there when the claim failed: its resumer spun forever,
+       1 run in ~5 of the clang build.) */
+    while (atomic_load_explicit(&g_ring[slot % G_RING].id, memory_order_acquire) != 0)
+      ws_yield();
     ASSERT_OK(ws_suspend(give_handle, &g_ring[slot % G_RING]));
     return gcall(n, &s);
   }
