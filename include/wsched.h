@@ -84,6 +84,8 @@ WS_EXTERN int ws_version(void);
                              pool's termination from one of its own tasks) */
 #define WS_ESYS (-8) /* the operating system refused a resource (thread creation) */
 #define WS_ENOTSUP (-9) /* not available on this platform (I/O readiness without epoll) */
+#define WS_ECLOSED (-10) /* the channel is closed (and, for a receive, drained) */
+#define WS_EAGAIN (-11) /* the call would have to wait, and was asked not to (try, timeout 0) */
 
 /* Codes -64 to -127 belong to optional components (wsched_mpi.h:
    WS_MPI_EMISMATCH -64, WS_MPI_ETHREAD -65, WS_MPI_EMPI -66).
@@ -715,6 +717,114 @@ WS_EXTERN int ws_suspend(ws_suspend_fn fn, void *arg);
    already, its wait ended with WS_ESHUTDOWN, its pool is destroyed, or r
    was never given by ws_suspend. Never blocks on the task. */
 WS_EXTERN int ws_resume(ws_resume_t r);
+
+/* ------------------------------------------------------------------------ */
+/* Channels                                                                  */
+
+/*
+ * A channel carries fixed-size elements between tasks and threads (Go's
+ * chan): a send copies elem_size bytes in, a receive copies them out, in
+ * FIFO order. With capacity 0 it is unbuffered: a send waits for a
+ * receiver and hands the element over directly (a rendezvous). With
+ * capacity n, up to n elements wait in the channel; a send waits only
+ * while it is full, a receive while it is empty.
+ *
+ * Waiting: a task of a pool parks (see "Parked tasks"); any other thread
+ * (and a spare worker, or a task when no stack can be had) blocks. When a
+ * send or receive readies a waiting partner, that partner runs next on
+ * its own worker (at once if the caller is a task of that worker, as
+ * Go's runnext); it never moves to another worker. Waiters of one
+ * direction are served in the order they started waiting.
+ *
+ * Results: 0; WS_ECLOSED (send: the channel was closed before the element
+ * could go, or while the send waited: the element was not sent; receive:
+ * closed and nothing left to receive); WS_EAGAIN (a try call, or timeout
+ * 0, that would have had to wait); WS_ETIMEDOUT (a positive timeout
+ * expired: nothing was sent or received); WS_ESHUTDOWN (a task whose pool
+ * was shut down, at the call or while it waited: ws_shutdown ends every
+ * channel wait of the pool's tasks, so that they can finish; nothing was
+ * sent or received -- the element stays the caller's); WS_EINVAL (NULL
+ * chan, or NULL elem when elem_size is not 0). A receive's elem is written
+ * only when the call returns 0. No element is ever lost or delivered
+ * twice.
+ *
+ * A channel is not tied to a pool: tasks of several pools and plain
+ * threads may share one. All calls are safe from any thread.
+ */
+
+/* A channel (opaque). */
+typedef struct ws_chan ws_chan_t;
+
+/* Creates a channel of elements of elem_size bytes (0: signals with no
+   payload) holding up to capacity elements (0: unbuffered). Returns 0,
+   WS_EINVAL (NULL chan, or elem_size * capacity does not fit in memory)
+   or WS_ENOMEM; on error *chan is NULL. */
+WS_EXTERN int ws_chan_create(size_t elem_size, size_t capacity, ws_chan_t **chan);
+
+/* Frees a channel and the elements still buffered in it. Only once no
+   call on it is in progress or will be made (a receiver woken by
+   ws_chan_close may still be returning: wait for the task, not for the
+   close). Returns 0, or WS_EBUSY (and frees nothing) while a send,
+   receive or select waits on it. NULL is ignored (returns 0). */
+WS_EXTERN int ws_chan_destroy(ws_chan_t *chan);
+
+/* Sends the element at elem, waiting while the channel has no room (and,
+   unbuffered, no receiver). See above for the results. */
+WS_EXTERN int ws_chan_send(ws_chan_t *chan, const void *elem);
+
+/* Receives an element into elem (which may be NULL to drop it), waiting
+   while there is none. After ws_chan_close, what is buffered is still
+   received; then WS_ECLOSED. */
+WS_EXTERN int ws_chan_recv(ws_chan_t *chan, void *elem);
+
+/* As ws_chan_send, waiting at most timeout_ns for room (0: not at all,
+   WS_EAGAIN; WS_FOREVER: as ws_chan_send; negative otherwise: WS_EINVAL). */
+WS_EXTERN int ws_chan_send_timeout(ws_chan_t *chan, const void *elem, int64_t timeout_ns);
+
+/* As ws_chan_recv, waiting at most timeout_ns for an element (0, WS_FOREVER
+   and negative values as ws_chan_send_timeout). */
+WS_EXTERN int ws_chan_recv_timeout(ws_chan_t *chan, void *elem, int64_t timeout_ns);
+
+/* ws_chan_send_timeout with timeout 0: never waits. */
+WS_EXTERN int ws_chan_try_send(ws_chan_t *chan, const void *elem);
+
+/* ws_chan_recv_timeout with timeout 0: never waits. */
+WS_EXTERN int ws_chan_try_recv(ws_chan_t *chan, void *elem);
+
+/* Closes the channel: no more sends (they return WS_ECLOSED, waiting
+   senders included: their elements stay theirs); receivers get what is
+   buffered, then WS_ECLOSED (waiting receivers at once). Returns 0, or
+   WS_ECLOSED when it was closed already, or WS_EINVAL. */
+WS_EXTERN int ws_chan_close(ws_chan_t *chan);
+
+/* Elements buffered now (a snapshot; always 0 for an unbuffered
+   channel), or 0 for NULL. */
+WS_EXTERN size_t ws_chan_len(ws_chan_t *chan);
+
+/* One case of ws_chan_select. */
+typedef struct ws_chan_case {
+  ws_chan_t *chan; /* NULL: the case is never ready (Go's nil channel) */
+  unsigned op; /* WS_CHAN_SEND or WS_CHAN_RECV */
+  void *elem; /* send: the element; receive: where it goes (NULL: dropped) */
+  int result; /* out, the chosen case only: 0, or WS_ECLOSED */
+} ws_chan_case_t;
+
+#define WS_CHAN_SEND 1u /* a select case that sends */
+#define WS_CHAN_RECV 2u /* a select case that receives */
+#define WS_CHAN_SELECT_MAX 64u /* the most cases of one select */
+
+/* Waits until one of n cases can proceed, performs it, and returns its
+   index (Go's select). When several are ready, one is chosen uniformly at
+   random. A send case on a closed channel, or a receive case on a closed
+   and drained one, is ready: it is chosen with result WS_ECLOSED (the
+   element was not sent). timeout_ns as ws_chan_send_timeout: 0 is Go's
+   default case (WS_EAGAIN when none is ready). Returns the index, or
+   WS_EAGAIN, WS_ETIMEDOUT, WS_ESHUTDOWN, or WS_EINVAL (cases NULL with n
+   > 0, n > WS_CHAN_SELECT_MAX, an unknown op, a NULL elem for a send of a
+   non-empty element). With n == 0 (or only NULL channels) it waits for
+   the timeout, or for ws_shutdown, or forever. A channel may appear in
+   several cases. */
+WS_EXTERN int ws_chan_select(ws_chan_case_t *cases, size_t n, int64_t timeout_ns);
 
 /* ------------------------------------------------------------------------ */
 /* Fork/join                                                                 */

@@ -138,6 +138,19 @@ static inline int64_t test_deadline(void)
   return test_now_ns() + TEST_DEADLINE_NS;
 }
 
+/* Runs fn(arg) as a root task of p, waits for it (a deadlock detector's
+   bound) and returns its result. */
+static inline int test_run_root(ws_pool_t *p, ws_task_fn fn, void *arg)
+{
+  ws_future_t *f;
+  ASSERT_OK(ws_submit(p, fn, arg, &f));
+  ASSERT_OK(ws_future_wait(f, TEST_DEADLINE_NS));
+  int rc;
+  ASSERT_OK(ws_future_result(f, &rc));
+  ws_future_release(f);
+  return rc;
+}
+
 /* A range [lo, hi) handed to a task through its void * on any pointer
    width (packing both into one intptr_t does not fit a 32-bit pointer). Each range is a heap record its task takes exactly
    once: a task run twice is a double free and a lost one a leak, both of

@@ -102,18 +102,6 @@ static ws_pool_t *pool_nospares(unsigned workers)
   return p;
 }
 
-/* Runs fn(arg) as a root task of p and returns its result. */
-static int run_root(ws_pool_t *p, ws_task_fn fn, void *arg)
-{
-  ws_future_t *f;
-  ASSERT_OK(ws_submit(p, fn, arg, &f));
-  ASSERT_OK(ws_future_wait(f, TEST_DEADLINE_NS));
-  int rc;
-  ASSERT_OK(ws_future_result(f, &rc));
-  ws_future_release(f);
-  return rc;
-}
-
 /* --- sleepers ------------------------------------------------------------------ */
 
 typedef struct sleeper {
@@ -161,7 +149,7 @@ static void part_sleepers(void)
     s[i].ns = (int64_t)(test_rng(&seed) % 20000000);
   ws_pool_t *p = pool_nospares(2);
   spawn_all a = {s, n, sizeof *s, sleeper_task};
-  ASSERT_OK(run_root(p, spawn_all_task, &a));
+  ASSERT_OK(test_run_root(p, spawn_all_task, &a));
   for (size_t i = 0; i < n; i++) {
     ASSERT_EQ(s[i].runs, 1);
     ASSERT_EQ(s[i].rc, 0);
@@ -407,7 +395,7 @@ static void part_graph(void)
         atomic_store(&roots[i].ran, 0);
       }
       spawn_all a = {roots, nroots, sizeof *roots, gtask};
-      ASSERT_OK(run_root(p, spawn_all_task, &a));
+      ASSERT_OK(test_run_root(p, spawn_all_task, &a));
       for (size_t i = 0; i < nroots; i++)
         ASSERT_EQ(atomic_load(&roots[i].ran), 1);
       rounds++;
@@ -579,7 +567,7 @@ static void part_race(void)
   ws_pool_t *p = pool_nospares(2);
   pthread_t th;
   ASSERT_EQ(pthread_create(&th, NULL, race_resumer, NULL), 0);
-  ASSERT_OK(run_root(p, race_task, (void *)(intptr_t)n));
+  ASSERT_OK(test_run_root(p, race_task, (void *)(intptr_t)n));
   atomic_store(&race_stop, 1);
   pthread_join(th, NULL);
   ws_resume_t bogus = {((uint64_t)12345 << 32) | 999999};
@@ -635,7 +623,7 @@ static void part_locals(void)
 {
   long rounds = 1000000 / TP_DIV / 2; /* two tasks: 10^6 parks in all */
   ws_pool_t *p = pool_nospares(1);
-  ASSERT_OK(run_root(p, locals_root, (void *)(intptr_t)rounds));
+  ASSERT_OK(test_run_root(p, locals_root, (void *)(intptr_t)rounds));
   ws_stats_t st;
   ws_pool_stats(p, &st, NULL, 0);
   fprintf(stderr, "locals: %" PRIu64 " parks\n", st.total.task_parks);
@@ -735,7 +723,7 @@ static int y_task(void *arg)
 static void part_yield(void)
 {
   ws_pool_t *p = pool_nospares(1);
-  ASSERT_OK(run_root(p, y_task, NULL));
+  ASSERT_OK(test_run_root(p, y_task, NULL));
   ASSERT_OK(ws_pool_destroy(p));
 }
 
@@ -1045,7 +1033,7 @@ static int nest_root(void *arg)
 static void part_nest(void)
 {
   ws_pool_t *p = pool_nospares(2);
-  ASSERT_OK(run_root(p, nest_root, NULL));
+  ASSERT_OK(test_run_root(p, nest_root, NULL));
   /* 3 chunks x (4 sleeps + 4 yields x 10 + 100) */
   ASSERT_EQ(atomic_load(&nest_sum), 3 * (4 + 40 + 100));
   ws_future_t *f, *t;
@@ -1283,7 +1271,7 @@ static void part_trace(void)
   ws_pool_t *p = pool_nospares(2);
   ASSERT_OK(ws_trace_start(p, 1 << 16));
   spawn_all a = {s, n, sizeof *s, sleeper_task};
-  ASSERT_OK(run_root(p, spawn_all_task, &a));
+  ASSERT_OK(test_run_root(p, spawn_all_task, &a));
   ASSERT_OK(ws_pool_wait_idle(p, TEST_DEADLINE_NS));
   char path[64];
   snprintf(path, sizeof path, "/tmp/ws_tpark_trace_%d.json", (int)getpid());

@@ -111,7 +111,7 @@ check() {
 
 # Correct models (must verify) and broken variants (must be rejected).
 # -m: search depth bound (the deepest paths reached are 270, 234, 122, 2502,
-# and 1138 for poll.pml, 310 for term.pml, 138 for tpark.pml); -E is not given: invalid end states (deadlocks) are errors.
+# and 1138 for poll.pml, 310 for term.pml, 138 for tpark.pml, 192 for chan.pml); -E is not given: invalid end states (deadlocks) are errors.
 # pan is compiled with -O0 (gcc -O2 takes longer than most searches) except
 # for the two largest state spaces.
 check park          park.pml   pass "" "-m10000" -O1
@@ -192,6 +192,15 @@ check tpark-early    tpark.pml  fail "-DEARLY" "-m10000"
 check tpark-store    tpark.pml  fail "-DSTORE" "-m10000"
 check tpark-unlocked tpark.pml  fail "-DUNLOCKED" "-m10000"
 check tpark-nobarrier tpark.pml fail "-DNOBARRIER" "-m10000"
+
+# chan.pml: channel waits (issue #32, src/api/chan.c): a timed select over
+# two channels, a receive, a send, a timed send and a closer. COPYFIRST moves
+# the element before the wake's CAS, NORELOCK returns from an event wake
+# without taking the channel locks again. Its search holds about 4 million
+# states (640 MB): -O1.
+check chan           chan.pml   pass "" "-m10000" -O1
+check chan-copyfirst chan.pml   fail "-DCOPYFIRST" "-m10000"
+check chan-norelock  chan.pml   fail "-DNORELOCK" "-m10000"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

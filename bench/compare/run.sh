@@ -20,7 +20,7 @@ PROG=run.sh
 # and build_tokio: shared with echo.sh.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"  # also sets HERE, ROOT and set -uo pipefail
 
-ALL_WORKLOADS="fib nqueens uts fanout tri sort pingpong service service-bg sleepers chain switch"
+ALL_WORKLOADS="fib nqueens uts fanout tri sort pingpong service service-bg sleepers chain switch chanpp chanbuf sieve"
 ALL_PEERS="wsched wsched-lifo wsched-pin serial std-sort omp-gcc omp-clang tbb pthreadpool go java-fj rayon tokio"
 # Peers that run on one thread whatever --workers says: run at 1 worker only.
 SERIAL_PEERS="serial std-sort"
@@ -37,13 +37,14 @@ WSCHED_PIN_WORKLOADS="service service-bg"
 # Workloads whose RESULT lines carry latency percentiles and are followed by
 # one LATENCY line each (WORKLOADS.md section 8).
 SERVICE_WORKLOADS="service service-bg"
-# Parked tasks (issue #31, WORKLOADS.md sections 9-11): run for PARK_PEERS
+# Parked tasks (issue #31, WORKLOADS.md sections 9-11) and channels (issue
+# #32, sections 12-14): run for PARK_PEERS
 # only, the peers with a task that parks (a sleep, a wait, a suspension)
 # without holding a thread, and at 2 workers unless --workers says
 # otherwise. Their RESULT lines carry extra measures after ok=
 # (peak_threads, rss_per_task_bytes, ns_per_link, ns_per_trip, ...), kept in
 # raw.txt.
-PARK_WORKLOADS="sleepers chain switch"
+PARK_WORKLOADS="sleepers chain switch chanpp chanbuf sieve"
 PARK_PEERS="wsched go"
 PARK_WORKERS="2"
 
@@ -52,10 +53,11 @@ PARK_WORKERS="2"
 declare -A SIZES=([fib]="32" [nqueens]="12" [uts]="T1 T3" [fanout]="1000000" [tri]="34000"
                   [sort]="10000000" [pingpong]="1000000" [service]="50 80 95"
                   [service-bg]="50 80 95" [sleepers]="1000 10000 100000" [chain]="10000"
-                  [switch]="1000000")
+                  [switch]="1000000" [chanpp]="1000000" [chanbuf]="1000000" [sieve]="10000")
 declare -A QUICK_SIZES=([fib]="25" [nqueens]="10" [uts]="T1" [fanout]="100000" [tri]="10000"
                         [sort]="1000000" [pingpong]="100000" [service]="50" [service-bg]="50"
-                        [sleepers]="1000" [chain]="1000" [switch]="10000")
+                        [sleepers]="1000" [chain]="1000" [switch]="10000" [chanpp]="10000"
+                        [chanbuf]="10000" [sieve]="200")
 
 # wsbench's name for a workload where it differs: its own `sort` is a
 # hand-written cilksort, `psort` is the library's ws_parallel_sort on the
@@ -79,7 +81,8 @@ usage: bench/compare/run.sh [options]
 
   --quick               small sizes, 1 round, --repeat 2 (a few minutes)
                         (service, service-bg: load 50 only; full run: 50 80 95;
-                        sleepers 1000, chain 1000, switch 10000)
+                        sleepers 1000, chain 1000, switch 10000, chanpp 10000,
+                        chanbuf 10000, sieve 200)
   --workloads LIST      comma-separated subset of: ${ALL_WORKLOADS// /,}
   --peers LIST          comma-separated subset of: ${ALL_PEERS// /,}
   --rounds N            interleaved rounds per (workload, workers)   [5; quick 1]
@@ -87,7 +90,7 @@ usage: bench/compare/run.sh [options]
   --warmup K            leading repetitions of each process dropped as
                         warm-up (never all of them)                              [1]
   --workers LIST        worker counts, comma-separated               [1,2]
-                        (sleepers, chain, switch: [2])
+                        (sleepers, chain, switch, chanpp, chanbuf, sieve: [2])
   --size W=S[,S...]     sizes for workload W, e.g. --size fib=30 --size uts=T1,T3
   --out DIR             output directory  [BUILD-DIR/results/<date>-<time>]
   --build-dir DIR       where peers are built                [build/compare]
@@ -458,7 +461,7 @@ for wl in $WORKLOADS; do
                     # wsched-lifo runs only where the order is what is measured.
                     [ "$peer" = wsched-lifo ] && [[ " $WSCHED_LIFO_WORKLOADS " != *" $wl "* ]] && continue
                     [ "$peer" = wsched-pin ] && [[ " $WSCHED_PIN_WORKLOADS " != *" $wl "* ]] && continue
-                    # sleepers, chain and switch run for PARK_PEERS only.
+                    # PARK_WORKLOADS run for PARK_PEERS only.
                     is_park "$wl" && [[ " $PARK_PEERS " != *" $peer "* ]] && continue
                     [ -n "${GAVE_UP[$peer]:-}" ] && continue
                     run_one "$peer" "$wl" "$size" "$p" "$r"

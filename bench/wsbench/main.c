@@ -28,13 +28,13 @@
 #include <unistd.h>
 
 static const wb_workload *const workloads[] = {
-    &wb_fib,          &wb_nqueens,    &wb_nqfirst,
+    &wb_fib,      &wb_nqueens,   &wb_nqfirst,
 #ifdef WSBENCH_HAVE_UTS
-    &wb_uts_t1,       &wb_uts_t3,
+    &wb_uts_t1,   &wb_uts_t3,
 #endif
-    &wb_sort,         &wb_psort,      &wb_tri,       &wb_reduce,     &wb_fanout,
-    &wb_fanout_batch, &wb_storm,      &wb_avalanche, &wb_fib_submit, &wb_pingpong,
-    &wb_service,      &wb_service_bg, &wb_sleepers,  &wb_chain,      &wb_switch,
+    &wb_sort,     &wb_psort,     &wb_tri,        &wb_reduce,   &wb_fanout,  &wb_fanout_batch,
+    &wb_storm,    &wb_avalanche, &wb_fib_submit, &wb_pingpong, &wb_service, &wb_service_bg,
+    &wb_sleepers, &wb_chain,     &wb_switch,     &wb_chanpp,   &wb_chanbuf, &wb_sieve,
 };
 #define NWORKLOADS (sizeof workloads / sizeof workloads[0])
 

@@ -99,5 +99,8 @@ extern const wb_workload wb_service_bg;
 extern const wb_workload wb_sleepers;
 extern const wb_workload wb_chain;
 extern const wb_workload wb_switch;
+extern const wb_workload wb_chanpp;
+extern const wb_workload wb_chanbuf;
+extern const wb_workload wb_sieve;
 
 #endif /* WSBENCH_H */

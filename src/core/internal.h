@@ -149,6 +149,10 @@ typedef struct ws__worker {
   ws__tpark *commit;
   ws__tpark *ready_head, *ready_tail, *yield_head, *yield_tail;
   bool tp_thread_init; /* ws__stack_thread_init done for this thread */
+  /* Parked cancellable waits (ws__tpark.cancellable) of this worker, and
+     whether it has readied them for ws_shutdown (tpark.c, cancel_walk). */
+  uint32_t ncancel;
+  bool cancel_walked;
   ws__ctx ctx_main;
   /* The pooled stacks of this worker's contexts: set up at its first park
      (then stacks_on is stored with release; ws_pool_stats loads it with
@@ -218,6 +222,11 @@ struct ws_pool {
      high-priority tasks flow, so it stays with the read-mostly fields. The
      queue itself orders the record (data/inject.h). */
   _Atomic uint64_t nhigh;
+  /* ws_shutdown wants the cancellable parked waits readied (tpark.c):
+     stored once (seq_cst) by ws__tpark_shutdown before it wakes every
+     worker; loaded (relaxed, then acquire) by owners with such waits
+     parked. Read-mostly: written once in the pool's life. */
+  _Atomic bool tp_cancel;
 
   /* Lifecycle: (outstanding << 2) | state. Every submission adds
      WS__LIFE_ONE (root: seq_cst, and checks the state it returned); every
@@ -491,6 +500,36 @@ void ws__tpark_wake_word(const void *word);
 void ws__tpark_timer_fired(ws__task *t, unsigned why);
 /* ws_shutdown: ends the suspensions (ws_suspend) of p's tasks. */
 void ws__tpark_shutdown(ws_pool_t *p);
+/* Waits of the API layer's own registries (a channel's queues, a
+   mutex's): the caller keeps r in its registry, under its own lock, as
+   Go's sudogs. The protocol:
+     1. under the registry's lock, ws__tpark_wait_init(r, deadline): 0, or
+        WS_ESHUTDOWN when the caller is a task of a pool that was shut
+        down (then it must not wait);
+     2. registers r (its queue), releases the lock;
+     3. ws__tpark_wait(r): parks the task (or blocks the thread) until a
+        waker readied r or the deadline passed; returns why (WS__TP_*);
+     4. takes the lock again, removes r if it is still registered, and
+        reads what the waker left for it, before it returns: no waker
+        touches r after that.
+   A waker, holding the lock, calls ws__tpark_wake(r, WS__TP_EVENT): true
+   if it readied r, false if r's wait ended already (a timer, a
+   shutdown, another registry of a select): r is then only to be unlinked.
+   ws_shutdown readies every such wait of the pool's tasks with
+   WS__TP_SHUTDOWN. */
+int ws__tpark_wait_init(ws__tpark *r, int64_t deadline);
+unsigned ws__tpark_wait(ws__tpark *r);
+bool ws__tpark_wake(ws__tpark *r, unsigned why);
+/* find_work and park.c's re-check: ws_shutdown wants w's cancellable
+   parked waits readied (owner only). */
+static inline bool ws__tpark_cancel_due(const ws__worker *w)
+{
+  /* Relaxed: a hint; cancel_walk loads it again with acquire. */
+  return w->ncancel != 0 && !w->cancel_walked &&
+         atomic_load_explicit(&w->pool->tp_cancel, memory_order_relaxed);
+}
+/* Readies them (owner only); true if it readied any. */
+bool ws__tpark_cancel_walk(ws__worker *w);
 /* The calls behind ws_sleep, ws_yield, ws_suspend, ws_resume. */
 int ws__tpark_sleep(int64_t ns);
 int ws__tpark_yield(void);

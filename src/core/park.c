@@ -153,7 +153,7 @@ static bool work_visible(ws_pool_t *p, ws__worker *w)
 {
   /* Relaxed, as below: the ready push is seq_cst, then its pusher loads
      nidle (tpark.c, queue_ready). */
-  if (ws__tpark_any(w) || w->yield_head != NULL)
+  if (ws__tpark_any(w) || w->yield_head != NULL || ws__tpark_cancel_due(w))
     return true;
   /* Relaxed loads: callers order them after their heavy barrier. */
   if (ws__life_state(atomic_load_explicit(&p->life, memory_order_relaxed)) == WS_POOL_TERMINATED)

@@ -512,6 +512,8 @@ static void resume_count(ws__worker *w, ws__tpark *r)
   else
     w->ctx_parked = c->pnext;
   c->parked = NULL;
+  if (r->cancellable)
+    w->ncancel--;
   atomic_store_explicit(&w->nparked, atomic_load_explicit(&w->nparked, memory_order_relaxed) - 1,
                         memory_order_relaxed); /* owner only: see the field */
   ws__stat1(&w->stats, WS__S_task_resumes, 1);
@@ -569,6 +571,8 @@ static void park(ws__worker *w, ws__tpark *r)
   if (me->pnext != NULL)
     me->pnext->pprev = me;
   w->ctx_parked = me;
+  if (r->cancellable)
+    w->ncancel++;
   atomic_store_explicit(&w->nparked, atomic_load_explicit(&w->nparked, memory_order_relaxed) + 1,
                         memory_order_relaxed); /* owner only: see the field */
   ws__stat1(&w->stats, WS__S_task_parks, 1);
@@ -628,25 +632,26 @@ static void commit(ws__worker *w, ws__tpark *r)
 }
 
 /* Readies r with reason why (WS__TP_EVENT, _TIMER, _SHUTDOWN), holding the
-   lock of the registry r was found in. The first waker wins; later ones do
-   nothing. */
-static void ready(ws__tpark *r, unsigned why)
+   lock of the registry r was found in. The first waker wins (true); later
+   ones do nothing. */
+static bool ready(ws__tpark *r, unsigned why)
 {
   uint32_t s = atomic_load_explicit(&r->state, memory_order_relaxed);
   do {
     if (s >= WS__TP_WOKEN)
-      return; /* another waker came first */
+      return false; /* another waker came first */
     /* acq_rel: our effects before the task resumes; the commit's PARKED
        (its context is saved) before we queue it. */
   } while (!atomic_compare_exchange_weak_explicit(&r->state, &s, WS__TP_WOKEN + why,
                                                   memory_order_acq_rel, memory_order_acquire));
   if (r->owner == NULL) {
-    ws__futex_wake(&r->state, 1); /* a thread blocked outside the pool */
-    return;
+    ws__futex_wake(&r->state, 1); /* a thread that blocks */
+    return true;
   }
   if (s == WS__TP_PARKED)
     queue_ready(r->owner, r);
   /* PARKING: the commit queues it. */
+  return true;
 }
 
 static void tp_init(ws__tpark *r, ws__worker *w)
@@ -794,6 +799,112 @@ void ws__tpark_wake_word(const void *word)
     }
   }
   bucket_unlock(b);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Waits of the API layer's registries (internal.h has the protocol)         */
+
+static bool pool_closed(ws_pool_t *p);
+
+/* The bucket key under which waits that block a worker of p (not parks)
+   wait for ws_shutdown: an odd address, never a futex word. */
+static const void *blocker_key(ws_pool_t *p)
+{
+  return (const char *)p + 1;
+}
+
+int ws__tpark_wait_init(ws__tpark *r, int64_t deadline)
+{
+  ws__worker *w = ws__tls_worker;
+  if (w != NULL && w->jf.cur == NULL)
+    w = NULL; /* not in a task (a callback of the worker's): a plain thread */
+  if (w != NULL && pool_closed(w->pool))
+    return WS_ESHUTDOWN;
+  bool parks = w != NULL && prepare(w);
+  tp_init(r, parks ? w : NULL);
+  r->cancellable = true;
+  r->deadline = deadline;
+  if (parks && deadline != WS__NO_DEADLINE) {
+    int rc = timer_arm(w, r, deadline);
+    if (rc == WS_ESHUTDOWN)
+      return rc;
+    if (rc != 0)
+      r->owner = NULL; /* no memory for the timer: block, with the futex's deadline */
+  }
+  if (w != NULL && r->owner == NULL) {
+    /* A worker that blocks: findable by ws_shutdown under p's key. */
+    r->blocker = w;
+    r->key = blocker_key(w->pool);
+    tp_bucket *b = bucket_lock(r->key);
+    if (pool_closed(w->pool)) { /* read under the lock ws__tpark_shutdown takes after it */
+      bucket_unlock(b);
+      return WS_ESHUTDOWN;
+    }
+    bucket_insert(b, r);
+    atomic_fetch_add_explicit(&nwaiting, 1, memory_order_relaxed); /* a count */
+    bucket_unlock(b);
+  }
+  return 0;
+}
+
+unsigned ws__tpark_wait(ws__tpark *r)
+{
+  ws__worker *w = r->owner;
+  if (w != NULL) {
+    park(w, r);
+    if (r->deadline != WS__NO_DEADLINE)
+      (void)ws__timer_unlink(&r->timer); /* no firing touches r after this */
+    return woken_why(r);
+  }
+  ws__worker *bw = r->blocker;
+  if (bw != NULL) {
+    ws__publish_private(bw);
+    ws__blocking_begin(bw);
+  }
+  uint32_t s;
+  /* Acquire: pairs with the waker's CAS. */
+  while ((s = atomic_load_explicit(&r->state, memory_order_acquire)) < WS__TP_WOKEN) {
+    if (!ws__futex_wait(&r->state, s, r->deadline) && r->deadline != WS__NO_DEADLINE &&
+        ws__now_ns() >= r->deadline)
+      /* Our own timer: wins unless a waker came first (acquire: its
+         effects). */
+      (void)atomic_compare_exchange_strong_explicit(&r->state, &s, WS__TP_WOKEN + WS__TP_TIMER,
+                                                    memory_order_acquire, memory_order_acquire);
+  }
+  if (bw != NULL) {
+    ws__blocking_end(bw);
+    tp_bucket *b = bucket_lock(r->key); /* after it, ws__tpark_shutdown no longer sees r */
+    if (r->in_bucket)
+      bucket_remove(r);
+    bucket_unlock(b);
+  }
+  return woken_why(r);
+}
+
+bool ws__tpark_wake(ws__tpark *r, unsigned why)
+{
+  uint32_t s = atomic_load_explicit(&r->state, memory_order_relaxed);
+  if (s >= WS__TP_WOKEN)
+    return false; /* a hint; ready decides */
+  return ready(r, why);
+}
+
+bool ws__tpark_cancel_walk(ws__worker *w)
+{
+  /* Acquire: pairs with ws__tpark_shutdown's store, after ws_shutdown's
+     state CAS: a wait that parks on w after this sees the pool closed. */
+  if (!atomic_load_explicit(&w->pool->tp_cancel, memory_order_acquire))
+    return false;
+  w->cancel_walked = true;
+  bool any = false;
+  /* Owner only: none of these records can resume (and leave its stack)
+     before we return, so they need no registry lock; a registry waker
+     that readies one first makes our ready a no-op. Readied ones go to
+     our own ready list (we are awake). */
+  for (ws__ctx *c = w->ctx_parked; c != NULL; c = c->pnext)
+    if (c->parked->cancellable && ready(c->parked, WS__TP_SHUTDOWN))
+      any = true;
+  return any;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1016,6 +1127,22 @@ int ws__tpark_resume(ws_resume_t h)
 
 void ws__tpark_shutdown(ws_pool_t *p)
 {
+  /* The API layer's waits: blocked workers under the pool's key, parked
+     tasks by their owners (ws__tpark_cancel_walk), which wake_all sends
+     to find_work. seq_cst: before the idle_lock the waking takes, which
+     a worker about to sleep takes after us and then re-checks
+     (park.c, work_visible). */
+  atomic_store_explicit(&p->tp_cancel, true, memory_order_seq_cst);
+  tp_bucket *kb = bucket_lock(blocker_key(p));
+  for (ws__tpark *r = kb->head, *next; r != NULL; r = next) {
+    next = r->bnext;
+    if (r->key == blocker_key(p)) {
+      bucket_remove(r);
+      ready(r, WS__TP_SHUTDOWN);
+    }
+  }
+  bucket_unlock(kb);
+  ws__wake_all(p);
   WS__CHECK(pthread_mutex_lock(&slots_lock) == 0);
   uint32_t n = slots_made;
   WS__CHECK(pthread_mutex_unlock(&slots_lock) == 0);

@@ -73,6 +73,14 @@ typedef struct ws__tpark {
   uint8_t why; /* WS__TP_*: written by the waker before its exchange */
   bool yield; /* ws_yield: the commit queues it at the back */
   bool in_bucket; /* covered by its bucket's lock */
+  /* A wait of an API-layer registry (ws__tpark_wait_init): ws_shutdown
+     readies it with WS__TP_SHUTDOWN. Set before it is registered. */
+  bool cancellable;
+  /* Such a wait on a worker that cannot park (a spare, no stack): that
+     worker, which blocks compensated, and in_bucket under the pool's key
+     so that ws_shutdown finds it. NULL otherwise. */
+  struct ws__worker *blocker;
+  int64_t deadline; /* the wait's deadline (WS__NO_DEADLINE: none) */
   struct ws__tpark *next; /* ready lists (see ws__worker) */
   /* its bucket's list, doubly linked (the bucket's lock) */
   struct ws__tpark *bnext, **bpprev;

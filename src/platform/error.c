@@ -25,6 +25,10 @@ const char *ws_strerror(int code)
     return "the system refused a resource";
   case WS_ENOTSUP:
     return "not supported on this platform";
+  case WS_ECLOSED:
+    return "the channel is closed";
+  case WS_EAGAIN:
+    return "the call would have to wait";
   /* libwsched_mpi's codes (wsched_mpi.h): numbers only, the core knows no MPI. */
   case -64:
     return "MPI ranks registered different task types (names, order or payload limit)";

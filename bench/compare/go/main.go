@@ -60,6 +60,9 @@ var workloads = []workload{
 	{"sleepers", "10000", "N goroutines each time.Sleep 50 ms, WaitGroup; peak threads, RSS per goroutine", prepareSleepers},
 	{"chain", "10000", "daisy chain: goroutine i receives from channel i+1, sends on channel i", prepareChain},
 	{"switch", "1000000", "two goroutines over two unbuffered channels, N round trips", prepareSwitch},
+	{"chanpp", "1000000", "switch's program: two goroutines over two unbuffered channels, N round trips", prepareSwitch},
+	{"chanbuf", "1000000", "a producer goroutine sends 1..N into a channel of capacity 128, main sums", prepareChanbuf},
+	{"sieve", "10000", "the concurrent prime sieve: a chain of N filter goroutines, the Nth prime", prepareSieve},
 }
 
 func findWorkload(name string) (workload, bool) {
@@ -75,7 +78,7 @@ func usage(msg string) {
 	if msg != "" {
 		fmt.Fprintf(os.Stderr, "go: %s\n", msg)
 	}
-	fmt.Fprintln(os.Stderr, "usage: go [--workers P] [--repeat R] fib|nqueens|uts|fanout|tri|sort|pingpong|service|service-bg|sleepers|chain|switch [SIZE]")
+	fmt.Fprintln(os.Stderr, "usage: go [--workers P] [--repeat R] fib|nqueens|uts|fanout|tri|sort|pingpong|service|service-bg|sleepers|chain|switch|chanpp|chanbuf|sieve [SIZE]")
 	fmt.Fprintln(os.Stderr, "       go --list")
 	fmt.Fprintln(os.Stderr, "       go echo [--port P] [--workers N] [--job]")
 	os.Exit(2)
