@@ -240,6 +240,30 @@ static inline void latch_wait_or_fail(test_latch *l, const char *what)
     TEST_FAIL("no progress for %d s: %s", TEST_DEADLINE_MS / 1000, what);
 }
 
+/* A task that holds its worker inside ws_blocking until the latch `arg`
+   opens, so that the pool activates a spare; and the wait for that spare
+   (a deadlock detector's bound). */
+static inline int test_blocker_wait(void *arg)
+{
+  latch_wait((test_latch *)arg);
+  return 0;
+}
+static inline int test_blocker(void *arg)
+{
+  return ws_blocking(NULL, test_blocker_wait, arg);
+}
+static inline void test_wait_spare(ws_pool_t *p)
+{
+  int64_t d = test_deadline();
+  ws_stats_t st;
+  do {
+    ws_pool_stats(p, &st, NULL, 0);
+    if (test_now_ns() > d)
+      TEST_FAIL("no spare started");
+    sched_yield();
+  } while (st.spares_active == 0);
+}
+
 /* Runs body(arg) in a child process, which must die of SIGABRT (a misuse or
    broken-invariant abort with its message), not return: a death test. */
 static inline void expect_child_abort(void (*body)(void *), void *arg, const char *what)

@@ -624,19 +624,6 @@ static test_latch spare_release;
 static ws_chan_t *spare_in, *spare_never;
 static _Atomic int spare_rc = 1;
 
-static int spare_block(void *arg)
-{
-  (void)arg;
-  latch_wait(&spare_release);
-  return 0;
-}
-
-static int spare_blocker(void *arg)
-{
-  (void)arg;
-  return ws_blocking(NULL, spare_block, NULL);
-}
-
 static int spare_receiver(void *arg)
 {
   (void)arg;
@@ -653,15 +640,9 @@ static void part_spare(void)
   latch_init(&spare_release, 1);
   ASSERT_OK(ws_chan_create(sizeof(int), 0, &spare_in));
   ASSERT_OK(ws_chan_create(sizeof(int), 0, &spare_never));
-  ASSERT_OK(ws_submit(p, spare_blocker, NULL, NULL));
+  ASSERT_OK(ws_submit(p, test_blocker, &spare_release, NULL));
+  test_wait_spare(p);
   int64_t d = test_deadline();
-  ws_stats_t st;
-  do {
-    ws_pool_stats(p, &st, NULL, 0);
-    if (test_now_ns() > d)
-      TEST_FAIL("no spare started");
-    sched_yield();
-  } while (st.spares_active == 0);
   /* The only worker blocks: the spare runs the receiver, which blocks it. */
   ASSERT_OK(ws_submit(p, spare_receiver, NULL, NULL));
   int v = 77;

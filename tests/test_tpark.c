@@ -878,19 +878,6 @@ static test_latch spare_release;
 static _Atomic uint64_t spare_handle;
 static _Atomic int spare_done;
 
-static int spare_block(void *arg)
-{
-  (void)arg;
-  latch_wait(&spare_release);
-  return 0;
-}
-
-static int spare_blocker(void *arg)
-{
-  (void)arg;
-  return ws_blocking(NULL, spare_block, NULL);
-}
-
 static void spare_give(void *arg, ws_resume_t r)
 {
   (void)arg;
@@ -915,12 +902,8 @@ static void part_spare(void)
   ws_pool_t *p;
   ASSERT_OK(ws_pool_create(&p, &o));
   latch_init(&spare_release, 1);
-  ASSERT_OK(ws_submit(p, spare_blocker, NULL, NULL));
-  ws_stats_t st;
-  do {
-    ws_pool_stats(p, &st, NULL, 0);
-    sched_yield();
-  } while (st.spares_active == 0);
+  ASSERT_OK(ws_submit(p, test_blocker, &spare_release, NULL));
+  test_wait_spare(p);
   /* The only worker blocks: the spare runs this and must block for it. */
   ASSERT_OK(ws_submit(p, spare_sleeper, NULL, NULL));
   while (atomic_load(&spare_handle) == 0)
