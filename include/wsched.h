@@ -827,6 +827,176 @@ typedef struct ws_chan_case {
 WS_EXTERN int ws_chan_select(ws_chan_case_t *cases, size_t n, int64_t timeout_ns);
 
 /* ------------------------------------------------------------------------ */
+/* Mutexes, condition variables, semaphores, wait groups                     */
+
+/*
+ * The pthread calls, for tasks: a task of a pool that has to wait parks
+ * (see "Parked tasks") and its worker runs other work; any other thread
+ * (and a spare worker, or a task when no stack can be had) blocks. The
+ * objects are plain structs in the caller's memory (embed them, or give
+ * them static storage): all-zero bytes, the WS_*_INIT initialisers and the
+ * _init calls make the same valid object (an unlocked mutex, a condition
+ * variable nobody waits on, a wait group at 0, a semaphore of value 0).
+ * Their contents are private; they must not be copied or moved while in
+ * use. They are not tied to a pool: tasks of several pools and threads may
+ * share one. All calls are safe from any thread.
+ *
+ * Timeouts: timeout_ns 0 never waits (WS_EAGAIN if it would have to),
+ * WS_FOREVER waits without a bound, any other negative value is WS_EINVAL;
+ * a positive timeout that expires returns WS_ETIMEDOUT.
+ *
+ * Shutdown: ws_shutdown ends the condition variable, semaphore and wait
+ * group waits of the pool's tasks with WS_ESHUTDOWN (as channel waits: the
+ * event they wait for may come from work that never starts), and the same
+ * calls made later by those tasks return it at once. A mutex wait is not
+ * ended: the holder runs on and unlocks. Threads outside the pool are not
+ * affected.
+ */
+
+/* A mutex (Go's sync.Mutex). Not recursive: a task that locks a mutex it
+   holds waits forever. Any task or thread may unlock it, not only the
+   locker (as in Go). Fair under contention: normally a waiter woken by
+   an unlock competes with newcomers (which keeps a busy mutex moving), but
+   a waiter that has waited more than 1 ms switches the mutex to a mode in
+   which each unlock hands it to the longest waiter, until the queue
+   empties or a waiter waited less than 1 ms (Go's starvation mode). */
+typedef struct ws_mutex {
+  uint64_t ws_private[6]; /* private: only the ws_ calls read or write it */
+} ws_mutex_t;
+/* A static initialiser */
+/* clang-format off */
+#define WS_MUTEX_INIT {{0}}
+/* clang-format on */
+
+/* Makes *mutex an unlocked mutex. Returns 0 or WS_EINVAL (NULL). */
+WS_EXTERN int ws_mutex_init(ws_mutex_t *mutex);
+
+/* Checks that the mutex may be freed: 0, or WS_EBUSY while it is locked
+   or waited for, or WS_EINVAL. It owns no resource: freeing an unlocked
+   mutex without this call is fine. */
+WS_EXTERN int ws_mutex_destroy(ws_mutex_t *mutex);
+
+/* Locks the mutex, waiting while it is held. Returns 0, or WS_EINVAL. */
+WS_EXTERN int ws_mutex_lock(ws_mutex_t *mutex);
+
+/* As ws_mutex_lock, waiting at most timeout_ns: 0, WS_EAGAIN (timeout 0),
+   WS_ETIMEDOUT, or WS_EINVAL. */
+WS_EXTERN int ws_mutex_lock_timeout(ws_mutex_t *mutex, int64_t timeout_ns);
+
+/* Locks the mutex if that needs no wait: 0, or WS_EAGAIN (held, or handed
+   from waiter to waiter), or WS_EINVAL. */
+WS_EXTERN int ws_mutex_trylock(ws_mutex_t *mutex);
+
+/* Unlocks the mutex, readying a waiter if there is one. Returns 0, or
+   WS_EINVAL (NULL, or the mutex is not locked). */
+WS_EXTERN int ws_mutex_unlock(ws_mutex_t *mutex);
+
+/* A condition variable, used with a ws_mutex_t. */
+typedef struct ws_cond {
+  uint64_t ws_private[6]; /* private: only the ws_ calls read or write it */
+} ws_cond_t;
+/* A static initialiser */
+/* clang-format off */
+#define WS_COND_INIT {{0}}
+/* clang-format on */
+
+/* Makes *cond a condition variable nobody waits on. 0 or WS_EINVAL. */
+WS_EXTERN int ws_cond_init(ws_cond_t *cond);
+
+/* 0, or WS_EBUSY while a wait on it is in progress, or WS_EINVAL. */
+WS_EXTERN int ws_cond_destroy(ws_cond_t *cond);
+
+/* Unlocks mutex (which the caller holds) and waits until a signal or
+   broadcast readies this wait; locks mutex again before it returns, in
+   every case. A signal or broadcast made after the call unlocked the mutex
+   (and so any made while holding it) reaches this wait. There are no
+   spurious wakeups, but check the condition in a loop anyway: another
+   task may have changed it before the mutex was locked again. Returns 0,
+   WS_ESHUTDOWN (see above: at the call, the mutex is not unlocked at
+   all), or WS_EINVAL (NULL, or the mutex is not locked). */
+WS_EXTERN int ws_cond_wait(ws_cond_t *cond, ws_mutex_t *mutex);
+
+/* As ws_cond_wait, waiting at most timeout_ns: also WS_ETIMEDOUT, and
+   WS_EAGAIN for timeout 0 (the mutex is not unlocked). */
+WS_EXTERN int ws_cond_wait_timeout(ws_cond_t *cond, ws_mutex_t *mutex, int64_t timeout_ns);
+
+/* Readies the longest waiting wait, if any. 0 or WS_EINVAL. */
+WS_EXTERN int ws_cond_signal(ws_cond_t *cond);
+
+/* Readies every wait in progress. 0 or WS_EINVAL. */
+WS_EXTERN int ws_cond_broadcast(ws_cond_t *cond);
+
+/* A counting semaphore. A post with waiters hands its unit to the longest
+   waiting one: a later wait never overtakes it. */
+typedef struct ws_sem {
+  uint64_t ws_private[6]; /* private: only the ws_ calls read or write it */
+} ws_sem_t;
+/* A static initialiser: value 0 */
+/* clang-format off */
+#define WS_SEM_INIT {{0}}
+/* clang-format on */
+#define WS_SEM_VALUE_MAX 0xffffffffu /* the largest value of a semaphore */
+
+/* Makes *sem a semaphore of the given value. 0 or WS_EINVAL. */
+WS_EXTERN int ws_sem_init(ws_sem_t *sem, unsigned value);
+
+/* 0, or WS_EBUSY while a wait on it is in progress, or WS_EINVAL. */
+WS_EXTERN int ws_sem_destroy(ws_sem_t *sem);
+
+/* Takes one unit, waiting while the value is 0. Returns 0, WS_ESHUTDOWN,
+   or WS_EINVAL. */
+WS_EXTERN int ws_sem_wait(ws_sem_t *sem);
+
+/* As ws_sem_wait, waiting at most timeout_ns: also WS_EAGAIN (timeout 0)
+   and WS_ETIMEDOUT. On every result but 0 no unit was taken. */
+WS_EXTERN int ws_sem_wait_timeout(ws_sem_t *sem, int64_t timeout_ns);
+
+/* ws_sem_wait_timeout with timeout 0: never waits. */
+WS_EXTERN int ws_sem_trywait(ws_sem_t *sem);
+
+/* Adds one unit (to the longest waiting wait, if any). Returns 0, or
+   WS_EINVAL (NULL, or the value is WS_SEM_VALUE_MAX: nothing added). */
+WS_EXTERN int ws_sem_post(ws_sem_t *sem);
+
+/* The value now (a snapshot), or 0 for NULL. */
+WS_EXTERN unsigned ws_sem_value(ws_sem_t *sem);
+
+/* A wait group (Go's sync.WaitGroup): a counter that waits return on when
+   it is 0. */
+typedef struct ws_waitgroup {
+  uint64_t ws_private[6]; /* private: only the ws_ calls read or write it */
+} ws_waitgroup_t;
+/* A static initialiser: counter 0 */
+/* clang-format off */
+#define WS_WAITGROUP_INIT {{0}}
+/* clang-format on */
+#define WS_WAITGROUP_MAX 0x7fffffff /* the largest counter */
+
+/* Makes *wg a wait group at 0. 0 or WS_EINVAL. */
+WS_EXTERN int ws_waitgroup_init(ws_waitgroup_t *wg);
+
+/* 0, or WS_EBUSY while a wait on it is in progress, or WS_EINVAL. */
+WS_EXTERN int ws_waitgroup_destroy(ws_waitgroup_t *wg);
+
+/* Adds delta (which may be negative) to the counter; when it reaches 0,
+   readies every wait in progress. What a task did before an add or done
+   is visible to the waits that return because of it. Returns 0, or
+   WS_EINVAL (NULL, or the counter would leave [0, WS_WAITGROUP_MAX]:
+   nothing changed). */
+WS_EXTERN int ws_waitgroup_add(ws_waitgroup_t *wg, int delta);
+
+/* ws_waitgroup_add(wg, -1). */
+WS_EXTERN int ws_waitgroup_done(ws_waitgroup_t *wg);
+
+/* Waits until the counter is 0 (returns at once if it is). Returns 0,
+   WS_ESHUTDOWN, or WS_EINVAL. */
+WS_EXTERN int ws_waitgroup_wait(ws_waitgroup_t *wg);
+
+/* As ws_waitgroup_wait, waiting at most timeout_ns: also WS_EAGAIN
+   (timeout 0, counter not 0) and WS_ETIMEDOUT. */
+WS_EXTERN int ws_waitgroup_wait_timeout(ws_waitgroup_t *wg, int64_t timeout_ns);
+
+/* ------------------------------------------------------------------------ */
 /* Fork/join                                                                 */
 
 /*

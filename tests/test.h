@@ -151,6 +151,21 @@ static inline int test_run_root(ws_pool_t *p, ws_task_fn fn, void *arg)
   return rc;
 }
 
+/* The twin entries of a body that runs in a task and in a plain thread:
+   name_task (a ws_task_fn) and name_thread (a pthread start routine), each
+   calling body(arg, in_task). */
+#define TEST_TASK_AND_THREAD(name, body)                                                           \
+  static int name##_task(void *arg)                                                                \
+  {                                                                                                \
+    body(arg, true);                                                                               \
+    return 0;                                                                                      \
+  }                                                                                                \
+  static void *name##_thread(void *arg)                                                            \
+  {                                                                                                \
+    body(arg, false);                                                                              \
+    return NULL;                                                                                   \
+  }
+
 /* A range [lo, hi) handed to a task through its void * on any pointer
    width (packing both into one intptr_t does not fit a 32-bit pointer). Each range is a heap record its task takes exactly
    once: a task run twice is a double free and a lost one a leak, both of
@@ -264,6 +279,31 @@ static inline void test_wait_spare(ws_pool_t *p)
   } while (st.spares_active == 0);
 }
 
+/* Waits until *v is no longer `from`, failing (saying what never
+   happened) after the deadline d. */
+static inline void test_wait_change(_Atomic int *v, int from, int64_t d, const char *what)
+{
+  while (atomic_load(v) == from) {
+    if (test_now_ns() > d)
+      TEST_FAIL("%s did not happen", what);
+    sched_yield();
+  }
+}
+
+/* The end of a spare test: shuts p down, waits for the wait that blocked
+   the spare to end with WS_ESHUTDOWN in *rc (1 until then), lets the
+   blocker go and destroys the pool. */
+static inline void test_spare_shutdown(ws_pool_t *p, test_latch *release, _Atomic int *rc,
+                                       int64_t d)
+{
+  ASSERT_OK(ws_shutdown(p));
+  test_wait_change(rc, 1, d, "the end of the blocked wait");
+  ASSERT_EQ(atomic_load(rc), WS_ESHUTDOWN);
+  latch_count_down(release);
+  ASSERT_OK(ws_pool_destroy(p));
+  latch_destroy(release);
+}
+
 /* Runs body(arg) in a child process, which must die of SIGABRT (a misuse or
    broken-invariant abort with its message), not return: a death test. */
 static inline void expect_child_abort(void (*body)(void *), void *arg, const char *what)
@@ -306,6 +346,18 @@ static inline ws_pool_t *make_pool(unsigned workers, ws_deque_kind_t dq, ws_stea
   o.deque = dq;
   o.steal = st;
   o.order = test_order();
+  ASSERT_OK(ws_pool_create(&p, &o));
+  return p;
+}
+
+/* A pool of `workers` with the order of the run (test_order). */
+static inline ws_pool_t *test_pool_of(unsigned workers)
+{
+  ws_options_t o;
+  ws_options_init(&o);
+  o.workers = workers;
+  o.order = test_order();
+  ws_pool_t *p;
   ASSERT_OK(ws_pool_create(&p, &o));
   return p;
 }

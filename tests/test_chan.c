@@ -55,17 +55,6 @@
 
 #define ELEM_NONE UINT64_MAX
 
-static ws_pool_t *pool_of(unsigned workers)
-{
-  ws_options_t o;
-  ws_options_init(&o);
-  o.workers = workers;
-  o.order = test_order();
-  ws_pool_t *p;
-  ASSERT_OK(ws_pool_create(&p, &o));
-  return p;
-}
-
 static long env_long(const char *name, long def)
 {
   const char *s = getenv(name);
@@ -238,7 +227,7 @@ static void part_exactly(void)
     ASSERT_OK(ws_chan_create(sizeof(uint64_t), ex_cap[i], &ex_ch[i]));
   atomic_store(&ex_received, 0);
   atomic_store(&ex_producers_left, EX_PT + EX_PX);
-  ws_pool_t *p = pool_of(4);
+  ws_pool_t *p = test_pool_of(4);
   ex_actor a[EX_PT + EX_PX + EX_CT + EX_CX];
   unsigned na = 0;
   ws_future_t *f[EX_PT + EX_CT];
@@ -325,7 +314,7 @@ static int fair_run(void *arg)
 static void part_fair(void)
 {
   ASSERT_OK(fair_run(NULL));
-  ws_pool_t *p = pool_of(2);
+  ws_pool_t *p = test_pool_of(2);
   ASSERT_OK(test_run_root(p, fair_run, NULL));
   ASSERT_OK(ws_pool_destroy(p));
 }
@@ -418,7 +407,7 @@ static int cl_root(void *arg)
 static void part_close(void)
 {
   uint64_t seed = test_seed();
-  ws_pool_t *p = pool_of(3);
+  ws_pool_t *p = test_pool_of(3);
   int rounds = 2000 / TEST_SCALE_DIV;
   for (int k = 0; k < rounds; k++) {
     cl_round r;
@@ -501,7 +490,7 @@ static void part_timeout(void)
 {
   uint64_t seed = test_seed();
   ASSERT_OK(to_basic(NULL));
-  ws_pool_t *p = pool_of(2);
+  ws_pool_t *p = test_pool_of(2);
   ASSERT_OK(test_run_root(p, to_basic, NULL));
   int rounds = 5000 / TEST_SCALE_DIV, both = 0;
   for (int k = 0; k < rounds; k++) {
@@ -592,7 +581,7 @@ static void part_shutdown(void)
   atomic_store(&sd_other, 0);
   latch_init(&sd_parked, 3 * SD_EACH);
   latch_init(&sd_late_go, 1);
-  ws_pool_t *p = pool_of(2);
+  ws_pool_t *p = test_pool_of(2);
   ASSERT_OK(ws_submit(p, sd_late, NULL, NULL));
   for (int i = 0; i < SD_EACH; i++) {
     ASSERT_OK(ws_submit(p, sd_recv, NULL, NULL));
@@ -636,7 +625,7 @@ static int spare_receiver(void *arg)
 
 static void part_spare(void)
 {
-  ws_pool_t *p = pool_of(1);
+  ws_pool_t *p = test_pool_of(1);
   latch_init(&spare_release, 1);
   ASSERT_OK(ws_chan_create(sizeof(int), 0, &spare_in));
   ASSERT_OK(ws_chan_create(sizeof(int), 0, &spare_never));
@@ -648,16 +637,7 @@ static void part_spare(void)
   int v = 77;
   ASSERT_OK(ws_chan_send(spare_in, &v));
   usleep(20000); /* so that the second receive blocks first (coverage only) */
-  ASSERT_OK(ws_shutdown(p));
-  while (atomic_load(&spare_rc) == 1) {
-    if (test_now_ns() > d)
-      TEST_FAIL("the blocked receive did not end");
-    sched_yield();
-  }
-  ASSERT_EQ(atomic_load(&spare_rc), WS_ESHUTDOWN);
-  latch_count_down(&spare_release);
-  ASSERT_OK(ws_pool_destroy(p));
-  latch_destroy(&spare_release);
+  test_spare_shutdown(p, &spare_release, &spare_rc, d);
   ASSERT_OK(ws_chan_destroy(spare_in));
   ASSERT_OK(ws_chan_destroy(spare_never));
 }
@@ -725,7 +705,7 @@ static void part_misuse(void)
   /* Destroy while a task waits (the stats say it is parked): refused,
      nothing freed. */
   ASSERT_OK(ws_chan_create(sizeof(int), 0, &mu_ch));
-  ws_pool_t *p = pool_of(1);
+  ws_pool_t *p = test_pool_of(1);
   ws_future_t *f;
   ASSERT_OK(ws_submit(p, mu_waiter, NULL, &f));
   int64_t d = test_deadline();
@@ -802,7 +782,7 @@ static void part_outside(void)
   ASSERT_OK(pp_drive(&x));
   ASSERT_EQ(pthread_join(t, NULL), 0);
   /* A thread echoes a task. */
-  ws_pool_t *p = pool_of(2);
+  ws_pool_t *p = test_pool_of(2);
   ASSERT_EQ(pthread_create(&t, NULL, pp_echo_thread, &x), 0);
   ASSERT_OK(test_run_root(p, pp_drive, &x));
   ASSERT_EQ(pthread_join(t, NULL), 0);
@@ -889,7 +869,7 @@ static void part_nest(void)
   int64_t n = 400 / TEST_SCALE_DIV;
   for (unsigned workers = 1; workers <= 3; workers += 2) {
     atomic_store(&nest_sum, 0);
-    ws_pool_t *p = pool_of(workers);
+    ws_pool_t *p = test_pool_of(workers);
     ASSERT_OK(test_run_root(p, nest_root, &n));
     ASSERT_EQ(atomic_load(&nest_sum), n * 3 * NEST_K * (NEST_K + 1) / 2);
     ASSERT_OK(ws_pool_destroy(p));
@@ -914,7 +894,7 @@ static void part_pingpong(void)
   pp x = {NULL, NULL, 100000 / TEST_SCALE_DIV};
   ASSERT_OK(ws_chan_create(sizeof(int), 0, &x.a));
   ASSERT_OK(ws_chan_create(sizeof(int), 0, &x.b));
-  ws_pool_t *p = pool_of(1);
+  ws_pool_t *p = test_pool_of(1);
   ASSERT_OK(test_run_root(p, pingpong_root, &x));
   ws_stats_t st;
   ws_pool_stats(p, &st, NULL, 0);

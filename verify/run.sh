@@ -202,5 +202,16 @@ check chan           chan.pml   pass "" "-m10000" -O1
 check chan-copyfirst chan.pml   fail "-DCOPYFIRST" "-m10000"
 check chan-norelock  chan.pml   fail "-DNORELOCK" "-m10000"
 
+# mutex.pml: the task-aware mutex (src/api/sync.c, Go's sync.Mutex with its
+# normal and starvation modes): three lockers, two rounds each, locker 0's
+# lock timed (its timer may win the wake). FASTUNLOCK clears LOCKED without
+# waking a queued waiter, NOSTARVECLEAR empties the queue and leaves
+# STARVING set, HANDOFFUNLOCK clears LOCKED in the starvation-mode handoff.
+# The deepest path is 351; the search holds 1.9 million states (290 MB): -O1.
+check mutex          mutex.pml  pass "" "-m10000" -O1
+check mutex-fastunlock mutex.pml fail "-DBROKEN_FASTUNLOCK" "-m10000"
+check mutex-nostarveclear mutex.pml fail "-DBROKEN_NOSTARVECLEAR" "-m10000"
+check mutex-handoffunlock mutex.pml fail "-DBROKEN_HANDOFFUNLOCK" "-m10000"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -247,7 +247,7 @@ static int chan_op1(ws_chan_t *ch, void *elem, bool send, int64_t timeout_ns)
     return rc;
   }
   chan_wait wt;
-  rc = ws__tpark_wait_init(&wt.r, ws__deadline(timeout_ns));
+  rc = ws__tpark_wait_init(&wt.r, ws__deadline(timeout_ns), true);
   if (rc != 0) {
     chan_unlock(ch);
     return rc;
@@ -395,7 +395,7 @@ int ws_chan_select(ws_chan_case_t *cases, size_t n, int64_t timeout_ns)
     return WS_EAGAIN;
   }
   chan_wait wt;
-  int rc = ws__tpark_wait_init(&wt.r, ws__deadline(timeout_ns));
+  int rc = ws__tpark_wait_init(&wt.r, ws__deadline(timeout_ns), true);
   if (rc != 0) {
     unlock_all(lk, nl);
     return rc;

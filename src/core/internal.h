@@ -503,9 +503,10 @@ void ws__tpark_shutdown(ws_pool_t *p);
 /* Waits of the API layer's own registries (a channel's queues, a
    mutex's): the caller keeps r in its registry, under its own lock, as
    Go's sudogs. The protocol:
-     1. under the registry's lock, ws__tpark_wait_init(r, deadline): 0, or
-        WS_ESHUTDOWN when the caller is a task of a pool that was shut
-        down (then it must not wait);
+     1. under the registry's lock, ws__tpark_wait_init(r, deadline,
+        cancellable): 0, or WS_ESHUTDOWN when the wait is cancellable and
+        the caller is a task of a pool that was shut down (then it must
+        not wait);
      2. registers r (its queue), releases the lock;
      3. ws__tpark_wait(r): parks the task (or blocks the thread) until a
         waker readied r or the deadline passed; returns why (WS__TP_*);
@@ -515,9 +516,10 @@ void ws__tpark_shutdown(ws_pool_t *p);
    A waker, holding the lock, calls ws__tpark_wake(r, WS__TP_EVENT): true
    if it readied r, false if r's wait ended already (a timer, a
    shutdown, another registry of a select): r is then only to be unlinked.
-   ws_shutdown readies every such wait of the pool's tasks with
-   WS__TP_SHUTDOWN. */
-int ws__tpark_wait_init(ws__tpark *r, int64_t deadline);
+   ws_shutdown readies every cancellable such wait of the pool's tasks
+   with WS__TP_SHUTDOWN; a wait that is not (a mutex's: its holder runs
+   on and unlocks) ends only by its waker or its deadline. */
+int ws__tpark_wait_init(ws__tpark *r, int64_t deadline, bool cancellable);
 unsigned ws__tpark_wait(ws__tpark *r);
 bool ws__tpark_wake(ws__tpark *r, unsigned why);
 /* find_work and park.c's re-check: ws_shutdown wants w's cancellable

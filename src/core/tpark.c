@@ -813,27 +813,30 @@ static const void *blocker_key(ws_pool_t *p)
   return (const char *)p + 1;
 }
 
-int ws__tpark_wait_init(ws__tpark *r, int64_t deadline)
+int ws__tpark_wait_init(ws__tpark *r, int64_t deadline, bool cancellable)
 {
   ws__worker *w = ws__tls_worker;
   if (w != NULL && w->jf.cur == NULL)
     w = NULL; /* not in a task (a callback of the worker's): a plain thread */
-  if (w != NULL && pool_closed(w->pool))
+  if (cancellable && w != NULL && pool_closed(w->pool))
     return WS_ESHUTDOWN;
   bool parks = w != NULL && prepare(w);
   tp_init(r, parks ? w : NULL);
-  r->cancellable = true;
+  r->cancellable = cancellable;
   r->deadline = deadline;
   if (parks && deadline != WS__NO_DEADLINE) {
     int rc = timer_arm(w, r, deadline);
-    if (rc == WS_ESHUTDOWN)
+    if (rc == WS_ESHUTDOWN && cancellable)
       return rc;
     if (rc != 0)
-      r->owner = NULL; /* no memory for the timer: block, with the futex's deadline */
+      r->owner = NULL; /* no timer to be had: block, with the futex's deadline */
   }
   if (w != NULL && r->owner == NULL) {
-    /* A worker that blocks: findable by ws_shutdown under p's key. */
+    /* A worker that blocks, compensated; a cancellable wait is findable by
+       ws_shutdown under p's key. */
     r->blocker = w;
+    if (!cancellable)
+      return 0;
     r->key = blocker_key(w->pool);
     tp_bucket *b = bucket_lock(r->key);
     if (pool_closed(w->pool)) { /* read under the lock ws__tpark_shutdown takes after it */
@@ -871,8 +874,9 @@ unsigned ws__tpark_wait(ws__tpark *r)
       (void)atomic_compare_exchange_strong_explicit(&r->state, &s, WS__TP_WOKEN + WS__TP_TIMER,
                                                     memory_order_acquire, memory_order_acquire);
   }
-  if (bw != NULL) {
+  if (bw != NULL)
     ws__blocking_end(bw);
+  if (bw != NULL && r->cancellable) {
     tp_bucket *b = bucket_lock(r->key); /* after it, ws__tpark_shutdown no longer sees r */
     if (r->in_bucket)
       bucket_remove(r);
