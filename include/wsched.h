@@ -32,6 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/socket.h> /* struct sockaddr, socklen_t: ws_accept, ws_connect */
+#include <sys/types.h> /* ssize_t: ws_read, ws_write */
 
 #ifdef __cplusplus
 extern "C" {
@@ -612,6 +614,72 @@ WS_EXTERN int ws_io_cancel(ws_io_t *io);
    ignored. Any thread, the handler included; also after the pool was
    destroyed. */
 WS_EXTERN void ws_io_release(ws_io_t *io);
+
+/*
+ * Blocking-style I/O: straight-line code, a task per connection. On a
+ * non-blocking descriptor (O_NONBLOCK; ws_accept's descriptors are), a
+ * call that would block parks the calling task until the pool's poller
+ * (the one the ws_io_watch calls use) reports the descriptor ready, and
+ * its worker runs other tasks meanwhile. A thread outside the pools waits
+ * in poll(2); so does a task on a platform without epoll (the posix
+ * layer), blocking its worker compensated, as ws_blocking would. On a
+ * blocking descriptor the calls block the worker as read(2) would: wrap
+ * them in ws_blocking, or set O_NONBLOCK.
+ *
+ * One task may wait to read a descriptor while another waits to write it;
+ * a second reader (or writer) of the same descriptor, or a wait on a
+ * descriptor a ws_io_watch has armed, is refused (EBUSY). Close a
+ * descriptor that tasks may be waiting on with ws_close: close(2) makes
+ * the kernel forget it without a word, and the waits would go on until
+ * their timeout. ws_close ends the waits; it does not wait for a read(2)
+ * or write(2) another thread has in progress on the descriptor (closing
+ * a descriptor in use is the caller's race, as with close(2)).
+ * ws_shutdown ends the waits of the pool's tasks. Without a poller (the
+ * posix layer) neither ws_close nor ws_shutdown ends a wait in poll(2).
+ *
+ * ws_read, ws_write, ws_accept and ws_connect keep the contract of their
+ * POSIX namesakes (-1 with errno on error; EINTR is retried), with these
+ * errno values of their own: ESHUTDOWN (the pool was shut down while the
+ * task waited), EBADF (ws_close closed the descriptor while it waited),
+ * EBUSY (see above), ENOMEM.
+ */
+
+/* Waits until fd is ready for events (WS_IO_READ and/or WS_IO_WRITE) or
+   timeout_ns passes (WS_FOREVER: no limit; 0: a look without waiting).
+   Returns the events that are ready (> 0: WS_IO_READ, WS_IO_WRITE, and
+   WS_IO_HUP, WS_IO_ERROR, which end every wait), or WS_EAGAIN (timeout 0,
+   not ready), WS_ETIMEDOUT, WS_ESHUTDOWN (a task whose pool was shut
+   down, at the call or while it waited), WS_ECLOSED (ws_close closed fd
+   while it waited), WS_EBUSY (see above), WS_ENOMEM, WS_ESYS (the poller
+   refused fd: a regular file or a directory, which never block), or
+   WS_EINVAL (fd < 0, events 0 or unknown, a negative timeout other than
+   WS_FOREVER; or fd is not open, for a thread's wait). */
+WS_EXTERN int ws_io_wait(int fd, unsigned events, int64_t timeout_ns);
+
+/* read(2), parking the task while fd has nothing to read. Returns the
+   bytes read (0 at end of file), or -1 with errno. */
+WS_EXTERN ssize_t ws_read(int fd, void *buf, size_t n);
+
+/* write(2) of all n bytes, parking the task while fd has no room. Returns
+   n, or -1 with errno; if an error comes after some bytes were written,
+   returns their count (the error comes again at the next call). */
+WS_EXTERN ssize_t ws_write(int fd, const void *buf, size_t n);
+
+/* accept(2), parking the task until a connection comes. The new
+   descriptor is non-blocking and close-on-exec. Returns it, or -1 with
+   errno (a connection reset before it was taken is skipped). */
+WS_EXTERN int ws_accept(int fd, struct sockaddr *addr, socklen_t *addrlen);
+
+/* connect(2) on a non-blocking socket, parking the task until the
+   connection is made or refused. Returns 0, or -1 with errno (the
+   connection's own error: ECONNREFUSED, ETIMEDOUT, ...). */
+WS_EXTERN int ws_connect(int fd, const struct sockaddr *addr, socklen_t addrlen);
+
+/* Closes fd after ending the waits on it of pool's tasks (they return
+   EBADF, or WS_ECLOSED from ws_io_wait) and cancelling a watch of pool's
+   armed on it. pool NULL: the calling task's pool (none from a thread
+   outside the pools: then it is close(2)). Returns close(2)'s result. */
+WS_EXTERN int ws_close(ws_pool_t *pool, int fd);
 
 /* ------------------------------------------------------------------------ */
 /* Blocking calls                                                            */

@@ -6,6 +6,14 @@
 #include "internal.h"
 #include "life.h"
 #include "netpoll.h"
+#include "spares.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 int ws_after(ws_pool_t *p, int64_t delay_ns, ws_task_fn fn, void *arg, ws_future_t **future)
 {
@@ -76,4 +84,196 @@ void ws_io_release(ws_io_t *io)
 {
   if (io != NULL)
     ws__io_release(io);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Blocking-style I/O: waits that park a task (core/netpoll.c, "Parked
+   waits"); a thread outside the pools waits in poll(2). */
+
+/* A thread's wait (or every wait on a platform without a poller): poll(2),
+   EINTR retried with the time left. A worker blocks compensated. */
+static int io_wait_poll(ws__worker *w, int fd, unsigned events, int64_t timeout_ns)
+{
+  int64_t deadline = ws__deadline(timeout_ns);
+  struct pollfd pfd = {.fd = fd,
+                       .events = (short)(((events & WS_IO_READ) ? POLLIN : 0) |
+                                         ((events & WS_IO_WRITE) ? POLLOUT : 0))};
+  if (w != NULL)
+    ws__blocking_begin(w);
+  int n;
+  for (;;) {
+    int ms = -1;
+    if (deadline != WS__NO_DEADLINE) {
+      int64_t left = deadline - ws__now_ns();
+      /* Whole milliseconds, rounded up: never early. */
+      left = left <= 0 ? 0 : (left + 999999) / 1000000;
+      ms = left > INT_MAX ? INT_MAX : (int)left;
+    }
+    n = poll(&pfd, 1, ms);
+    if (n >= 0 || errno != EINTR)
+      break;
+  }
+  if (w != NULL)
+    ws__blocking_end(w);
+  if (n < 0)
+    return WS_ESYS;
+  if (n == 0)
+    return timeout_ns == 0 ? WS_EAGAIN : WS_ETIMEDOUT;
+  if (pfd.revents & POLLNVAL)
+    return WS_EINVAL;
+  unsigned r = 0;
+  if (pfd.revents & POLLIN)
+    r |= WS_IO_READ;
+  if (pfd.revents & POLLOUT)
+    r |= WS_IO_WRITE;
+  if (pfd.revents & POLLHUP)
+    r |= WS_IO_HUP;
+  if (pfd.revents & POLLERR)
+    r |= WS_IO_ERROR;
+  return (int)r;
+}
+
+int ws_io_wait(int fd, unsigned events, int64_t timeout_ns)
+{
+  if (fd < 0 || events == 0 || (events & ~(WS_IO_READ | WS_IO_WRITE)) != 0 ||
+      (timeout_ns < 0 && timeout_ns != WS_FOREVER))
+    return WS_EINVAL;
+  ws__worker *w = ws__tls_worker;
+  if (w != NULL && w->jf.cur == NULL)
+    w = NULL; /* a worker outside a task (a callback): as a thread */
+  if (w == NULL || timeout_ns == 0 || !ws__poller_has_io)
+    return io_wait_poll(w, fd, events, timeout_ns);
+  return ws__io_wait(w->pool, fd, events, ws__deadline(timeout_ns));
+}
+
+/* A ws_ code of a wait as the errno of the call that waited. */
+static int wait_errno(int rc)
+{
+  switch (rc) {
+  case WS_ETIMEDOUT:
+    return ETIMEDOUT;
+  case WS_ESHUTDOWN:
+    return ESHUTDOWN;
+  case WS_ECLOSED:
+    return EBADF;
+  case WS_EBUSY:
+    return EBUSY;
+  case WS_ENOMEM:
+    return ENOMEM;
+  case WS_EINVAL:
+    return EBADF; /* poll(2)'s POLLNVAL: not an open descriptor */
+  default:
+    return EIO;
+  }
+}
+
+/* errno says the call would have blocked. */
+static bool would_block(int e)
+{
+  return e == EAGAIN || e == EWOULDBLOCK;
+}
+
+/* Waits for fd; false (errno set) if the wait failed. */
+static bool io_wait_errno(int fd, unsigned events)
+{
+  int rc = ws_io_wait(fd, events, WS_FOREVER);
+  if (rc >= 0)
+    return true;
+  errno = wait_errno(rc);
+  if (rc == WS_ESYS && fcntl(fd, F_GETFD) < 0)
+    errno = EBADF; /* closed since the call saw EAGAIN: the poller refused it */
+  return false;
+}
+
+ssize_t ws_read(int fd, void *buf, size_t n)
+{
+  for (;;) {
+    ssize_t r = read(fd, buf, n);
+    if (r >= 0)
+      return r;
+    if (errno == EINTR)
+      continue;
+    if (!would_block(errno) || !io_wait_errno(fd, WS_IO_READ))
+      return -1;
+  }
+}
+
+ssize_t ws_write(int fd, const void *buf, size_t n)
+{
+  size_t done = 0;
+  while (done < n || n == 0) {
+    ssize_t r = write(fd, (const char *)buf + done, n - done);
+    if (r >= 0) {
+      done += (size_t)r;
+      if (n == 0)
+        break;
+      continue;
+    }
+    if (errno == EINTR)
+      continue;
+    if (!would_block(errno) || !io_wait_errno(fd, WS_IO_WRITE))
+      /* What went before the error was written: say so; the error comes
+         again at the next call. */
+      return done != 0 ? (ssize_t)done : -1;
+  }
+  return (ssize_t)done;
+}
+
+int ws_accept(int fd, struct sockaddr *addr, socklen_t *addrlen)
+{
+  for (;;) {
+#ifdef __linux__
+    int c = accept4(fd, addr, addrlen, SOCK_NONBLOCK | SOCK_CLOEXEC);
+#else
+    int c = accept(fd, addr, addrlen);
+    if (c >= 0 && (fcntl(c, F_SETFL, fcntl(c, F_GETFL) | O_NONBLOCK) != 0 ||
+                   fcntl(c, F_SETFD, FD_CLOEXEC) != 0)) {
+      int e = errno;
+      close(c);
+      errno = e;
+      return -1;
+    }
+#endif
+    if (c >= 0)
+      return c;
+    if (errno == EINTR || errno == ECONNABORTED)
+      continue; /* a connection reset before we took it: the next one */
+    if (!would_block(errno) || !io_wait_errno(fd, WS_IO_READ))
+      return -1;
+  }
+}
+
+int ws_connect(int fd, const struct sockaddr *addr, socklen_t addrlen)
+{
+  if (connect(fd, addr, addrlen) == 0)
+    return 0;
+  if (errno != EINPROGRESS && errno != EINTR)
+    return -1;
+  /* In progress (EINTR too: the connection goes on): writable once done. */
+  if (!io_wait_errno(fd, WS_IO_WRITE))
+    return -1;
+  int err = 0;
+  socklen_t len = sizeof err;
+  if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+    return -1;
+  if (err != 0) {
+    errno = err;
+    return -1;
+  }
+  return 0;
+}
+
+int ws_close(ws_pool_t *pool, int fd)
+{
+  if (fd < 0) {
+    errno = EBADF;
+    return -1;
+  }
+  if (pool == NULL) {
+    ws__worker *w = ws__tls_worker;
+    pool = w != NULL ? w->pool : NULL;
+  }
+  if (pool != NULL && ws__poller_has_io)
+    ws__io_close(pool, fd);
+  return close(fd);
 }

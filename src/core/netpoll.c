@@ -116,6 +116,10 @@ struct ws_io {
   _Atomic uint32_t refs;
   ws__link armed_link; /* the armed list, under io_lock */
   struct ws_io *znext; /* the zombie list, under io_lock */
+  /* fn NULL: not a watch but the registration of parked waits on fd
+     (ws__io_wait, "Parked waits" below): the waiting reader and writer,
+     under io_lock (one waiter waiting for both is in both). */
+  struct io_waiter *rd, *wr;
 };
 
 /* The two locks of ws__polls, with their holders kept for the lock-held
@@ -468,6 +472,187 @@ static bool cancel_armed(ws__polls *s, struct ws_io *io)
   return nz >= 64;
 }
 
+/* --- parked waits (ws_io_wait and the calls built on it) ------------------
+
+   A task that waits for a descriptor parks (core/tpark.c's registry
+   protocol, with io_lock as the registry's lock) in an io_waiter on its
+   stack, hung on the descriptor's wait registration: a struct ws_io with
+   fn NULL, in byfd and the armed list like a watch, whose kernel
+   registration asks for the union of its waiters' events. One reader and
+   one writer may wait on a descriptor at once (Go's pollDesc rg and wg),
+   so that one task can read a socket while another writes it.
+     - The holder that reports a readiness (fire_watches, io_lock held)
+       readies each waiter the events concern (hang-up and error concern
+       both) with ws__tpark_wake, unhooking it, and re-arms the
+       registration for the waiters left; with none left it unlinks the
+       registration and frees it: no other holder can have its address (a
+       one-shot registration is reported once per arming, and holders
+       follow each other).
+     - A waiter whose wait ended otherwise (its timer, ws_shutdown) unhooks
+       itself under io_lock after its wait; the last one cancels the
+       registration, which then goes the zombies' way (cancel_armed), since
+       a holder may have its address from a wait in progress.
+     - ws__io_close readies the waiters with IO_CLOSED and cancels the
+       registration before the descriptor is closed: epoll forgets a closed
+       descriptor without a word, which would leave its waiters parked.
+   A waiter finds its registration through byfd again after its wait (it
+   keeps no pointer across the unlock), and checks that it is hooked
+   there: a registration it left is gone or another one. */
+typedef struct io_waiter {
+  ws__tpark r;
+  uint32_t events; /* what it waits for (its own) */
+  uint32_t revents; /* what the waker saw, or IO_CLOSED (io_lock) */
+} io_waiter;
+
+#define IO_CLOSED 0x80000000u /* revents: ws__io_close ended the wait */
+
+/* io_lock held: the events that reg's waiters wait for. */
+static uint32_t waits_events(const struct ws_io *reg)
+{
+  return (reg->rd != NULL ? reg->rd->events : 0) | (reg->wr != NULL ? reg->wr->events : 0);
+}
+
+/* io_lock held: unhooks wt from reg and readies it with revents (a waiter
+   whose wait ended already only reads revents if it was readied). */
+static void waiter_fire(struct ws_io *reg, io_waiter *wt, uint32_t revents)
+{
+  if (reg->rd == wt)
+    reg->rd = NULL;
+  if (reg->wr == wt)
+    reg->wr = NULL;
+  wt->revents = revents;
+  (void)ws__tpark_wake(&wt->r, WS__TP_EVENT);
+}
+
+/* io_lock held, reg ARMED and reported with events: the holder readies
+   the waiters they concern, re-arms for the others or frees reg. */
+static void waits_fire(ws__polls *s, struct ws_io *reg, uint32_t events)
+{
+  WS__DCHECK(s->io_holder == ws__thread_self_id());
+  io_waiter *w[2] = {reg->rd, reg->wr};
+  for (int k = 0; k < 2; k++)
+    if (w[k] != NULL && (k == 0 || w[k] != w[0]) &&
+        ((w[k]->events & events) != 0 || (events & (WS_IO_HUP | WS_IO_ERROR)) != 0))
+      waiter_fire(reg, w[k], events);
+  uint32_t left = waits_events(reg);
+  if (left != 0 && ws__poller_arm(&s->poller, reg->fd, left, reg) == 0)
+    return;
+  if (reg->rd != NULL) /* re-arming failed: report an error rather than wait for ever */
+    waiter_fire(reg, reg->rd, WS_IO_ERROR);
+  if (reg->wr != NULL)
+    waiter_fire(reg, reg->wr, WS_IO_ERROR);
+  atomic_store_explicit(&reg->state, IO_CANCELLED, memory_order_relaxed); /* under io_lock */
+  armed_unlink(s, reg);
+  io_unref(reg);
+}
+
+/* io_lock held: fd's wait registration, or NULL. */
+static struct ws_io *waits_of(ws__polls *s, int fd)
+{
+  struct ws_io *reg = (size_t)fd < s->nfds ? s->byfd[fd] : NULL;
+  return reg != NULL && reg->fn == NULL ? reg : NULL;
+}
+
+static int arm(ws__polls *s, struct ws_io *io, unsigned events);
+
+int ws__io_wait(ws_pool_t *p, int fd, unsigned events, int64_t deadline)
+{
+  ws__polls *s = &p->polls;
+  io_waiter wt;
+  wt.events = events;
+  wt.revents = 0;
+  io_lock(s);
+  if (s->io_closed) {
+    io_unlock(s);
+    return WS_ESHUTDOWN;
+  }
+  struct ws_io *reg = (size_t)fd < s->nfds ? s->byfd[fd] : NULL;
+  if (reg != NULL && (reg->fn != NULL || ((events & WS_IO_READ) && reg->rd != NULL) ||
+                      ((events & WS_IO_WRITE) && reg->wr != NULL))) {
+    io_unlock(s); /* a watch, or a waiter of the same direction */
+    return WS_EBUSY;
+  }
+  bool fresh = reg == NULL;
+  if (fresh) {
+    reg = ws__malloc(sizeof *reg);
+    if (reg == NULL) {
+      io_unlock(s);
+      return WS_ENOMEM;
+    }
+    memset(reg, 0, sizeof *reg);
+    reg->pool = p;
+    reg->fd = fd;
+    atomic_init(&reg->state, IO_FIRED); /* not armed yet */
+    atomic_init(&reg->refs, 0); /* arm adds the registration's */
+  }
+  int rc = ws__tpark_wait_init(&wt.r, deadline, true);
+  if (rc != 0) {
+    if (fresh)
+      ws__free(reg);
+    io_unlock(s);
+    return rc;
+  }
+  if (events & WS_IO_READ)
+    reg->rd = &wt;
+  if (events & WS_IO_WRITE)
+    reg->wr = &wt;
+  if (fresh)
+    rc = arm(s, reg, events);
+  else if (ws__poller_arm(&s->poller, fd, waits_events(reg), reg) != 0)
+    rc = WS_ESYS;
+  if (rc != 0) {
+    /* The wait is set up (its timer perhaps armed): end it ourselves. */
+    waiter_fire(reg, &wt, 0);
+    if (fresh)
+      ws__free(reg); /* arm failed: never linked */
+    else if (waits_events(reg) == 0)
+      (void)cancel_armed(s, reg);
+  }
+  io_unlock(s);
+  if (rc == 0)
+    poll_kick(p, false);
+  unsigned why = ws__tpark_wait(&wt.r);
+  bool kick = false;
+  io_lock(s);
+  reg = waits_of(s, fd);
+  if (reg != NULL && (reg->rd == &wt || reg->wr == &wt)) {
+    if (reg->rd == &wt)
+      reg->rd = NULL;
+    if (reg->wr == &wt)
+      reg->wr = NULL;
+    if (waits_events(reg) == 0)
+      kick = cancel_armed(s, reg);
+  }
+  uint32_t revents = wt.revents;
+  io_unlock(s);
+  if (kick)
+    ws__poller_break(&s->poller); /* a sleeping holder frees the zombies */
+  if (rc != 0)
+    return rc;
+  if (why != WS__TP_EVENT)
+    return why == WS__TP_TIMER ? WS_ETIMEDOUT : WS_ESHUTDOWN;
+  return (revents & IO_CLOSED) != 0 ? WS_ECLOSED : (int)revents;
+}
+
+void ws__io_close(ws_pool_t *p, int fd)
+{
+  ws__polls *s = &p->polls;
+  bool kick = false;
+  io_lock(s);
+  struct ws_io *reg = (size_t)fd < s->nfds ? s->byfd[fd] : NULL;
+  if (reg != NULL && reg->fn == NULL) {
+    if (reg->rd != NULL)
+      waiter_fire(reg, reg->rd, IO_CLOSED);
+    if (reg->wr != NULL)
+      waiter_fire(reg, reg->wr, IO_CLOSED);
+  }
+  if (reg != NULL)
+    kick = cancel_armed(s, reg); /* a watch too: its descriptor goes */
+  io_unlock(s);
+  if (kick)
+    ws__poller_break(&s->poller);
+}
+
 /* The handler task of a watch that fired, with the events in its record's
    revents (set by the holder before the push; the record has no future,
    so the runner never writes rc, which shares the field): read here, where the record is the running
@@ -500,6 +685,10 @@ static unsigned fire_watches(ws__worker *w, ws__pollev *ev, int n, ws__task **fi
     struct ws_io *io = ev[i].key;
     if (atomic_load_explicit(&io->state, memory_order_relaxed) != IO_ARMED) /* under io_lock */
       continue; /* cancelled since the wait returned: the readiness goes unused */
+    if (io->fn == NULL) {
+      waits_fire(s, io, ev[i].events); /* parked waits: no task */
+      continue;
+    }
     if (rec[i] == NULL) {
       (void)ws__poller_arm(&s->poller, io->fd, io->events, io); /* see above */
       continue;

@@ -163,6 +163,15 @@ int ws__timer_add(ws_pool_t *p, ws__task *t, int64_t deadline);
 
 /* The calls behind ws_io_watch, ws_io_rearm, ws_io_cancel and
    ws_io_release (api/io.c checks the arguments). */
+/* A task of p (or a worker of p that blocks) waits until fd is ready for
+   events (WS_IO_READ, WS_IO_WRITE) or the deadline: the revents (> 0), or
+   WS_ETIMEDOUT, WS_ESHUTDOWN, WS_ECLOSED (ws__io_close), WS_EBUSY (a watch
+   is armed on fd, or a wait of the same direction), WS_ENOMEM, WS_ESYS
+   (the poller refused fd). */
+int ws__io_wait(ws_pool_t *p, int fd, unsigned events, int64_t deadline);
+/* fd is about to be closed: its waits end with WS_ECLOSED, a watch armed
+   on it is cancelled. */
+void ws__io_close(ws_pool_t *p, int fd);
 int ws__io_watch(ws_pool_t *p, int fd, unsigned events, ws_io_fn fn, void *arg, ws_io_t **io);
 int ws__io_rearm(ws_io_t *io, unsigned events);
 int ws__io_cancel(ws_io_t *io);
