@@ -6,9 +6,9 @@
  *   echo     — a TCP echo server on loopback, a task per connection
  *              (ws_accept, ws_read, ws_write), and 24 client tasks and 2
  *              client threads (ws_connect) sending seeded random messages
- *              of 1 byte to 256 KiB through small socket buffers (partial
- *              reads and writes, both sides parked on full buffers), on 2
- *              workers; every byte comes back, in order.
+ *              of 1 byte to 256 KiB (larger than the socket buffers:
+ *              partial reads and writes, both sides parked on full
+ *              buffers), on 2 workers; every byte comes back, in order.
  *   many     — 10,000 tasks parked at once in ws_read, each on its own
  *              eventfd, on 2 workers and no spare; the main thread writes
  *              them in a seeded random order: each reads its value once.
@@ -117,6 +117,16 @@ static void small_buffers(int fd)
   ASSERT_EQ(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz), 0);
 }
 
+/* No Nagle: small writes would wait for the peer's delayed ACK (40 ms).
+   (And no small buffers on TCP: on loopback, whose segments are 64 KiB, a
+   receive window that never reaches one segment leaves the sender to the
+   persist timer's probes, 200 ms and more each.) */
+static void no_delay(int fd)
+{
+  int one = 1;
+  ASSERT_EQ(setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one), 0);
+}
+
 static void make_pair(int sv[2])
 {
   ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
@@ -143,7 +153,7 @@ static int dial(const struct sockaddr_in *addr)
 {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   ASSERT(fd >= 0);
-  small_buffers(fd);
+  no_delay(fd);
   if (ws_connect(fd, (const struct sockaddr *)addr, sizeof *addr) != 0)
     TEST_FAIL("ws_connect: %s", strerror(errno));
   return fd;
@@ -178,7 +188,7 @@ static int ec_rounds;
 static int ec_conn(void *arg)
 {
   int fd = (int)(intptr_t)arg;
-  small_buffers(fd);
+  no_delay(fd);
   char buf[8192];
   for (;;) {
     ssize_t r = ws_read(fd, buf, sizeof buf);
