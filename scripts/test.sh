@@ -57,12 +57,12 @@ scripts/deps.sh
 configs=("$@")
 [ ${#configs[@]} -eq 0 ] && configs=(release tsan asan fuzz posix clang m32 aarch64)
 # The ctests the aarch64 run runs (an extended regex over the names).
-aarch64_subset='^(api|api_env_.*|fiber_.*|fiberswitch_small|tpark_(sleepers|race|runnext|yield|shutdown|outside|nest|overflow|deep|stats)|chan_(fair|close|timeout|shutdown|misuse|outside|nest|pingpong|spare)|deque|inject_.*|nomem|alloc_sweep|inline_join|'
+aarch64_subset='^(api|api_env_.*|fiber_.*|fiberswitch_small|tpark_(sleepers|race|runnext|yield|shutdown|outside|nest|overflow|deep|stats)|chan_(fair|close|timeout|shutdown|misuse|outside|nest|pingpong|spare)|sync_(mutex|fifo|cond|sem|wg|timeout|shutdown|spare|misuse|nest)|deque|inject_.*|nomem|alloc_sweep|inline_join|'
 aarch64_subset+='idle_(barrier|parked|wakeup|stalled|membarrier_fail)|exactly_once_(forkjoin|steals)|'
 aarch64_subset+='forkjoin_(fib|nqueens|pfor|errors|wide|outside|steal|publish)|'
 aarch64_subset+='future_(basic|help|timeout|misuse)|cont_(then|all|any|wide|shutdown)|order_.*|'
 aarch64_subset+='timer_(order|race|wake|idle|shutdown|nest|errors)|'
-aarch64_subset+='io_(once|exactly|close|shutdown|nest|busy|errors)|'
+aarch64_subset+='io_(once|exactly|close|shutdown|nest|busy|errors)|iowait_(many|duplex|reset|close|timeout|busy|shutdown|thread|spare|errors)|'
 aarch64_subset+='cancel_(before|poll|late|outside|stress|misuse|traced)|'
 aarch64_subset+='reduce_(sum|extreme|misuse|errors|invoke|where)|sort_(contexts|misuse)|'
 aarch64_subset+='blocking_(latch|nospares|bound|shutdown|outside|slots)|'
