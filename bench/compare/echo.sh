@@ -22,7 +22,7 @@ ORIG_ARGS="$*"
 PROG=echo.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"  # also sets HERE, ROOT and set -uo pipefail
 
-ALL_SERVERS="wsched go tokio libuv"
+ALL_SERVERS="wsched wsched_tasks go tokio libuv"
 # Round trips per connection by connection count, so that every run does
 # 30,000 to 64,000 of them, about a second each here (--msgs to change).
 # Other counts: MSGS_TOTAL / C, at least MSGS_MIN.
@@ -57,7 +57,8 @@ usage: bench/compare/echo.sh [options]
   --no-build         use the programs already in BUILD-DIR/bin
   -h, --help         this text
 
-Environment: WSCHED_ECHO = wsched's echo server
+Environment: WSCHED_ECHO = wsched's echo server (ws_io_watch callbacks),
+WSCHED_TASKS_ECHO = wsched's task-per-connection server (examples/echo_tasks)
 [build/release/examples/echo_server, with --job build/release/echo_server_uts;
 not built by this script], ECHO_LOAD =
 the load generator [built from examples/echo_load.c into BUILD-DIR/bin],
@@ -143,6 +144,8 @@ if [ "$JOB" = 1 ]; then
 else
     WSCHED_ECHO="${WSCHED_ECHO:-$ROOT/build/release/examples/echo_server}"
 fi
+# The task-per-connection server has no --job (it exits 2: skipped).
+WSCHED_TASKS_ECHO="${WSCHED_TASKS_ECHO:-$ROOT/build/release/examples/echo_tasks}"
 
 # ---- packages and builds ----------------------------------------------------------
 want_server() { [[ " $SERVERS " == *" $1 "* ]]; }
@@ -176,6 +179,7 @@ fi
 server_cmd() {
     case "$1" in
     wsched) echo "$WSCHED_ECHO" ;;
+    wsched_tasks) echo "$WSCHED_TASKS_ECHO" ;;
     go) echo "$BIN/go echo" ;;
     tokio) echo "$BIN/tokio-echo" ;;
     libuv) echo "$BIN/uv-echo" ;;
@@ -187,6 +191,7 @@ for s in $SERVERS; do
     if [ -z "${SKIP[$s]:-}" ] && [ ! -x "$exe" ]; then
         SKIP[$s]="no executable at $exe"
         [ "$s" = wsched ] && SKIP[$s]="${SKIP[$s]} (cmake --build build/release --target echo_server echo_server_uts, or set WSCHED_ECHO)"
+        [ "$s" = wsched_tasks ] && SKIP[$s]="${SKIP[$s]} (cmake --build build/release --target echo_tasks, or set WSCHED_TASKS_ECHO)"
     fi
     if [ -n "${SKIP[$s]:-}" ]; then note "SKIP $s: ${SKIP[$s]}"; else ACTIVE="$ACTIVE $s"; fi
 done

@@ -17,7 +17,8 @@ import statistics
 import sys
 from collections import defaultdict
 
-ORDER = ["wsched", "go", "tokio", "libuv"]
+ORDER = ["wsched", "wsched_tasks", "go", "tokio", "libuv"]
+OURS = ("wsched", "wsched_tasks")  # the callback server and the task-per-connection one
 FIELDS = [("msgs_per_s", "msgs/s", "{:.0f}"), ("p50_us", "p50 µs", "{:.1f}"),
           ("p99_us", "p99 µs", "{:.1f}"), ("p999_us", "p99.9 µs", "{:.1f}"),
           ("max_us", "max µs", "{:.1f}")]
@@ -95,22 +96,22 @@ def main():
     ratios = []
     for (job, conns, impl, workers) in keys:
         w = med[(job, conns, impl, workers)]
-        if impl != "wsched" or w is None:
+        if impl not in OURS or w is None:
             continue
         for (pj, pc, peer, pw) in keys:
             p = med[(pj, pc, peer, pw)]
-            if (pj, pc) != (job, conns) or peer == "wsched" or p is None:
+            if (pj, pc) != (job, conns) or peer in OURS or p is None:
                 continue
             if pw != workers and peer != "libuv":
                 continue
-            ratios.append(f"| {'yes' if job == '1' else 'no'} | {conns} | {workers} | {peer} | "
+            ratios.append(f"| {'yes' if job == '1' else 'no'} | {conns} | {workers} | {impl} | {peer} | "
                           f"{w['msgs_per_s'] / p['msgs_per_s']:.2f} | "
                           f"{w['p99_us'] / p['p99_us']:.2f} |")
     if ratios:
         out += ["## wsched / peer", "",
                 "msgs/s above 1: wsched serves more; p99 below 1: wsched's tail is shorter.", "",
-                "| job | conns | workers | peer | msgs/s ratio | p99 ratio |",
-                "|---|---:|---:|---|---:|---:|"] + ratios + [""]
+                "| job | conns | workers | server | peer | msgs/s ratio | p99 ratio |",
+                "|---|---:|---:|---|---|---:|---:|"] + ratios + [""]
 
     if skips:
         out += ["## Skipped", ""] + [f"- {i}: {r}" for i, r in sorted(skips.items())] + [""]
