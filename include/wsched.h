@@ -921,6 +921,14 @@ WS_EXTERN int ws_chan_select(ws_chan_case_t *cases, size_t n, int64_t timeout_ns
  * affected.
  */
 
+/* 8-byte alignment for the private words below, which hold 64-bit
+   atomics, also where a struct aligns uint64_t to 4 bytes (i386). */
+#ifdef __cplusplus
+#define WS_ALIGN8 alignas(8)
+#else
+#define WS_ALIGN8 _Alignas(8)
+#endif
+
 /* A mutex (Go's sync.Mutex). Not recursive: a task that locks a mutex it
    holds waits forever. Any task or thread may unlock it, not only the
    locker (as in Go). Fair under contention: normally a waiter woken by
@@ -929,7 +937,7 @@ WS_EXTERN int ws_chan_select(ws_chan_case_t *cases, size_t n, int64_t timeout_ns
    which each unlock hands it to the longest waiter, until the queue
    empties or a waiter waited less than 1 ms (Go's starvation mode). */
 typedef struct ws_mutex {
-  uint64_t ws_private[6]; /* private: only the ws_ calls read or write it */
+  WS_ALIGN8 uint64_t ws_private[6]; /* private: only the ws_ calls read or write it */
 } ws_mutex_t;
 /* A static initialiser */
 /* clang-format off */
@@ -961,7 +969,7 @@ WS_EXTERN int ws_mutex_unlock(ws_mutex_t *mutex);
 
 /* A condition variable, used with a ws_mutex_t. */
 typedef struct ws_cond {
-  uint64_t ws_private[6]; /* private: only the ws_ calls read or write it */
+  WS_ALIGN8 uint64_t ws_private[6]; /* private: only the ws_ calls read or write it */
 } ws_cond_t;
 /* A static initialiser */
 /* clang-format off */
@@ -997,7 +1005,7 @@ WS_EXTERN int ws_cond_broadcast(ws_cond_t *cond);
 /* A counting semaphore. A post with waiters hands its unit to the longest
    waiting one: a later wait never overtakes it. */
 typedef struct ws_sem {
-  uint64_t ws_private[6]; /* private: only the ws_ calls read or write it */
+  WS_ALIGN8 uint64_t ws_private[6]; /* private: only the ws_ calls read or write it */
 } ws_sem_t;
 /* A static initialiser: value 0 */
 /* clang-format off */
@@ -1032,7 +1040,7 @@ WS_EXTERN unsigned ws_sem_value(ws_sem_t *sem);
 /* A wait group (Go's sync.WaitGroup): a counter that waits return on when
    it is 0. */
 typedef struct ws_waitgroup {
-  uint64_t ws_private[6]; /* private: only the ws_ calls read or write it */
+  WS_ALIGN8 uint64_t ws_private[6]; /* private: only the ws_ calls read or write it */
 } ws_waitgroup_t;
 /* A static initialiser: counter 0 */
 /* clang-format off */
