@@ -922,8 +922,11 @@ WS_EXTERN int ws_chan_select(ws_chan_case_t *cases, size_t n, int64_t timeout_ns
  */
 
 /* 8-byte alignment for the private words below, which hold 64-bit
-   atomics, also where a struct aligns uint64_t to 4 bytes (i386). */
-#ifdef __cplusplus
+   atomics, also where a struct aligns uint64_t to 4 bytes (i386); the
+   GNU attribute keeps the header usable from C99 and C++98 too. */
+#if defined(__GNUC__) || defined(__clang__)
+#define WS_ALIGN8 __attribute__((aligned(8)))
+#elif defined(__cplusplus)
 #define WS_ALIGN8 alignas(8)
 #else
 #define WS_ALIGN8 _Alignas(8)
