@@ -153,6 +153,15 @@ static unsigned q_wait(sync_q *q, sync_waiter *w, bool front)
   return why;
 }
 
+/* A _destroy's check: WS_EBUSY while anyone is queued, else 0. */
+static int q_busy(sync_q *q)
+{
+  q_lock(q);
+  uint32_t n = q->n;
+  q_unlock(q);
+  return n != 0 ? WS_EBUSY : 0;
+}
+
 static int why_rc(unsigned why)
 {
   if (why == WS__TP_EVENT)
@@ -380,11 +389,7 @@ int ws_cond_destroy(ws_cond_t *c)
 {
   if (c == NULL)
     return WS_EINVAL;
-  cond_impl *x = cv(c);
-  q_lock(&x->q);
-  uint32_t n = x->q.n;
-  q_unlock(&x->q);
-  return n != 0 ? WS_EBUSY : 0;
+  return q_busy(&cv(c)->q);
 }
 
 int ws_cond_wait_timeout(ws_cond_t *c, ws_mutex_t *m, int64_t timeout_ns)
@@ -478,11 +483,7 @@ int ws_sem_destroy(ws_sem_t *s)
 {
   if (s == NULL)
     return WS_EINVAL;
-  sem_impl *x = sm(s);
-  q_lock(&x->q);
-  uint32_t n = x->q.n;
-  q_unlock(&x->q);
-  return n != 0 ? WS_EBUSY : 0;
+  return q_busy(&sm(s)->q);
 }
 
 unsigned ws_sem_value(ws_sem_t *s)
@@ -621,11 +622,7 @@ int ws_waitgroup_destroy(ws_waitgroup_t *wg)
 {
   if (wg == NULL)
     return WS_EINVAL;
-  wg_impl *x = wgi(wg);
-  q_lock(&x->q);
-  uint32_t n = x->q.n;
-  q_unlock(&x->q);
-  return n != 0 ? WS_EBUSY : 0;
+  return q_busy(&wgi(wg)->q);
 }
 
 int ws_waitgroup_add(ws_waitgroup_t *wg, int delta)

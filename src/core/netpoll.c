@@ -639,15 +639,17 @@ void ws__io_close(ws_pool_t *p, int fd)
   ws__polls *s = &p->polls;
   bool kick = false;
   io_lock(s);
-  struct ws_io *reg = (size_t)fd < s->nfds ? s->byfd[fd] : NULL;
-  if (reg != NULL && reg->fn == NULL) {
+  struct ws_io *reg = waits_of(s, fd);
+  if (reg != NULL) {
     if (reg->rd != NULL)
       waiter_fire(reg, reg->rd, IO_CLOSED);
     if (reg->wr != NULL)
       waiter_fire(reg, reg->wr, IO_CLOSED);
   }
+  if (reg == NULL && (size_t)fd < s->nfds)
+    reg = s->byfd[fd]; /* a watch: cancelled too, its descriptor goes */
   if (reg != NULL)
-    kick = cancel_armed(s, reg); /* a watch too: its descriptor goes */
+    kick = cancel_armed(s, reg);
   io_unlock(s);
   if (kick)
     ws__poller_break(&s->poller);
