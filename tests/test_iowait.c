@@ -27,7 +27,8 @@
  *              without waiting; 2,000 rounds of data racing a timed wait:
  *              a wait that timed out leaves the data readable.
  *   busy     — a second reader of a descriptor, or a wait on a descriptor a
- *              watch has armed: WS_EBUSY, and the first wait goes on.
+ *              watch has armed: WS_EBUSY, and the first wait goes on;
+ *              ws_close cancels a watch armed on the descriptor.
  *   shutdown — tasks parked in ws_read, ws_accept and ws_io_wait: ws_shutdown
  *              ends them (ESHUTDOWN, WS_ESHUTDOWN); calls that would wait
  *              in the draining pool return it at once.
@@ -744,8 +745,12 @@ static void part_busy(void)
   ASSERT_EQ(test_run_root(p, bz_watched, NULL), WS_EBUSY);
   ASSERT_OK(ws_io_cancel(io));
   ws_io_release(io);
+  /* ws_close cancels a watch armed on the descriptor: it never fires. */
+  ASSERT_OK(ws_io_watch(p, sv[0], WS_IO_READ, nop_handler, NULL, &io));
+  ASSERT_EQ(ws_close(p, sv[0]), 0);
+  ASSERT_EQ(ws_io_cancel(io), WS_ECANCELED);
+  ws_io_release(io);
   ASSERT_OK(ws_pool_destroy(p));
-  close(sv[0]);
   close(sv[1]);
 }
 
