@@ -219,6 +219,15 @@ typedef struct ws_options {
      memory touched per parked task in the sleepers benchmark. At least
      8 KiB (smaller values are raised to it); WS_EINVAL above 1 GiB. */
   size_t park_stack_size;
+  /* Non-zero: a task parked in a channel, lock, semaphore, wait group or
+     I/O wait, in ws_sleep or in ws_suspend may resume on another worker:
+     the worker that readies it runs it next (Go's runnext on the waker's
+     P) instead of handing it back to the worker it parked on. 0: a parked
+     task always resumes on its own worker. Honoured on x86-64; ignored on
+     other targets, where compilers keep the thread pointer in a register
+     across calls. Read "Parked tasks" below before turning it on: the
+     task's code must keep no thread-local address across such a call. */
+  int migrate;
   /* A new field goes here, at the end (and into option_fields in
      src/api/pool.c), so that older layouts stay a prefix of this one. */
 } ws_options_t;
@@ -718,7 +727,8 @@ WS_EXTERN int ws_blocking(ws_pool_t *pool, ws_task_fn fn, void *arg);
  *   - It resumes on the worker, and so the OS thread, it parked on: thread-
  *     local storage (errno's address included, which a compiler may keep
  *     across the call) stays valid. errno's value is restored: what other
- *     tasks did to it meanwhile is not seen.
+ *     tasks did to it meanwhile is not seen. The exception is a pool
+ *     created with ws_options_t.migrate (below).
  *   - Its locals and stack are intact. A task running on a pooled stack has
  *     park_stack_size bytes (64 KiB by default) instead of the thread's
  *     stack: raise the option for tasks with deep recursion or large
@@ -738,6 +748,31 @@ WS_EXTERN int ws_blocking(ws_pool_t *pool, ws_task_fn fn, void *arg);
  *     on a spare worker (one that stands in for a worker in ws_blocking)
  *     and, when no stack can be had (memory or mappings exhausted), waits
  *     that then block compensated as before.
+ *
+ * Migration (ws_options_t.migrate, x86-64): a task that parked in a
+ * channel operation, a mutex, condition variable, semaphore or wait group
+ * wait, an I/O wait (ws_io_wait, ws_read, ws_write, ws_accept,
+ * ws_connect), ws_sleep or ws_suspend may then resume on the worker whose
+ * task or poll readied it, which runs it next, if that worker has no other
+ * readied task waiting (Go's runnext, one slot); otherwise it goes back to
+ * its own worker as above. So a chain of tasks handing values on stays on
+ * one core instead of crossing between workers at every hop. What moves:
+ * only a task that its worker's loop started (not one nested in another
+ * task's wait) and that has no fork/join children outstanding when it
+ * parks; waits for futures, groups and joins, and ws_yield, never move.
+ * What the task's code must then not do: keep a thread-local address
+ * across such a call, and C compilers keep one without being asked.
+ * glibc declares errno's accessor __attribute__((const)), so gcc and
+ * clang compute errno's address once per function: a function that read
+ * or wrote errno before the call may read the old thread's errno after it.
+ * Read errno after such a call in a function that touched no errno before
+ * it (or in a separate, non-inlined function). The same holds for a
+ * thread-local variable of a shared library (its address comes from a
+ * call the compiler may merge), and for pointers taken to any thread-local
+ * object. wsched's own calls read their worker and errno afresh after a
+ * park, and ws_read and the other I/O calls set errno on the thread they
+ * return on. ws_current_worker() may differ before and after the call.
+ *
  * ws_shutdown ends sleeps and suspensions early: ws_sleep and ws_suspend
  * return WS_ESHUTDOWN; waits for tasks and groups go on (what they wait
  * for still runs).
@@ -1221,7 +1256,7 @@ typedef struct ws_jf1 {
   uint32_t split; /* frames [split, top) are private (seen by no other thread) */
   uint32_t fast; /* frames below this index may be taken inline (0: never) */
   uint32_t hooks; /* non-zero while observed: every join goes out of line */
-  uint32_t nrun; /* private joins finished, not yet in the statistics */
+  uint32_t nrun; /* private joins counted as their second half starts, not yet in the statistics */
   uint32_t reserved; /* 0 */
   void *pool; /* the worker's pool */
   void *cur; /* the record the worker runs (a new frame's parent) */
@@ -1291,8 +1326,11 @@ static inline int ws__join_inline1(ws_pool_t *pool, ws_task_fn fa, void *a, ws_t
   if (__builtin_expect(mark < j->split || j->top != mark + 1, 0))
     return ws_jf1_sync(ra, mark);
   j->top = mark;
+  /* Counted before b runs: j is not used after it, since b may park and
+     resume on another worker (ws_options_t.migrate). */
+  uint32_t n = ++j->nrun;
   int rb = fb(b);
-  if (__builtin_expect(rb != 0 || (++j->nrun & 4095u) == 0, 0))
+  if (__builtin_expect(rb != 0 || (n & 4095u) == 0, 0))
     ws_jf1_count(rb);
   return ra != 0 ? ra : rb;
 }
@@ -1446,6 +1484,7 @@ typedef struct ws_worker_stats {
   uint64_t global_takes; /* tasks it took from the global injection queue */
   uint64_t task_parks; /* waits of its tasks that parked them ("Parked tasks") */
   uint64_t task_resumes; /* parked tasks it resumed */
+  uint64_t task_migrations; /* ... of which parked on another worker (ws_options_t.migrate) */
 } ws_worker_stats_t;
 
 /* A pool's counters and gauges (ws_pool_stats). */

@@ -517,6 +517,7 @@ struct pool_options {
   bool pin = false;
   ws_order_t order = WS_ORDER_DEFAULT;
   size_t park_stack_size = 0;
+  bool migrate = false;
 };
 
 // A pool of workers (ws_pool_create); the destructor is ws_pool_destroy:
@@ -548,6 +549,7 @@ public:
     c.pin = o.pin ? 1 : 0;
     c.order = o.order;
     c.park_stack_size = o.park_stack_size;
+    c.migrate = o.migrate ? 1 : 0;
     detail::check(ws_pool_create(&p_, &c));
   }
   pool(pool &&o) noexcept : p_(std::exchange(o.p_, nullptr))

@@ -337,6 +337,14 @@ static inline ws_order_t test_order(void)
   return WS_ORDER_DEFAULT;
 }
 
+/* ws_options_t.migrate for the run's pools: WS_TEST_MIGRATE=1 (the
+   _migrate ctests of ws_parts' MIGRATE list). */
+static inline int test_migrate(void)
+{
+  const char *s = getenv("WS_TEST_MIGRATE");
+  return s != NULL && strcmp(s, "1") == 0;
+}
+
 static inline ws_pool_t *make_pool(unsigned workers, ws_deque_kind_t dq, ws_steal_policy_t st)
 {
   ws_options_t o;
@@ -346,6 +354,7 @@ static inline ws_pool_t *make_pool(unsigned workers, ws_deque_kind_t dq, ws_stea
   o.deque = dq;
   o.steal = st;
   o.order = test_order();
+  o.migrate = test_migrate();
   ASSERT_OK(ws_pool_create(&p, &o));
   return p;
 }
@@ -357,6 +366,7 @@ static inline ws_pool_t *test_pool_of(unsigned workers)
   ws_options_init(&o);
   o.workers = workers;
   o.order = test_order();
+  o.migrate = test_migrate();
   ws_pool_t *p;
   ASSERT_OK(ws_pool_create(&p, &o));
   return p;

@@ -60,6 +60,7 @@ static ws_pool_t *pool_of(unsigned workers, bool spares)
   ws_options_init(&o);
   o.workers = workers;
   o.order = test_order();
+  o.migrate = test_migrate();
   if (!spares)
     o.max_spares = WS_SPARES_NONE;
   ws_pool_t *p;

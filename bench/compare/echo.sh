@@ -22,7 +22,7 @@ ORIG_ARGS="$*"
 PROG=echo.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"  # also sets HERE, ROOT and set -uo pipefail
 
-ALL_SERVERS="wsched wsched_tasks go tokio libuv"
+ALL_SERVERS="wsched wsched_tasks wsched_tasks_migrate go tokio libuv"
 # Round trips per connection by connection count, so that every run does
 # 30,000 to 64,000 of them, about a second each here (--msgs to change).
 # Other counts: MSGS_TOTAL / C, at least MSGS_MIN.
@@ -180,6 +180,7 @@ server_cmd() {
     case "$1" in
     wsched) echo "$WSCHED_ECHO" ;;
     wsched_tasks) echo "$WSCHED_TASKS_ECHO" ;;
+    wsched_tasks_migrate) echo "$WSCHED_TASKS_ECHO --migrate" ;;
     go) echo "$BIN/go echo" ;;
     tokio) echo "$BIN/tokio-echo" ;;
     libuv) echo "$BIN/uv-echo" ;;
@@ -191,7 +192,7 @@ for s in $SERVERS; do
     if [ -z "${SKIP[$s]:-}" ] && [ ! -x "$exe" ]; then
         SKIP[$s]="no executable at $exe"
         [ "$s" = wsched ] && SKIP[$s]="${SKIP[$s]} (cmake --build build/release --target echo_server echo_server_uts, or set WSCHED_ECHO)"
-        [ "$s" = wsched_tasks ] && SKIP[$s]="${SKIP[$s]} (cmake --build build/release --target echo_tasks, or set WSCHED_TASKS_ECHO)"
+        [[ "$s" == wsched_tasks* ]] && SKIP[$s]="${SKIP[$s]} (cmake --build build/release --target echo_tasks, or set WSCHED_TASKS_ECHO)"
     fi
     if [ -n "${SKIP[$s]:-}" ]; then note "SKIP $s: ${SKIP[$s]}"; else ACTIVE="$ACTIVE $s"; fi
 done

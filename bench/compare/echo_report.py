@@ -17,8 +17,8 @@ import statistics
 import sys
 from collections import defaultdict
 
-ORDER = ["wsched", "wsched_tasks", "go", "tokio", "libuv"]
-OURS = ("wsched", "wsched_tasks")  # the callback server and the task-per-connection one
+ORDER = ["wsched", "wsched_tasks", "wsched_tasks_migrate", "go", "tokio", "libuv"]
+OURS = ("wsched", "wsched_tasks", "wsched_tasks_migrate")  # callbacks, a task per connection (and migrating)
 FIELDS = [("msgs_per_s", "msgs/s", "{:.0f}"), ("p50_us", "p50 µs", "{:.1f}"),
           ("p99_us", "p99 µs", "{:.1f}"), ("p999_us", "p99.9 µs", "{:.1f}"),
           ("max_us", "max µs", "{:.1f}")]

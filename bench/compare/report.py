@@ -42,7 +42,7 @@ from collections import defaultdict
 
 # Column order of the tables: wsched first, then the C/C++ peers, then the
 # managed runtimes.
-PEER_ORDER = ["wsched", "wsched-lifo", "wsched-pin", "serial", "std-sort", "omp-gcc", "omp-clang", "tbb",
+PEER_ORDER = ["wsched", "wsched-lifo", "wsched-pin", "wsched-migrate", "serial", "std-sort", "omp-gcc", "omp-clang", "tbb",
               "pthreadpool", "go", "java-fj", "rayon", "tokio"]
 WORKLOAD_ORDER = ["fib", "nqueens", "uts", "fanout", "tri", "sort", "pingpong",
                   "service", "service-bg"]

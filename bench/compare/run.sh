@@ -21,7 +21,7 @@ PROG=run.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"  # also sets HERE, ROOT and set -uo pipefail
 
 ALL_WORKLOADS="fib nqueens uts fanout tri sort pingpong service service-bg sleepers chain switch chanpp chanbuf sieve"
-ALL_PEERS="wsched wsched-lifo wsched-pin serial std-sort omp-gcc omp-clang tbb pthreadpool go java-fj rayon tokio"
+ALL_PEERS="wsched wsched-lifo wsched-pin wsched-migrate serial std-sort omp-gcc omp-clang tbb pthreadpool go java-fj rayon tokio"
 # Peers that run on one thread whatever --workers says: run at 1 worker only.
 SERIAL_PEERS="serial std-sort"
 C_PEERS="serial std-sort omp-gcc omp-clang tbb pthreadpool"
@@ -34,6 +34,9 @@ WSCHED_LIFO_WORKLOADS="pingpong service service-bg"
 # an outside generator thread shares the CPUs with the workers and the
 # kernel may stack two workers on one CPU (docs/BENCHMARKS.md).
 WSCHED_PIN_WORKLOADS="service service-bg"
+# wsched-migrate is wsched with ws_options_t.migrate (wsbench --migrate): a
+# parked task may resume on the worker that readied it. For the parked-task
+# and channel workloads only (PARK_WORKLOADS): nothing else parks.
 # Workloads whose RESULT lines carry latency percentiles and are followed by
 # one LATENCY line each (WORKLOADS.md section 8).
 SERVICE_WORKLOADS="service service-bg"
@@ -45,7 +48,7 @@ SERVICE_WORKLOADS="service service-bg"
 # (peak_threads, rss_per_task_bytes, ns_per_link, ns_per_trip, ...), kept in
 # raw.txt.
 PARK_WORKLOADS="sleepers chain switch chanpp chanbuf sieve"
-PARK_PEERS="wsched go"
+PARK_PEERS="wsched wsched-migrate go"
 PARK_WORKERS="2"
 
 # Sizes: full run and --quick. uts takes tree names; a workload may have
@@ -74,6 +77,7 @@ declare -A WSBENCH_ARGS=([pingpong]="--order fifo" [service]="--impl wsched --or
 # wsched-lifo: the same wsbench in LIFO order, for every workload it runs.
 WSCHED_LIFO_ARGS="--impl wsched-lifo --order lifo"
 WSCHED_PIN_ARGS="--impl wsched-pin --order fifo --pin"
+WSCHED_MIGRATE_ARGS="--impl wsched-migrate --migrate"
 
 usage() {
     cat <<EOF
@@ -264,7 +268,7 @@ build_wsched() {
 }
 
 if [ "$BUILD_PEERS" = 1 ]; then
-    want_any "wsched wsched-lifo wsched-pin" && build_wsched
+    want_any "wsched wsched-lifo wsched-pin wsched-migrate" && build_wsched
     want_any "$C_PEERS" && build_c
     want_peer go && build_go
     want_peer java-fj && build_java
@@ -272,7 +276,8 @@ if [ "$BUILD_PEERS" = 1 ]; then
     want_peer tokio && build_tokio
 fi
 # wsched-lifo is the same wsbench: it cannot run when wsched cannot.
-[ -n "${SKIP[wsched]:-}" ] && SKIP[wsched-lifo]="${SKIP[wsched]}" && SKIP[wsched-pin]="${SKIP[wsched]}"
+[ -n "${SKIP[wsched]:-}" ] && SKIP[wsched-lifo]="${SKIP[wsched]}" && SKIP[wsched-pin]="${SKIP[wsched]}" &&
+    SKIP[wsched-migrate]="${SKIP[wsched]}"
 if [ -z "${WSBENCH:-}" ] && [ -x "$WSCHED_TREE/wsbench" ] && [ "$BUILD_PEERS" = 0 ]; then
     WSBENCH="$WSCHED_TREE/wsbench"
 fi
@@ -281,7 +286,7 @@ WSBENCH="${WSBENCH:-$WSBENCH_DEFAULT}"
 # peer_cmd PEER: the command prefix for PEER, or nothing when it cannot run.
 peer_cmd() {
     case "$1" in
-    wsched|wsched-lifo|wsched-pin) [ -x "$WSBENCH" ] && echo "$WSBENCH" ;;
+    wsched|wsched-lifo|wsched-pin|wsched-migrate) [ -x "$WSBENCH" ] && echo "$WSBENCH" ;;
     *) [ -x "$BIN/$1" ] && echo "$BIN/$1" ;;
     esac
 }
@@ -387,6 +392,7 @@ run_one() {
         prog_args="${WSBENCH_ARGS[$wl]:-}"
         [ "$peer" = wsched-lifo ] && prog_args="$WSCHED_LIFO_ARGS"
         [ "$peer" = wsched-pin ] && prog_args="$WSCHED_PIN_ARGS"
+        [ "$peer" = wsched-migrate ] && prog_args="$WSCHED_MIGRATE_ARGS"
         # shellcheck disable=SC2206  # options split on spaces, as documented
         [ -n "$prog_args" ] && argv+=($prog_args)
     fi

@@ -18,7 +18,9 @@ int ws_blocking(ws_pool_t *pool, ws_task_fn fn, void *arg)
   if (w == NULL || (pool != NULL && w->pool != pool))
     return fn(arg); /* not one of the pool's workers: nothing to compensate */
   ws__blocking_begin(w);
+  w->nest++; /* w is used after it: no park in fn may migrate (core/tpark.c) */
   int rc = fn(arg);
+  w->nest--;
   ws__blocking_end(w);
   return rc;
 }

@@ -47,10 +47,14 @@ int ws_group_init(ws_group_t *g_, ws_pool_t *pool)
   atomic_init(&g->sink.last_thief, UINT32_MAX);
   atomic_init(&g->sink.prof_work, 0);
   atomic_init(&g->sink.prof_lspan, 0);
-  if (w != NULL)
+  if (w != NULL) {
     g->owner = w;
-  else
+    /* An open group holds its worker (g->owner, the frame stack) until
+       its wait: no park in between may migrate (core/tpark.c). */
+    w->nest++;
+  } else {
     g->pool = pool;
+  }
   g->spawned = 0;
   g->done_local = 0;
   atomic_init(&g->remote, 0);
@@ -164,6 +168,7 @@ int ws_group_wait(ws_group_t *g_)
       ws__prof_sync(w, &g->sink);
       ws__prof_strand_begin(w);
     }
+    w->nest--; /* the group's, from ws_group_init */
   } else if (g->magic == WS__GROUP_OUTSIDE) {
     /* Outside: sleep on the group's word until every child reported. A
        worker of another pool that blocks here publishes its own private
@@ -276,8 +281,11 @@ static int join_inside(ws__worker *w, ws_task_fn fa, void *a, ws_task_fn fb, voi
     return join_observed(fa, a, fb, b);
   uint32_t mark = w->jf.top;
   if (!ws__frame_room(w)) {
-    /* No frame: run both here, one after the other. */
+    /* No frame: run both here, one after the other (holding w: no park
+       in them may migrate, core/tpark.c). */
+    w->nest++;
     int ra = fa(a), rb = fb(b);
+    w->nest--;
     return ra != 0 ? ra : rb;
   }
   /* Private: the rest of the record is written if it is published. Only
@@ -300,7 +308,9 @@ static int join_inside(ws__worker *w, ws_task_fn fa, void *a, ws_task_fn fb, voi
     return ws__join_public_sync(w, ra, mark);
   /* Still private: nobody else has seen b. Run it like a plain call. */
   w->jf.top = mark;
+  w->nest++; /* w is used after it: no park in it may migrate */
   int rb = fb(b);
+  w->nest--;
   ws__fj_count_run(&w->stats, rb);
   return ra != 0 ? ra : rb;
 }
@@ -359,10 +369,8 @@ int ws_jf1_sync(int ra, uint32_t mark)
 void ws_jf1_count(int rb)
 {
   ws__worker *w = ws__tls_worker;
-  if (rb != 0) {
-    w->jf.nrun++; /* the inline path counts only successes */
-    w->stats.fj_failed++;
-  }
+  if (rb != 0)
+    w->stats.fj_failed++; /* the inline path counted the join (jf.nrun) */
   ws__jf_drain(w);
   ws__stats_fold_now(&w->stats);
 }

@@ -15,6 +15,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+/* errno, read and written afresh at each use: a call that parks may return
+   on another thread (ws_options_t.migrate), and the compiler may keep
+   errno's address from before it (core/tpark.c, "Migration"). */
+#define ERRNO (*ws__tpark_errno())
+
 int ws_after(ws_pool_t *p, int64_t delay_ns, ws_task_fn fn, void *arg, ws_future_t **future)
 {
   if (future != NULL)
@@ -110,7 +115,7 @@ static int io_wait_poll(ws__worker *w, int fd, unsigned events, int64_t timeout_
       ms = left > INT_MAX ? INT_MAX : (int)left;
     }
     n = poll(&pfd, 1, ms);
-    if (n >= 0 || errno != EINTR)
+    if (n >= 0 || ERRNO != EINTR)
       break;
   }
   if (w != NULL)
@@ -179,9 +184,9 @@ static bool io_wait_errno(int fd, unsigned events)
   int rc = ws_io_wait(fd, events, WS_FOREVER);
   if (rc >= 0)
     return true;
-  errno = wait_errno(rc);
+  ERRNO = wait_errno(rc);
   if (rc == WS_ESYS && fcntl(fd, F_GETFD) < 0)
-    errno = EBADF; /* closed since the call saw EAGAIN: the poller refused it */
+    ERRNO = EBADF; /* closed since the call saw EAGAIN: the poller refused it */
   return false;
 }
 
@@ -191,9 +196,9 @@ ssize_t ws_read(int fd, void *buf, size_t n)
     ssize_t r = read(fd, buf, n);
     if (r >= 0)
       return r;
-    if (errno == EINTR)
+    if (ERRNO == EINTR)
       continue;
-    if (!would_block(errno) || !io_wait_errno(fd, WS_IO_READ))
+    if (!would_block(ERRNO) || !io_wait_errno(fd, WS_IO_READ))
       return -1;
   }
 }
@@ -209,9 +214,9 @@ ssize_t ws_write(int fd, const void *buf, size_t n)
         break;
       continue;
     }
-    if (errno == EINTR)
+    if (ERRNO == EINTR)
       continue;
-    if (!would_block(errno) || !io_wait_errno(fd, WS_IO_WRITE))
+    if (!would_block(ERRNO) || !io_wait_errno(fd, WS_IO_WRITE))
       /* What went before the error was written: say so; the error comes
          again at the next call. */
       return done != 0 ? (ssize_t)done : -1;
@@ -228,17 +233,17 @@ int ws_accept(int fd, struct sockaddr *addr, socklen_t *addrlen)
     int c = accept(fd, addr, addrlen);
     if (c >= 0 && (fcntl(c, F_SETFL, fcntl(c, F_GETFL) | O_NONBLOCK) != 0 ||
                    fcntl(c, F_SETFD, FD_CLOEXEC) != 0)) {
-      int e = errno;
+      int e = ERRNO;
       close(c);
-      errno = e;
+      ERRNO = e;
       return -1;
     }
 #endif
     if (c >= 0)
       return c;
-    if (errno == EINTR || errno == ECONNABORTED)
+    if (ERRNO == EINTR || ERRNO == ECONNABORTED)
       continue; /* a connection reset before we took it: the next one */
-    if (!would_block(errno) || !io_wait_errno(fd, WS_IO_READ))
+    if (!would_block(ERRNO) || !io_wait_errno(fd, WS_IO_READ))
       return -1;
   }
 }
@@ -247,7 +252,7 @@ int ws_connect(int fd, const struct sockaddr *addr, socklen_t addrlen)
 {
   if (connect(fd, addr, addrlen) == 0)
     return 0;
-  if (errno != EINPROGRESS && errno != EINTR)
+  if (ERRNO != EINPROGRESS && ERRNO != EINTR)
     return -1;
   /* In progress (EINTR too: the connection goes on): writable once done. */
   if (!io_wait_errno(fd, WS_IO_WRITE))
@@ -257,7 +262,7 @@ int ws_connect(int fd, const struct sockaddr *addr, socklen_t addrlen)
   if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
     return -1;
   if (err != 0) {
-    errno = err;
+    ERRNO = err;
     return -1;
   }
   return 0;
@@ -266,7 +271,7 @@ int ws_connect(int fd, const struct sockaddr *addr, socklen_t addrlen)
 int ws_close(ws_pool_t *pool, int fd)
 {
   if (fd < 0) {
-    errno = EBADF;
+    ERRNO = EBADF;
     return -1;
   }
   if (pool == NULL) {

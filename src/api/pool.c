@@ -39,7 +39,7 @@ static const struct {
     WS__FIELD(steal_batch),     WS__FIELD(spin_rounds), WS__FIELD(seed),
     WS__FIELD(stack_size),      WS__FIELD(max_spares),  WS__FIELD(spare_idle_ms),
     WS__FIELD(schedtrace_ms),   WS__FIELD(pin),         WS__FIELD(order),
-    WS__FIELD(park_stack_size),
+    WS__FIELD(park_stack_size), WS__FIELD(migrate),
 };
 #undef WS__FIELD
 
@@ -80,6 +80,7 @@ static void pool_free(ws_pool_t *p, unsigned nslots)
     ws__frames_free(&p->workers[i]);
     ws__deque_destroy(&p->workers[i].deque);
     ws__free(p->workers[i].runq);
+    WS__CHECK(pthread_mutex_destroy(&p->workers[i].mig_lock) == 0);
   }
   ws__free(p->workers);
   ws__free(p->home_cpu);
@@ -188,6 +189,7 @@ static void pool_configure(ws_pool_t *p, const ws_options_t *o)
   p->spare_idle_ms = o->spare_idle_ms != 0 ? o->spare_idle_ms : WS__DEFAULT_SPARE_IDLE_MS;
   p->stack_size = o->stack_size;
   p->park_stack_size = o->park_stack_size; /* 0: the stack pool's default (stack.h) */
+  p->migrate = o->migrate != 0 && WS__MIGRATE_SUPPORTED;
   p->seed = o->seed != 0 ? o->seed : WS__DEFAULT_SEED;
   atomic_init(&p->nslots, p->nworkers);
   atomic_init(&p->nblocked, 0);

@@ -31,7 +31,8 @@
   X(wakeups)                                                                                       \
   X(global_takes)                                                                                  \
   X(task_parks)                                                                                    \
-  X(task_resumes)
+  X(task_resumes)                                                                                  \
+  X(task_migrations)
 
 enum {
 #define WS__STAT_ENUM(name) WS__S_##name,
@@ -98,7 +99,9 @@ static inline void ws__stat_add(ws__stats *s, int i, uint64_t n)
 /* Inside a stats section: adds the private fork/join counts. */
 static inline void ws__stats_fold(ws__stats *s)
 {
-  if (s->fj_spawned | s->fj_run) {
+  /* fj_failed alone too: the inline ws_join counts a join (jf.nrun) before
+     its second half runs, so a failure may come after its count went. */
+  if (s->fj_spawned | s->fj_run | s->fj_failed) {
     ws__stat_add(s, WS__S_spawned, s->fj_spawned);
     ws__stat_add(s, WS__S_tasks_run, s->fj_run);
     ws__stat_add(s, WS__S_tasks_failed, s->fj_failed);
@@ -110,7 +113,7 @@ static inline void ws__stats_fold(ws__stats *s)
    in a section of their own. */
 static inline void ws__stats_fold_now(ws__stats *s)
 {
-  if (s->fj_spawned | s->fj_run) {
+  if (s->fj_spawned | s->fj_run | s->fj_failed) {
     ws__stats_begin(s);
     ws__stats_fold(s);
     ws__stats_end(s);

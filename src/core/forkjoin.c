@@ -255,7 +255,9 @@ int ws__join_public_sync(ws__worker *w, int ra, uint32_t mark)
   if (x == t) {
     /* Not stolen: nothing at or above mark is in use any more. */
     w->jf.top = w->jf.split = mark;
+    w->nest++; /* w is used after it: no park in it may migrate (tpark.c) */
     int rb = t->fn(t->arg);
+    w->nest--;
     ws__fj_count_run(&w->stats, rb);
     return ra != 0 ? ra : rb;
   }

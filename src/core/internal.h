@@ -143,6 +143,13 @@ typedef struct ws__worker {
      anything else (Go's runnext); yield_*: tasks that called ws_yield, run
      after the local and global queues. */
   ws__ctx *ctx, *ctx_idle, *ctx_parked;
+  /* The running context's nesting (saved in its ws__ctx while it does not
+     run): task bodies running on its stack (worker.c, run_body), and
+     whether the outermost is a heap task its loop started (run_base),
+     which a park may let migrate (tpark.c, "Migration"). */
+  uint32_t nest;
+  bool base;
+  bool migrate; /* pool->migrate, copied: read-only, on this line */
   ws__bundle_run *bundles; /* the running context's bundles (worker.c, run_bundle) */
   ws__ctx *ctx_dead; /* released contexts that keep a frame stack (tpark.c, ctx_release) */
   unsigned nctx_idle;
@@ -164,6 +171,18 @@ typedef struct ws__worker {
   /* Tasks parked now: stored (relaxed) by the owner, loaded (relaxed) by
      ws_pool_stats and schedtrace. */
   _Atomic uint64_t nparked;
+  /* Migration (tpark.c): contexts parked here whose task may resume on
+     another worker, which unlinks them. mig_lock covers mig_parked (linked
+     by pnext/pprev) and the counts' stores; the counts are loaded relaxed
+     without it (ws_pool_stats, spin, ws__tpark_cancel_due). */
+  pthread_mutex_t mig_lock;
+  ws__ctx *mig_parked;
+  _Atomic uint64_t mig_nparked;
+  _Atomic uint32_t mig_ncancel;
+  /* Contexts made here (their stacks from this worker's pool) that ended on
+     another worker: pushed by that worker (CAS, release), taken whole by
+     this one (exchange, acquire), which puts the stacks back. */
+  _Atomic(ws__ctx *) ctx_back;
   /* Readied by another thread (or by this one while it is on the idle
      list): a stack of records pushed by any thread (seq_cst CAS: the
      push, then the waker's load of nidle, pairs with the owner's idle
@@ -192,6 +211,7 @@ struct ws_pool {
   unsigned spare_idle_ms;
   size_t stack_size;
   size_t park_stack_size; /* ws_options_t.park_stack_size (0: the default) */
+  bool migrate; /* ws_options_t.migrate, where supported (core/tpark.c, "Migration") */
   uint64_t seed; /* of the workers' victim-selection generators */
   unsigned ncpus; /* CPUs the process may use, for the spinning cap */
   int deque_kind;
@@ -482,6 +502,16 @@ static inline bool ws__tpark_any(const ws__worker *w)
    first, setting the calling loop's context aside. Returns when the worker
    comes back to this context. */
 void ws__tpark_run_next(ws__worker *w);
+/* t (WS__TASK_RESUME) came off a deque on w: the readied migrant it
+   stands for goes to w's ready list (ws__run). */
+void ws__tpark_take(ws__worker *w, ws__task *t);
+/* The calling thread's worker, read afresh: a call the compiler cannot
+   merge with an earlier one (after a park that may have migrated). */
+ws__worker *ws__tpark_self(void);
+/* errno's address on the calling thread, afresh (as ws__tpark_self):
+   glibc's __errno_location is const, so a function that read errno before
+   a park may otherwise reuse the old thread's address after it. */
+int *ws__tpark_errno(void);
 /* The worker leaves the pool: releases its contexts (on its own thread, in
    the thread's own context). */
 void ws__tpark_worker_exit(ws__worker *w);
@@ -527,8 +557,8 @@ bool ws__tpark_wake(ws__tpark *r, unsigned why);
 static inline bool ws__tpark_cancel_due(const ws__worker *w)
 {
   /* Relaxed: a hint; cancel_walk loads it again with acquire. */
-  return w->ncancel != 0 && !w->cancel_walked &&
-         atomic_load_explicit(&w->pool->tp_cancel, memory_order_relaxed);
+  return (w->ncancel != 0 || atomic_load_explicit(&w->mig_ncancel, memory_order_relaxed) != 0) &&
+         !w->cancel_walked && atomic_load_explicit(&w->pool->tp_cancel, memory_order_relaxed);
 }
 /* Readies them (owner only); true if it readied any. */
 bool ws__tpark_cancel_walk(ws__worker *w);

@@ -69,6 +69,16 @@ int ws__slot_init(ws_pool_t *p, ws__worker *w, unsigned index, uint64_t seed)
   for (int k = 0; k < WS__NSTATS; k++)
     atomic_init(&w->stats.c[k], 0);
   atomic_init(&w->park_word, WS__PARK_WOKEN);
+  if (ws__mutex_init_short(&w->mig_lock) != 0) {
+    ws__deque_destroy(&w->deque);
+    ws__free(w->runq);
+    w->runq = NULL;
+    return WS_ENOMEM;
+  }
+  atomic_init(&w->mig_nparked, 0);
+  atomic_init(&w->mig_ncancel, 0);
+  atomic_init(&w->ctx_back, NULL);
+  w->migrate = p->migrate;
   w->pool = p;
   w->jf.pool = p;
   /* nidle, nspinning, nwaiting: consecutive (core/frames.c checks). */

@@ -26,11 +26,50 @@
  * may be run by any context (it is just work), and its completion readies
  * the parked task like any other.
  *
- * A parked task resumes on the worker it parked on, never another one: the
- * library's own frames below a wait hold their worker in locals, and so may
- * the task's code (a thread-local address, errno's, which the compiler may
- * keep across the call). docs/DESIGN.md ("Parked tasks") has the trade-off
- * and its measurement. errno itself is saved and restored around a park.
+ * A parked task resumes on the worker it parked on, unless the pool
+ * migrates (below): the library's own frames below a wait hold their
+ * worker in locals, and so may the task's code (a thread-local address,
+ * errno's, which the compiler may keep across the call). docs/DESIGN.md
+ * ("Parked tasks") has the trade-off and its measurement. errno itself is
+ * saved and restored around a park.
+ *
+ * Migration (ws_options_t.migrate, x86-64)
+ * ----------------------------------------
+ * A park may let its task resume on another worker when nothing below it
+ * on its stack holds the worker it parked on:
+ *   - the wait's callers read no worker state after it (may_migrate: the
+ *     API registries' waits, sleeps, suspensions; not a wait on a word,
+ *     whose caller, core/wait.c, goes on with its worker);
+ *   - the task is the outermost on a context its loop made (w->base, set
+ *     by worker.c's run_base, which reads its worker afresh when the task
+ *     returns, as do the loop and ctx_entry): not the thread's own stack,
+ *     whose bottom is the thread's start routine;
+ *   - nothing of the library's is open in it: w->nest == 1. Every frame
+ *     that calls task code and uses its worker after it counts in nest: a
+ *     nested task body (run_body), an open group (from ws_group_init to its
+ *     wait), a join half run as a plain call, ws_blocking. The inline
+ *     ws_join of wsched.h reads nothing after its second half, so that half
+ *     may migrate with its task once the join is done;
+ *   - no fork/join child is outstanding (jf.top == 0), no bundle runs
+ *     below it, no observation hook runs.
+ * Such a park is a migrant (r->migrant, decided before the switch; a
+ * waker reads it after its acquire of PARKED). Its context goes on its
+ * worker's mig_parked list under mig_lock, not on the owner-only
+ * ctx_parked list: whoever resumes it unlinks it under that lock, so the
+ * shutdown walk (under the lock too) never finds a record that left its
+ * stack. A waker that is an awake worker of the pool with contexts and an
+ * empty ready list takes the migrant into its own ready list (Go's
+ * runnext on the waker's P, one slot: a second one would wait in a list
+ * no other worker can take from, so it goes to its own worker as before).
+ * Taking every one gathered the sieve's chain behind one busy worker and
+ * made it slower than no migration at all (docs/DESIGN.md, "Migration").
+ * The migrated context switches in on its new worker, whose state it
+ * loads (ctx_load), and re-reads the worker after the switch; errno is
+ * restored through a fresh address. Contexts made by one worker and ended
+ * on another give their stacks back to their maker (ctx_back), since a
+ * stack pool has one owner. Elsewhere than x86-64 the option is ignored:
+ * compilers keep the thread pointer in a register across calls there, so
+ * even wsched.h's inline ws_join would read the old thread's state.
  *
  * A parked task
  * -------------
@@ -298,6 +337,8 @@ static void ctx_save(ws__worker *w, ws__ctx *c)
   c->stack_limit = w->stack_limit;
   c->prof_cur = w->prof_cur;
   c->bundles = w->bundles;
+  c->nest = w->nest;
+  c->base = w->base;
 }
 
 static void ctx_load(ws__worker *w, const ws__ctx *c)
@@ -312,6 +353,62 @@ static void ctx_load(ws__worker *w, const ws__ctx *c)
   w->stack_limit = c->stack_limit;
   w->prof_cur = c->prof_cur;
   w->bundles = c->bundles;
+  w->nest = c->nest;
+  w->base = c->base;
+}
+
+/* Calls a compiler must make each time, to the letter: not inlined, and
+   (gcc) not analysed, so that nothing computed before a context switch
+   (a thread-local address) is reused in them after it. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define WS__OPAQUE __attribute__((noinline, noipa))
+#else
+#define WS__OPAQUE __attribute__((noinline))
+#endif
+
+WS__OPAQUE ws__worker *ws__tpark_self(void)
+{
+  ws__worker *w = ws__tls_worker;
+  /* Opaque to the optimiser: no call of this function is merged with
+     another, or moved across a context switch. */
+  __asm__ volatile("" : "+r"(w));
+  return w;
+}
+
+WS__OPAQUE int *ws__tpark_errno(void)
+{
+  int *e = &errno;
+  __asm__ volatile("" : "+r"(e));
+  return e;
+}
+
+/* Frees context c, which will not run again and keeps no stack (given
+   back), or keeps it for its frame stack (see ctx_release). */
+static void ctx_retire(ws__worker *w, ws__ctx *c)
+{
+  if (c->nchunks == 0) {
+    ws__free(c->chunks);
+    ws__free(c);
+    return;
+  }
+  c->next = w->ctx_dead;
+  w->ctx_dead = c;
+}
+
+/* Owner: contexts of ours that ended on other workers (ctx_release): their
+   stacks go back to our pool. */
+static void back_drain(ws__worker *w)
+{
+  if (atomic_load_explicit(&w->ctx_back, memory_order_relaxed) == NULL) /* a hint */
+    return;
+  /* Acquire: pairs with the pushers' release; the contexts' fields. */
+  ws__ctx *c = atomic_exchange_explicit(&w->ctx_back, NULL, memory_order_acquire);
+  while (c != NULL) {
+    ws__ctx *n = c->next;
+    ws__stack_put(&w->stacks, c->f.stack);
+    ctx_retire(w, c);
+    c = n;
+  }
 }
 
 /* A made context that will not run again (exited, or suspended in the
@@ -323,15 +420,21 @@ static void ctx_release(ws__worker *w, ws__ctx *c)
 {
   WS__DCHECK(c != &w->ctx_main && c->top == 0);
   ws__fiber_destroy(&c->f);
-  ws__stack_put(&w->stacks, c->f.stack);
-  ws__tpark_scavenge(w); /* when a period is over */
-  if (c->nchunks == 0) {
-    ws__free(c->chunks);
-    ws__free(c);
+  if (c->maker != w) {
+    /* It migrated here: its stack goes back to the pool that made it
+       (a stack pool has one owner, platform/stack.h), with the record. */
+    ws__worker *m = c->maker;
+    ws__ctx *h = atomic_load_explicit(&m->ctx_back, memory_order_relaxed);
+    do
+      c->next = h;
+    /* Release: the context's fields before its maker takes it. */
+    while (!atomic_compare_exchange_weak_explicit(&m->ctx_back, &h, c, memory_order_release,
+                                                  memory_order_relaxed));
     return;
   }
-  c->next = w->ctx_dead;
-  w->ctx_dead = c;
+  ws__stack_put(&w->stacks, c->f.stack);
+  ws__tpark_scavenge(w); /* when a period is over */
+  ctx_retire(w, c);
 }
 
 static void commit(ws__worker *w, ws__tpark *r);
@@ -358,8 +461,10 @@ static void switch_to(ws__worker *w, ws__ctx *to)
   ctx_load(w, to);
   w->ctx = to;
   ws__fiber *from = ws__fiber_switch(&me->f, &to->f);
-  /* Back in `me`, on the same worker: whoever switched here loaded our
-     state and set w->ctx. */
+  /* Back in `me`: whoever switched here loaded our state and set w->ctx;
+     on another worker if the task parked here migrated. */
+  if (w->migrate)
+    w = ws__tpark_self();
   after_switch(w, from);
 }
 
@@ -371,6 +476,8 @@ static void ctx_entry(void *arg, ws__fiber *from)
   ws__worker *w = arg;
   after_switch(w, from);
   ws__worker_loop(w);
+  if (w->migrate)
+    w = ws__tpark_self(); /* this context may have migrated with a task */
   ws__ctx *me = w->ctx, *m = &w->ctx_main, **pp = &w->ctx_idle;
   while (*pp != m) {
     WS__CHECK(*pp != NULL); /* the thread's own context must be idle */
@@ -402,6 +509,7 @@ static char *ctx_stack_limit(const ws__stack *s)
 /* A new loop context on a pooled stack, or NULL. */
 static ws__ctx *ctx_make(ws__worker *w)
 {
+  back_drain(w);
   ws__stack *s;
   if (ws__stack_get(&w->stacks, &s) != 0)
     return NULL;
@@ -423,6 +531,7 @@ static ws__ctx *ctx_make(ws__worker *w)
   }
   ws__fiber_make(&c->f, s, ctx_entry, w);
   c->stack_limit = ctx_stack_limit(s);
+  c->maker = w;
   return c;
 }
 
@@ -450,6 +559,7 @@ static bool prepare(ws__worker *w)
     atomic_store_explicit(&w->stacks_on, true, memory_order_release); /* see the field */
     w->scavenge_at = ws__now_ns() + WS__PARK_SCAVENGE_NS;
     ws__fiber_init_thread(&w->ctx_main.f);
+    w->ctx_main.maker = w;
     w->ctx = &w->ctx_main;
   }
   if (w->ctx_idle != NULL || w->ready_head != NULL)
@@ -501,21 +611,61 @@ static void fifo_append(ws__tpark **head, ws__tpark **tail, ws__tpark *r)
   *tail = r;
 }
 
-/* r's context is about to run again on w. */
-static void resume_count(ws__worker *w, ws__tpark *r)
+/* Unlinks c from the parked list at *head. */
+static void parked_unlink(ws__ctx **head, ws__ctx *c)
 {
-  ws__ctx *c = r->ctx;
   if (c->pnext != NULL)
     c->pnext->pprev = c->pprev;
   if (c->pprev != NULL)
     c->pprev->pnext = c->pnext;
   else
-    w->ctx_parked = c->pnext;
-  c->parked = NULL;
+    *head = c->pnext;
+}
+
+/* Links c at the front of the parked list at *head. */
+static void parked_link(ws__ctx **head, ws__ctx *c)
+{
+  c->pprev = NULL;
+  c->pnext = *head;
+  if (c->pnext != NULL)
+    c->pnext->pprev = c;
+  *head = c;
+}
+
+/* A migrant's context c parks on w (w's lock held), or leaves the list of
+   h (h's lock held): the counts, stored under the lock (see the fields). */
+static void mig_count(ws__worker *h, const ws__tpark *r, int d)
+{
+  atomic_store_explicit(&h->mig_nparked,
+                        atomic_load_explicit(&h->mig_nparked, memory_order_relaxed) + (uint64_t)d,
+                        memory_order_relaxed); /* mig_lock */
   if (r->cancellable)
-    w->ncancel--;
-  atomic_store_explicit(&w->nparked, atomic_load_explicit(&w->nparked, memory_order_relaxed) - 1,
-                        memory_order_relaxed); /* owner only: see the field */
+    atomic_store_explicit(&h->mig_ncancel,
+                          atomic_load_explicit(&h->mig_ncancel, memory_order_relaxed) + (uint32_t)d,
+                          memory_order_relaxed); /* mig_lock */
+}
+
+/* r's context is about to run again on w. */
+static void resume_count(ws__worker *w, ws__tpark *r)
+{
+  ws__ctx *c = r->ctx;
+  if (r->migrant) {
+    ws__worker *h = c->mig_home; /* where it parked: perhaps another worker */
+    WS__CHECK(pthread_mutex_lock(&h->mig_lock) == 0);
+    parked_unlink(&h->mig_parked, c);
+    mig_count(h, r, -1);
+    WS__CHECK(pthread_mutex_unlock(&h->mig_lock) == 0);
+    c->mig_home = NULL;
+    if (h != w)
+      ws__stat1(&w->stats, WS__S_task_migrations, 1);
+  } else {
+    parked_unlink(&w->ctx_parked, c);
+    if (r->cancellable)
+      w->ncancel--;
+    atomic_store_explicit(&w->nparked, atomic_load_explicit(&w->nparked, memory_order_relaxed) - 1,
+                          memory_order_relaxed); /* owner only: see the field */
+  }
+  c->parked = NULL;
   ws__stat1(&w->stats, WS__S_task_resumes, 1);
   if (__builtin_expect(ws__hooks(w) & WS__HOOK_TRACE, 0))
     ws__hook_trace(w, WS__EV_TRESUME, (uintptr_t)c, 0);
@@ -566,15 +716,24 @@ static void park(ws__worker *w, ws__tpark *r)
   ws__ctx *me = w->ctx, *to;
   r->ctx = me;
   me->parked = r;
-  me->pprev = NULL;
-  me->pnext = w->ctx_parked;
-  if (me->pnext != NULL)
-    me->pnext->pprev = me;
-  w->ctx_parked = me;
-  if (r->cancellable)
-    w->ncancel++;
-  atomic_store_explicit(&w->nparked, atomic_load_explicit(&w->nparked, memory_order_relaxed) + 1,
-                        memory_order_relaxed); /* owner only: see the field */
+  /* Migration (see the essay): the outermost task of a made context, with
+     no fork/join child outstanding and no bundle below it, in a wait whose
+     callers read no worker state after it. */
+  r->migrant = r->may_migrate && w->base && w->nest == 1 && me != &w->ctx_main && w->jf.top == 0 &&
+               w->bundles == NULL && ws__hooks(w) == 0;
+  if (r->migrant) {
+    WS__CHECK(pthread_mutex_lock(&w->mig_lock) == 0);
+    parked_link(&w->mig_parked, me);
+    me->mig_home = w;
+    mig_count(w, r, 1);
+    WS__CHECK(pthread_mutex_unlock(&w->mig_lock) == 0);
+  } else {
+    parked_link(&w->ctx_parked, me);
+    if (r->cancellable)
+      w->ncancel++;
+    atomic_store_explicit(&w->nparked, atomic_load_explicit(&w->nparked, memory_order_relaxed) + 1,
+                          memory_order_relaxed); /* owner only: see the field */
+  }
   ws__stat1(&w->stats, WS__S_task_parks, 1);
   if (__builtin_expect(ws__hooks(w) & WS__HOOK_TRACE, 0))
     ws__hook_trace(w, WS__EV_TPARK, (uintptr_t)me, 0);
@@ -590,15 +749,35 @@ static void park(ws__worker *w, ws__tpark *r)
   }
   w->commit = r;
   switch_to(w, to);
-  errno = saved_errno;
+  *ws__tpark_errno() = saved_errno; /* this thread's: a migrant may be on another */
 }
 
 /* Queues readied record r for its owner w (r's registry lock held, or r is
    the calling owner's own). */
 static void queue_ready(ws__worker *w, ws__tpark *r)
 {
-  if (ws__tls_worker == w && w->idle_place == WS__IDLE_AWAKE) {
+  ws__worker *me = ws__tls_worker;
+  if (me == w && w->idle_place == WS__IDLE_AWAKE) {
     fifo_append(&w->ready_head, &w->ready_tail, r); /* runnext */
+    return;
+  }
+  if (r->migrant && me != NULL && me->pool == w->pool && me->ctx != NULL &&
+      me->idle_place == WS__IDLE_AWAKE) {
+    /* A worker of the pool readied it (a task of its own, or its poll): it
+       runs this one next, Go's runnext on the waker's P. me->ctx: it has
+       contexts (a spare never has), so it can switch to this one. One at
+       a time: with a readied task already waiting, this one goes on our
+       deque, where another worker may steal it (Go's runnext, whose
+       previous occupant goes to the stealable run queue). */
+    if (me->ready_head == NULL) {
+      fifo_append(&me->ready_head, &me->ready_tail, r);
+      return;
+    }
+    memset(&r->rtask, 0, sizeof r->rtask);
+    r->rtask.flags = WS__TASK_RESUME;
+    atomic_init(&r->rtask.bundle, 1);
+    ws__push_local(me, &r->rtask); /* release: the record before a thief's acquire */
+    ws__notify(me->pool);
     return;
   }
   ws__tpark *h = atomic_load_explicit(&w->ready_in, memory_order_relaxed);
@@ -610,6 +789,26 @@ static void queue_ready(ws__worker *w, ws__tpark *r)
                                                   memory_order_relaxed));
   if (atomic_load_explicit(&w->pool->nidle, memory_order_seq_cst) != 0)
     ws__wake_worker(w);
+}
+
+void ws__tpark_take(ws__worker *w, ws__task *t)
+{
+  ws__tpark *r = (ws__tpark *)(void *)((char *)t - offsetof(ws__tpark, rtask));
+  if (!w->is_spare && (w->ctx != NULL || prepare(w))) {
+    fifo_append(&w->ready_head, &w->ready_tail, r); /* ours now: run next */
+    return;
+  }
+  /* A spare (it has no contexts), or no memory for ours: its own worker
+     resumes it. */
+  ws__worker *o = r->owner;
+  ws__tpark *h = atomic_load_explicit(&o->ready_in, memory_order_relaxed);
+  do
+    r->next = h;
+  /* seq_cst: as queue_ready's push. */
+  while (!atomic_compare_exchange_weak_explicit(&o->ready_in, &h, r, memory_order_seq_cst,
+                                                memory_order_relaxed));
+  if (atomic_load_explicit(&o->pool->nidle, memory_order_seq_cst) != 0)
+    ws__wake_worker(o);
 }
 
 /* The context switched to completes the park of r (see the essay). */
@@ -673,7 +872,7 @@ static unsigned woken_why(ws__tpark *r)
 void ws__tpark_worker_exit(ws__worker *w)
 {
   if (w->ctx != NULL) {
-    WS__CHECK(w->ctx == &w->ctx_main && w->ctx_parked == NULL);
+    WS__CHECK(w->ctx == &w->ctx_main && w->ctx_parked == NULL && w->mig_parked == NULL);
     while (w->ctx_idle != NULL) {
       ws__ctx *c = w->ctx_idle;
       w->ctx_idle = c->next;
@@ -691,6 +890,9 @@ void ws__tpark_worker_exit(ws__worker *w)
 
 void ws__tpark_free(ws__worker *w)
 {
+  /* After every thread was joined: what other workers gave back. */
+  if (atomic_load_explicit(&w->stacks_on, memory_order_acquire)) /* see the field */
+    back_drain(w);
   while (w->ctx_dead != NULL) {
     ws__ctx *c = w->ctx_dead;
     w->ctx_dead = c->next;
@@ -823,6 +1025,7 @@ int ws__tpark_wait_init(ws__tpark *r, int64_t deadline, bool cancellable)
   bool parks = w != NULL && prepare(w);
   tp_init(r, parks ? w : NULL);
   r->cancellable = cancellable;
+  r->may_migrate = true; /* the callers (the protocol above) read no worker state after */
   r->deadline = deadline;
   if (parks && deadline != WS__NO_DEADLINE) {
     int rc = timer_arm(w, r, deadline);
@@ -908,6 +1111,14 @@ bool ws__tpark_cancel_walk(ws__worker *w)
   for (ws__ctx *c = w->ctx_parked; c != NULL; c = c->pnext)
     if (c->parked->cancellable && ready(c->parked, WS__TP_SHUTDOWN))
       any = true;
+  /* Migrants parked here: another worker resumes one only after taking
+     mig_lock to unlink it, so under it none leaves its stack either. They
+     go to our own list (we are awake: queue_ready's first case). */
+  WS__CHECK(pthread_mutex_lock(&w->mig_lock) == 0);
+  for (ws__ctx *c = w->mig_parked; c != NULL; c = c->pnext)
+    if (c->parked->cancellable && ready(c->parked, WS__TP_SHUTDOWN))
+      any = true;
+  WS__CHECK(pthread_mutex_unlock(&w->mig_lock) == 0);
   return any;
 }
 
@@ -939,6 +1150,7 @@ int ws__tpark_sleep(int64_t ns)
   if (w != NULL && prepare(w)) {
     ws__tpark r;
     tp_init(&r, w);
+    r.may_migrate = true;
     int rc = timer_arm(w, &r, ws__deadline(ns));
     if (rc == WS_ESHUTDOWN)
       return rc;
@@ -1089,6 +1301,7 @@ int ws__tpark_suspend(void (*fn)(void *arg, ws_resume_t r), void *arg)
   if (parks) {
     r.ufn = fn; /* the commit calls it, once the task is set aside */
     r.uarg = arg;
+    r.may_migrate = true;
     park(w, &r);
   } else {
     if (w != NULL) { /* a spare, or no stack: block compensated */

@@ -19,6 +19,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* ws_options_t.migrate is honoured where compilers address thread-local
+   storage afresh at every access (x86-64: %fs-relative operands), so that
+   the inline code of wsched.h in a task reads its new worker's state after
+   a migration. Elsewhere they keep the thread pointer in a register across
+   calls (clang on aarch64 keeps TPIDR_EL0 across a call, checked with
+   clang 14 -O2), and a migrated task would use the old thread's. */
+#if defined(__x86_64__)
+#define WS__MIGRATE_SUPPORTED 1
+#else
+#define WS__MIGRATE_SUPPORTED 0
+#endif
+
 struct ws__worker;
 struct ws__prof;
 struct ws__waitfor;
@@ -41,6 +53,11 @@ typedef struct ws__ctx {
   char *stack_limit;
   struct ws__prof *prof_cur;
   struct ws__bundle_run *bundles;
+  uint32_t nest;
+  bool base;
+  /* The worker whose stack pool holds f.stack (it made this context); and
+     while parked as a migrant, the worker whose mig_parked list holds it. */
+  struct ws__worker *maker, *mig_home;
 } ws__ctx;
 
 /* A parked record's state (the essay in tpark.c, "A parked task"). */
@@ -63,6 +80,10 @@ typedef struct ws__tpark {
   /* The timer of a timed park (WS__TASK_TIMER | WS__TASK_WAKE): in the
      pool's timer heap under its tlock. First, for its alignment. */
   ws__task timer;
+  /* A readied migrant's entry on its waker's deque (WS__TASK_RESUME), when
+     the waker already has a readied task to run next: another worker may
+     steal it, and whoever takes it resumes the task (tpark.c). */
+  ws__task rtask;
   ws__ctx *ctx; /* the parked context (NULL: a thread that blocks on state) */
   struct ws__worker *owner; /* where it resumes; NULL for a blocked thread */
   /* PARKING -> PARKED (the commit's CAS, on the owner) -> WOKEN (a waker's
@@ -76,6 +97,10 @@ typedef struct ws__tpark {
   /* A wait of an API-layer registry (ws__tpark_wait_init): ws_shutdown
      readies it with WS__TP_SHUTDOWN. Set before it is registered. */
   bool cancellable;
+  /* The wait may migrate (its caller reads no worker state after it):
+     ws__tpark_wait's, sleeps, suspensions. migrant: it will (park decides,
+     before the switch; a waker reads it after its acquire of PARKED). */
+  bool may_migrate, migrant;
   /* Such a wait on a worker that cannot park (a spare, no stack): that
      worker, which blocks compensated, and in_bucket under the pool's key
      so that ws_shutdown finds it. NULL otherwise. */

@@ -489,6 +489,15 @@ static bool backoff_watch(ws__worker *w, unsigned round)
 
 /* Becomes a spinner if allowed and searches for spin_rounds rounds. Returns
    a task, or NULL when the worker should park. */
+/* Tasks parked on w, which may be readied for it (a migrant too: its
+   waker may not be a worker that can take it). */
+static bool parked_here(ws__worker *w)
+{
+  /* Relaxed: nparked is our own; mig_nparked a hint (see the fields). */
+  return atomic_load_explicit(&w->nparked, memory_order_relaxed) != 0 ||
+         atomic_load_explicit(&w->mig_nparked, memory_order_relaxed) != 0;
+}
+
 static ws__task *spin(ws__worker *w)
 {
   ws_pool_t *p = w->pool;
@@ -498,7 +507,7 @@ static ws__task *spin(ws__worker *w)
        finds it: with tasks parked, look at our own ready lists for as
        long as a spinner would before paying for the park (its heavy
        barrier, and a wake-up per readied task). */
-    if (atomic_load_explicit(&w->nparked, memory_order_relaxed) == 0) /* our own */
+    if (!parked_here(w))
       return NULL;
     /* Not where awake workers outnumber the CPUs: a CPU taken from a
        worker with work (the spinners' rule, park.c). Relaxed: a heuristic. */
@@ -513,7 +522,7 @@ static ws__task *spin(ws__worker *w)
     }
     return NULL;
   }
-  bool watch = atomic_load_explicit(&w->nparked, memory_order_relaxed) != 0; /* our own */
+  bool watch = parked_here(w);
   for (unsigned round = 0; round < p->spin_rounds; round++) {
     if (watch ? backoff_watch(w, round) : (ws__backoff(round), false))
       return WS__RESUME;
@@ -532,13 +541,44 @@ static ws__task *spin(ws__worker *w)
 static inline int run_body(ws__worker *w, ws__task *t)
 {
   ws__task *prev = w->jf.cur;
-  uint32_t top = w->jf.top;
+  uint32_t top = w->jf.top, nest = w->nest;
   w->jf.cur = t;
+  w->nest = nest + 1;
   int rc = __builtin_expect(ws__hooks(w) != 0, 0) ? ws__hook_run(w, t) : t->fn(t->arg);
+  w->nest = nest; /* restored: a group the task left unwaited counted too */
   w->jf.cur = prev;
   if (__builtin_expect(w->jf.top != top, 0))
     ws__misuse("a task returned without waiting for a group it spawned into "
                "(ws_group_wait must come before the task returns)");
+  return rc;
+}
+
+/* run_body for a heap task in a pool with migration: when the task is the
+   outermost on a context its loop made (not the thread's own stack, not
+   nested in another task's wait) and runs without hooks, a park may let
+   it migrate (tpark.c, "Migration"), so it may return on another worker:
+   *wp is then that worker. */
+static int run_base(ws__worker **wp, ws__task *t)
+{
+  ws__worker *w = *wp;
+  ws__task *prev = w->jf.cur;
+  uint32_t top = w->jf.top, nest = w->nest;
+  bool hooks = ws__hooks(w) != 0;
+  bool base = nest == 0 && w->ctx != NULL && w->ctx != &w->ctx_main && !hooks;
+  bool outer = w->base; /* a nested run's: false at nest 0 */
+  w->jf.cur = t;
+  w->nest = nest + 1;
+  w->base = base;
+  int rc = hooks ? ws__hook_run(w, t) : t->fn(t->arg);
+  if (base)
+    w = ws__tpark_self(); /* the worker it returned on */
+  w->base = outer;
+  w->nest = nest;
+  w->jf.cur = prev;
+  if (__builtin_expect(w->jf.top != top, 0))
+    ws__misuse("a task returned without waiting for a group it spawned into "
+               "(ws_group_wait must come before the task returns)");
+  *wp = w;
   return rc;
 }
 
@@ -690,6 +730,10 @@ void ws__run(ws__worker *w, ws__task *t)
     return;
   }
 
+  if (__builtin_expect(flags & WS__TASK_RESUME, 0)) {
+    ws__tpark_take(w, t); /* a readied migrant: nothing runs here */
+    return;
+  }
   int seen;
   if ((flags & WS__TASK_FUTURE) && !ws__task_leave_pending(t, WS_FUTURE_RUNNING, &seen)) {
     /* Cancelled, or claimed and run by a waiter (ws_future_wait): it does
@@ -707,7 +751,7 @@ void ws__run(ws__worker *w, ws__task *t)
     ws__life_credit_add(w);
     return;
   }
-  int rc = run_body(w, t);
+  int rc = __builtin_expect(w->migrate, 0) ? run_base(&w, t) : run_body(w, t);
   count_run(w, rc);
   if (flags & WS__TASK_FUTURE) {
     ws__future_finish(t, rc);
@@ -808,6 +852,8 @@ void ws__worker_loop(ws__worker *w)
         ws__tpark_run_next(w); /* back here once this context is resumed */
       else
         ws__run(w, t);
+      if (__builtin_expect(w->migrate, 0))
+        w = ws__tpark_self(); /* the task may have migrated, and this context with it */
       continue;
     }
     if (pool_terminated(p))

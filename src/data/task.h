@@ -65,6 +65,11 @@ struct ws__worker;
                                 (core/tpark.h, ws__tpark.timer), embedded in its
                                 record: firing readies the task, nothing runs */
 
+#define WS__TASK_RESUME                                                                            \
+  0x80u /* the entry of a readied parked task on a deque
+                                (core/tpark.h, ws__tpark.rtask): whoever takes
+                                it resumes the task (ws__tpark_take) */
+
 /* Group children (FRAME without JOIN), once published: `bundle` (below).
    Flags stay as the spawn wrote them, since the owner reads them while a
    thief holds the frame. */

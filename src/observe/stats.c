@@ -66,7 +66,8 @@ int ws_pool_stats(ws_pool_t *p, ws_stats_t *st, ws_worker_stats_t *per_worker, u
   st->parked_tasks = 0;
   st->park_stacks = 0;
   for (unsigned i = 0; i < nslots; i++) {
-    st->parked_tasks += atomic_load_explicit(&p->workers[i].nparked, memory_order_relaxed);
+    st->parked_tasks += atomic_load_explicit(&p->workers[i].nparked, memory_order_relaxed) +
+                        atomic_load_explicit(&p->workers[i].mig_nparked, memory_order_relaxed);
     st->park_stacks += ws__tpark_stacks_in_use(&p->workers[i]);
   }
   return (int)p->nworkers;
@@ -97,8 +98,9 @@ int ws_pool_stats_print(ws_pool_t *p, FILE *out)
   if (st.parked_tasks != 0 || st.park_stacks != 0 || st.total.task_parks != 0)
     fprintf(out,
             "parked tasks: %" PRIu64 " now, %" PRIu64 " pooled stacks in use, %" PRIu64
-            " parks, %" PRIu64 " resumes\n",
-            st.parked_tasks, st.park_stacks, st.total.task_parks, st.total.task_resumes);
+            " parks, %" PRIu64 " resumes (%" PRIu64 " migrated)\n",
+            st.parked_tasks, st.park_stacks, st.total.task_parks, st.total.task_resumes,
+            st.total.task_migrations);
   fprintf(out, "%6s %12s %10s %10s %12s %12s %10s %12s %9s %9s %12s\n", "worker", "run", "failed",
           "cancelled", "spawned", "steal-tries", "steals", "stolen", "parks", "wakeups", "global");
   for (unsigned i = 0; i <= nslots; i++) {
