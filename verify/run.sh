@@ -193,6 +193,16 @@ check tpark-store    tpark.pml  fail "-DSTORE" "-m10000"
 check tpark-unlocked tpark.pml  fail "-DUNLOCKED" "-m10000"
 check tpark-nobarrier tpark.pml fail "-DNOBARRIER" "-m10000"
 
+# migrate.pml: a parked task that may resume on another worker
+# (ws_options_t.migrate, src/core/tpark.c): one context parking twice, a
+# waker on another worker that takes it into its ready list or onto its
+# deque, thieves, and each worker's shutdown walk. NOLOCK unlinks the
+# context without its home's mig_lock, ADOPTEARLY has the waker queue a
+# record it found still PARKING (the commit queues it too).
+check migrate            migrate.pml pass "" "-m10000" -O1
+check migrate-nolock     migrate.pml fail "-DNOLOCK" "-m10000"
+check migrate-adoptearly migrate.pml fail "-DADOPTEARLY" "-m10000"
+
 # chan.pml: channel waits (issue #32, src/api/chan.c): a timed select over
 # two channels, a receive, a send, a timed send and a closer. COPYFIRST moves
 # the element before the wake's CAS, NORELOCK returns from an event wake

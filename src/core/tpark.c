@@ -57,7 +57,9 @@
  * worker's mig_parked list under mig_lock, not on the owner-only
  * ctx_parked list: whoever resumes it unlinks it under that lock, so the
  * shutdown walk (under the lock too) never finds a record that left its
- * stack. A waker that is an awake worker of the pool with contexts and an
+ * stack (verify/migrate.pml checks it; unlinking without the lock, or a
+ * waker that queues a record it found PARKING, fail). A waker that is an
+ * awake worker of the pool with contexts and an
  * empty ready list takes the migrant into its own ready list (Go's
  * runnext on the waker's P, one slot: a second one would wait in a list
  * no other worker can take from, so it goes to its own worker as before).
