@@ -59,12 +59,16 @@
  * shutdown walk (under the lock too) never finds a record that left its
  * stack (verify/migrate.pml checks it; unlinking without the lock, or a
  * waker that queues a record it found PARKING, fail). A waker that is an
- * awake worker of the pool with contexts and an
- * empty ready list takes the migrant into its own ready list (Go's
- * runnext on the waker's P, one slot: a second one would wait in a list
- * no other worker can take from, so it goes to its own worker as before).
- * Taking every one gathered the sieve's chain behind one busy worker and
- * made it slower than no migration at all (docs/DESIGN.md, "Migration").
+ * awake worker of the pool with contexts takes the migrant into its own
+ * ready list if that is empty (Go's runnext on the waker's P); otherwise
+ * the migrant's entry (rtask, WS__TASK_RESUME) goes on the waker's deque,
+ * where another worker may steal it (Go's displaced runnext goes to the
+ * stealable run queue), and whoever pops or steals it takes it into its
+ * ready list (ws__tpark_take; a spare hands it to its home). Taking every
+ * one into the private list gathered the sieve's chain behind one busy
+ * worker and made it slower than no migration at all; taking one and
+ * sending the rest home found the slot nearly always taken (docs/DESIGN.md,
+ * "Migration, as an option").
  * The migrated context switches in on its new worker, whose state it
  * loads (ctx_load), and re-reads the worker after the switch; errno is
  * restored through a fresh address. Contexts made by one worker and ended
