@@ -228,6 +228,10 @@ typedef struct ws_options {
      across calls. Read "Parked tasks" below before turning it on: the
      task's code must keep no thread-local address across such a call. */
   int migrate;
+  /* Time slicing (see "Time slicing" below): how many safe points a
+     running task may pass, once urgent work waits, before it is set aside
+     for it. 0: 64 (WS_SLICE_DEFAULT); WS_SLICE_NONE: never. */
+  unsigned slice;
   /* A new field goes here, at the end (and into option_fields in
      src/api/pool.c), so that older layouts stay a prefix of this one. */
 } ws_options_t;
@@ -236,6 +240,8 @@ typedef struct ws_options {
 #define WS_MAX_SPARES 4096u /* the largest max_spares */
 #define WS_SPIN_NONE 0xFFFFFFFFu /* spin_rounds: park after one failed round */
 #define WS_SPARES_NONE 0xFFFFFFFFu /* max_spares: no spare workers, no compensation */
+#define WS_SLICE_DEFAULT 64u /* slice: safe points before a task yields to urgent work */
+#define WS_SLICE_NONE 0xFFFFFFFFu /* slice: never set a running task aside */
 
 /* Fills the first `size` bytes of *opt with the defaults (all zero) and
    opt->size with `size`. Call it through ws_options_init, which passes the
@@ -796,6 +802,36 @@ WS_EXTERN int ws_sleep(int64_t ns);
    pool task: sched_yield. Returns 0. */
 WS_EXTERN int ws_yield(void);
 
+/*
+ * Time slicing. A pool keeps urgent work -- high-priority tasks
+ * (ws_submit_ex with WS_SUBMIT_HIGH), and in a WS_ORDER_FIFO pool every
+ * task submitted from outside the pool -- from waiting behind tasks that
+ * run long, such as a fork/join computation deep in its tree. A running
+ * task reaches safe points where it calls into wsched anyway: ws_join, a
+ * group's ws_group_spawn and ws_group_wait (so ws_parallel_for's chunks,
+ * which are joins), and ws_should_yield. While no urgent work waits, a
+ * safe point costs one relaxed load (ws_join's inline path loads it with
+ * the words it loads already). While some does, each worker counts the
+ * safe points of the task it runs; at the ws_options_t.slice-th (64 by
+ * default) the task is set aside as ws_yield does, and its worker takes
+ * the urgent work first. Guaranteed: an urgent task starts once some
+ * worker's running task has passed `slice` safe points after the task was
+ * queued (or sooner, on an idle worker), and a task set aside resumes on
+ * the same worker, with its locals, errno and fork/join children intact.
+ * Not guaranteed: a task that makes no call into wsched is never set
+ * aside (C offers no safe way to interrupt it): a long loop should call
+ * ws_should_yield() every so often and ws_yield() when it says so. The
+ * bound counts safe points, not time: the time it makes is what the task
+ * does between its calls into wsched. Tasks submitted from outside a LIFO
+ * pool are not urgent (batch work keeps its depth-first order).
+ */
+
+/* A safe point (see "Time slicing"): true when urgent work waits and the
+   calling task has used up its slice; it should then call ws_yield(),
+   which lets that work run first. False outside a pool task, and while no
+   urgent work waits (one relaxed load). */
+WS_EXTERN bool ws_should_yield(void);
+
 /* A resume handle (ws_suspend): an opaque number, valid for one ws_resume. */
 typedef struct ws_resume {
   uint64_t id; /* opaque: a slot and a generation; 0 is never a handle */
@@ -1261,7 +1297,7 @@ typedef struct ws_jf1 {
   void *pool; /* the worker's pool */
   void *cur; /* the record the worker runs (a new frame's parent) */
   char **chunks; /* frame i is at chunks[i / WS_JF1_CHUNK] + (i % WS_JF1_CHUNK) * WS_JF1_FRAME */
-  const uint32_t *idle; /* [0] parked, [1] searching, [2] waiting workers of the pool */
+  const uint32_t *idle; /* [0] parked, [1] searching, [2] waiting workers, [3] urgent tasks */
 } ws_jf1_t;
 
 /* The start of a frame record, as the inline path writes it. */
@@ -1283,8 +1319,9 @@ typedef struct ws_jf1_frame {
    pool. Initial-exec TLS, as the library's own. */
 WS_EXTERN extern __thread ws_jf1_t *ws_jf1_self __attribute__((tls_model("initial-exec")));
 #endif
-/* A frame at index mark was taken inline and someone wants work: publish
-   what the out-of-line spawn would (the library's keep-private rule). */
+/* A frame at index mark was taken inline and someone wants work or urgent
+   work waits: publish what the out-of-line spawn would (the library's
+   keep-private rule), and count a safe point of time slicing. */
 WS_EXTERN void ws_jf1_spawn(uint32_t mark);
 /* fa returned and b (frame mark) is no longer private, or the frame stack
    is not as the join left it (misuse): finish the join; returns its result. */
@@ -1319,7 +1356,8 @@ static inline int ws__join_inline1(ws_pool_t *pool, ws_task_fn fa, void *a, ws_t
   j->top = mark + 1;
   if (__builtin_expect((__atomic_load_n(&j->idle[0], __ATOMIC_RELAXED) |
                         __atomic_load_n(&j->idle[1], __ATOMIC_RELAXED) |
-                        __atomic_load_n(&j->idle[2], __ATOMIC_RELAXED)) != 0,
+                        __atomic_load_n(&j->idle[2], __ATOMIC_RELAXED) |
+                        __atomic_load_n(&j->idle[3], __ATOMIC_RELAXED)) != 0,
                        0))
     ws_jf1_spawn(mark);
   int ra = fa(a);
@@ -1485,6 +1523,7 @@ typedef struct ws_worker_stats {
   uint64_t task_parks; /* waits of its tasks that parked them ("Parked tasks") */
   uint64_t task_resumes; /* parked tasks it resumed */
   uint64_t task_migrations; /* ... of which parked on another worker (ws_options_t.migrate) */
+  uint64_t task_slices; /* running tasks it set aside at a safe point for urgent work */
 } ws_worker_stats_t;
 
 /* A pool's counters and gauges (ws_pool_stats). */

@@ -518,6 +518,7 @@ struct pool_options {
   ws_order_t order = WS_ORDER_DEFAULT;
   size_t park_stack_size = 0;
   bool migrate = false;
+  unsigned slice = 0;
 };
 
 // A pool of workers (ws_pool_create); the destructor is ws_pool_destroy:
@@ -550,6 +551,7 @@ public:
     c.order = o.order;
     c.park_stack_size = o.park_stack_size;
     c.migrate = o.migrate ? 1 : 0;
+    c.slice = o.slice;
     detail::check(ws_pool_create(&p_, &c));
   }
   pool(pool &&o) noexcept : p_(std::exchange(o.p_, nullptr))

@@ -337,6 +337,21 @@ static inline ws_order_t test_order(void)
   return WS_ORDER_DEFAULT;
 }
 
+/* errno through calls the compiler cannot merge or inline: a test that
+   checks errno across a park (which may move a task to another thread,
+   ws_options_t.migrate) must not let the compiler keep its address. */
+__attribute__((noinline, unused)) static void test_set_errno(int e)
+{
+  errno = e;
+  __asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline, unused)) static int test_get_errno(void)
+{
+  __asm__ volatile("" ::: "memory");
+  return errno;
+}
+
 /* ws_options_t.migrate for the run's pools: WS_TEST_MIGRATE=1 (the
    _migrate ctests of ws_parts' MIGRATE list). */
 static inline int test_migrate(void)

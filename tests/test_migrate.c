@@ -54,20 +54,6 @@ static ws_pool_t *migrating_pool(unsigned workers, bool migrate)
   return p;
 }
 
-/* errno through calls the compiler cannot merge: a task that read errno
-   before a migrating call must not reuse its address after it (wsched.h). */
-__attribute__((noinline)) static void set_errno(int e)
-{
-  errno = e;
-  __asm__ volatile("" ::: "memory");
-}
-
-__attribute__((noinline)) static int get_errno(void)
-{
-  __asm__ volatile("" ::: "memory");
-  return errno;
-}
-
 /* Parked tasks that resumed on another worker (the pool's counters). */
 static uint64_t migrations(ws_pool_t *p)
 {
@@ -163,7 +149,7 @@ static int t0_task(void *arg)
   atomic_store_explicit(&m->t0_worker, ws_current_worker(), memory_order_relaxed);
   /* Runs on our worker once we parked: T1 is busy spinning on the other. */
   ASSERT_OK(ws_submit(m->pool, third_task, m, NULL));
-  set_errno(4321);
+  test_set_errno(4321);
   if (m->use_suspend) {
     ASSERT_OK(ws_suspend(t0_give, m));
   } else {
@@ -172,7 +158,7 @@ static int t0_task(void *arg)
     ASSERT_EQ(v, 77);
   }
   atomic_store_explicit(&m->after_worker, ws_current_worker(), memory_order_relaxed);
-  atomic_store_explicit(&m->errno_after, get_errno(), memory_order_relaxed);
+  atomic_store_explicit(&m->errno_after, test_get_errno(), memory_order_relaxed);
   bool ok = true;
   for (int i = 0; i < 8; i++)
     ok = ok && canary[i] == 0x5eed0000u + (uint64_t)i;
@@ -457,7 +443,7 @@ static int ring_task_fn(void *arg)
   for (long lap = 0; lap < r->hops; lap++) {
     uint64_t tok;
     int e = (int)(test_rng(&s) % 1000) + 1;
-    set_errno(e);
+    test_set_errno(e);
     unsigned how = (unsigned)(test_rng(&s) % 8);
     if (how == 0 || how == 3) {
       /* Nested: the receive runs as a join half, the first (a plain call,
@@ -484,7 +470,7 @@ static int ring_task_fn(void *arg)
     } else {
       ASSERT_OK(ws_chan_recv(r->ch[t->i], &tok));
     }
-    if (get_errno() != e)
+    if (test_get_errno() != e)
       atomic_store_explicit(&rg_bad, 1, memory_order_relaxed);
     uint64_t want = (uint64_t)lap * RING_K + (t->i == 0 ? RING_K - 1 : t->i - 1);
     if (tok != want)

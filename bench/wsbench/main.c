@@ -3,7 +3,7 @@
  * wsbench — runs the workload suite on wsched and reports.
  *
  *   wsbench [--workers N] [--deque lockfree|locked] [--steal one|half]
- *           [--order lifo|fifo] [--migrate] [--repeat R] [--json FILE] [--results]
+ *           [--order lifo|fifo] [--migrate] [--slice N|none] [--repeat R] [--json FILE] [--results]
  *           [--small] [--list] [WORKLOAD [SIZE]]
  *
  * For every workload it runs, interleaved R times (so the ratios come from
@@ -108,26 +108,27 @@ double wb_median(double *v, int n)
 
 static void usage(FILE *out)
 {
-  fprintf(out,
-          "usage: wsbench [--workers N] [--deque lockfree|locked] [--steal one|half]\n"
-          "               [--order lifo|fifo] [--migrate] [--repeat R] [--json FILE] [--results] "
-          "[--small] [--list]\n"
-          "               [--profile] [--serial] [--join-cost] [--impl NAME] [--pin]\n        "
-          "       [WORKLOAD [SIZE]]\n"
-          "Runs every workload (or one) serially, on 1 worker and on N workers\n"
-          "(default: every CPU this process may use), R times interleaved (default 5),\n"
-          "and prints medians. Every run checks its answer; a wrong one exits 1.\n"
-          "--profile WORKLOAD [SIZE]: work/span profile of a fork/join workload, its\n"
-          "speedup bounds, and its measured speedup on 1..N workers (table, and a PNG\n"
-          "through gnuplot when installed).\n"
-          "--results: one RESULT line per N-worker repetition (bench/compare's format);\n"
-          "--serial: the same for the serial twin. --impl NAME: the RESULT lines' impl=.\n"
-          "--pin: pin worker i to the i-th CPU (ws_options_t.pin).\n"
-          "--migrate: parked tasks may resume on the worker that readied them\n"
-          "(ws_options_t.migrate).\n"
-          "service and service-bg also print a LATENCY line per repetition.\n"
-          "--join-cost [fib SIZE]: the cost of a spawn/sync pair on one thread, as a\n"
-          "ladder from the plain recursive fib up to ws_join (default fib 32, R = 11).\n");
+  fprintf(out, "usage: wsbench [--workers N] [--deque lockfree|locked] [--steal one|half]\n"
+               "               [--order lifo|fifo] [--migrate] [--slice N|none] [--repeat R]\n"
+               "               [--json FILE] [--results] "
+               "[--small] [--list]\n"
+               "               [--profile] [--serial] [--join-cost] [--impl NAME] [--pin]\n        "
+               "       [WORKLOAD [SIZE]]\n"
+               "Runs every workload (or one) serially, on 1 worker and on N workers\n"
+               "(default: every CPU this process may use), R times interleaved (default 5),\n"
+               "and prints medians. Every run checks its answer; a wrong one exits 1.\n"
+               "--profile WORKLOAD [SIZE]: work/span profile of a fork/join workload, its\n"
+               "speedup bounds, and its measured speedup on 1..N workers (table, and a PNG\n"
+               "through gnuplot when installed).\n"
+               "--results: one RESULT line per N-worker repetition (bench/compare's format);\n"
+               "--serial: the same for the serial twin. --impl NAME: the RESULT lines' impl=.\n"
+               "--pin: pin worker i to the i-th CPU (ws_options_t.pin).\n"
+               "--migrate: parked tasks may resume on the worker that readied them\n"
+               "(ws_options_t.migrate). --slice N|none: safe points before a task yields\n"
+               "to urgent work (ws_options_t.slice; 0: the default, 64).\n"
+               "service and service-bg also print a LATENCY line per repetition.\n"
+               "--join-cost [fib SIZE]: the cost of a spawn/sync pair on one thread, as a\n"
+               "ladder from the plain recursive fib up to ws_join (default fib 32, R = 11).\n");
 }
 
 static long parse_long(const char *s, const char *what)
@@ -340,7 +341,10 @@ int main(int argc, char **argv)
       opt.pin = 1; /* worker i on the i-th CPU of the affinity mask */
     else if (!strcmp(a, "--migrate"))
       opt.migrate = 1; /* parked tasks resume where they were readied */
-    else if (!strcmp(a, "--impl") && i + 1 < argc)
+    else if (!strcmp(a, "--slice") && i + 1 < argc) {
+      const char *v = argv[++i];
+      opt.slice = !strcmp(v, "none") ? WS_SLICE_NONE : (unsigned)parse_long(v, "slice");
+    } else if (!strcmp(a, "--impl") && i + 1 < argc)
       impl = argv[++i]; /* the RESULT lines' impl= (bench/compare's wsched-lifo) */
     else if (!strcmp(a, "--results"))
       results = 1;

@@ -106,6 +106,7 @@ __attribute__((noinline)) static int spawn_slow(ws__group *g, ws_task_fn fn, voi
     ws__frames_spawn_publish(w, mark);
   if (prof)
     ws__prof_strand_begin(w);
+  ws__slice_point(w); /* a safe point (core/tpark.c, "Slices") */
   return 0;
 }
 
@@ -125,8 +126,10 @@ int ws_group_spawn(ws_group_t *g_, ws_task_fn fn, void *arg)
   if (__builtin_expect(g->magic != WS__GROUP_INSIDE || w != ws__tls_worker, 0))
     return spawn_slow(g, fn, arg);
   mark = w->jf.top;
+  /* Relaxed: nurgent is a hint (internal.h); spawn_slow's safe point. */
   if (__builtin_expect(mark != WS__G_NEXT(g) || mark / WS__FRAME_CHUNK >= w->frame_nchunks ||
-                           ws__hooks(w) != 0 || !ws__keep_private(w),
+                           ws__hooks(w) != 0 || !ws__keep_private(w) ||
+                           atomic_load_explicit(&w->pool->nurgent, memory_order_relaxed) != 0,
                        0))
     return spawn_slow(g, fn, arg);
   g->spawned++;
@@ -143,6 +146,7 @@ int ws_group_wait(ws_group_t *g_)
     ws__worker *w = g->owner;
     if (w != ws__tls_worker)
       return WS_EINVAL;
+    ws__slice_point(w); /* a safe point (core/tpark.c, "Slices") */
     /* g's frame children, if any, sit contiguously from g->mark up. If
        the top of the frame stack is not one of them, a join or group
        opened after g is still open (a wait inside a join's fa, say): g's
@@ -299,6 +303,7 @@ static int join_inside(ws__worker *w, ws_task_fn fa, void *a, ws_task_fn fb, voi
   w->stats.fj_spawned++;
   if (__builtin_expect(!ws__keep_private(w), 0))
     ws__frames_spawn_publish(w, mark);
+  ws__slice_point(w); /* a safe point (core/tpark.c, "Slices") */
 
   int ra = fa(a);
 
@@ -353,8 +358,16 @@ int ws__run_as_root(ws_pool_t *pool, ws_task_fn fn, void *arg)
 void ws_jf1_spawn(uint32_t mark)
 {
   ws__worker *w = ws__tls_worker;
-  if (!ws__keep_private(w))
+  ws_pool_t *p = w->pool;
+  /* Called when one of the four words is not 0: publish only for the
+     three idle ones (with nurgent alone, nobody is looking for work). */
+  if ((atomic_load_explicit(&p->nidle, memory_order_relaxed) |
+       atomic_load_explicit(&p->nspinning, memory_order_relaxed) |
+       atomic_load_explicit(&p->nwaiting, memory_order_relaxed)) !=
+          0 && /* hints, as keep_private */
+      !ws__keep_private(w))
     ws__frames_spawn_publish(w, mark);
+  ws__slice_point(w); /* a safe point: b is pushed, private, and may be taken */
 }
 
 int ws_jf1_sync(int ra, uint32_t mark)

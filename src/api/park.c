@@ -10,6 +10,11 @@ int ws_sleep(int64_t ns)
   return ws__tpark_sleep(ns);
 }
 
+bool ws_should_yield(void)
+{
+  return ws__tpark_should_yield();
+}
+
 int ws_yield(void)
 {
   return ws__tpark_yield();

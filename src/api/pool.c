@@ -39,7 +39,7 @@ static const struct {
     WS__FIELD(steal_batch),     WS__FIELD(spin_rounds), WS__FIELD(seed),
     WS__FIELD(stack_size),      WS__FIELD(max_spares),  WS__FIELD(spare_idle_ms),
     WS__FIELD(schedtrace_ms),   WS__FIELD(pin),         WS__FIELD(order),
-    WS__FIELD(park_stack_size), WS__FIELD(migrate),
+    WS__FIELD(park_stack_size), WS__FIELD(migrate),     WS__FIELD(slice),
 };
 #undef WS__FIELD
 
@@ -190,6 +190,7 @@ static void pool_configure(ws_pool_t *p, const ws_options_t *o)
   p->stack_size = o->stack_size;
   p->park_stack_size = o->park_stack_size; /* 0: the stack pool's default (stack.h) */
   p->migrate = o->migrate != 0 && WS__MIGRATE_SUPPORTED;
+  p->slice = o->slice == 0 ? WS_SLICE_DEFAULT : o->slice == WS_SLICE_NONE ? 0 : o->slice;
   p->seed = o->seed != 0 ? o->seed : WS__DEFAULT_SEED;
   atomic_init(&p->nslots, p->nworkers);
   atomic_init(&p->nblocked, 0);

@@ -32,7 +32,8 @@
   X(global_takes)                                                                                  \
   X(task_parks)                                                                                    \
   X(task_resumes)                                                                                  \
-  X(task_migrations)
+  X(task_migrations)                                                                               \
+  X(task_slices)
 
 enum {
 #define WS__STAT_ENUM(name) WS__S_##name,

@@ -28,8 +28,10 @@ const bool ws__jf_fast_ok = sizeof(ws__task) == WS_JF1_FRAME && WS__JF_SAME(fn) 
 _Static_assert(WS_JF1_JOIN == (WS__TASK_FRAME | WS__TASK_JOIN), "the inline join's flags");
 _Static_assert(offsetof(ws_pool_t, nspinning) == offsetof(ws_pool_t, nidle) + sizeof(uint32_t) &&
                    offsetof(ws_pool_t, nwaiting) ==
-                       offsetof(ws_pool_t, nidle) + 2 * sizeof(uint32_t),
-               "jf.idle reads nidle, nspinning, nwaiting as three consecutive words");
+                       offsetof(ws_pool_t, nidle) + 2 * sizeof(uint32_t) &&
+                   offsetof(ws_pool_t, nurgent) ==
+                       offsetof(ws_pool_t, nidle) + 3 * sizeof(uint32_t),
+               "jf.idle reads nidle, nspinning, nwaiting, nurgent as four consecutive words");
 
 void ws__frames_free(ws__worker *w)
 {

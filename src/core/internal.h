@@ -160,6 +160,13 @@ typedef struct ws__worker {
      whether it has readied them for ws_shutdown (tpark.c, cancel_walk). */
   uint32_t ncancel;
   bool cancel_walked;
+  /* Safe points the running task may still pass while urgent work waits
+     (tpark.c, "Slices"); 0: not counting. Owner only. */
+  uint32_t slice_left;
+  /* The urgent task a slice took, for the worker's loop to run first
+     (find_work), while the task it interrupted waits on the ready list.
+     Owner only. */
+  ws__task *slice_next;
   ws__ctx ctx_main;
   /* The pooled stacks of this worker's contexts: set up at its first park
      (then stacks_on is stored with release; ws_pool_stats loads it with
@@ -212,6 +219,7 @@ struct ws_pool {
   size_t stack_size;
   size_t park_stack_size; /* ws_options_t.park_stack_size (0: the default) */
   bool migrate; /* ws_options_t.migrate, where supported (core/tpark.c, "Migration") */
+  uint32_t slice; /* ws_options_t.slice: safe points before a task yields; 0: never */
   uint64_t seed; /* of the workers' victim-selection generators */
   unsigned ncpus; /* CPUs the process may use, for the spinning cap */
   int deque_kind;
@@ -274,6 +282,13 @@ struct ws_pool {
      spawners, which publish private frames while it is not 0. A hint only:
      wake-ups never depend on it. */
   _Atomic uint32_t nwaiting;
+  /* Urgent tasks queued and not started (time slicing, tpark.c "Slices"):
+     high-priority ones, and in WS_ORDER_FIFO pools those submitted from
+     outside. Added (relaxed) by the submitter before its push, subtracted
+     (relaxed) by ws__run when the record (WS__TASK_URGENT) comes up. The
+     fourth word the inline ws_join of wsched.h loads: a running task's
+     joins notice urgent work with the load they make anyway. */
+  _Atomic uint32_t nurgent;
 
   /* idle_lock covers the idle list and the idle links of every worker; taken
      and released through ws__idle_lock/ws__idle_unlock (park.h), which
@@ -505,6 +520,23 @@ void ws__tpark_run_next(ws__worker *w);
 /* t (WS__TASK_RESUME) came off a deque on w: the readied migrant it
    stands for goes to w's ready list (ws__run). */
 void ws__tpark_take(ws__worker *w, ws__task *t);
+/* A safe point of a task on w that found urgent work queued (nurgent):
+   counts it against the slice and, once that is used up, yields the task
+   so that the urgent work runs (tpark.c, "Slices"). Owner only. */
+void ws__tpark_slice(ws__worker *w);
+/* ws_should_yield. */
+bool ws__tpark_should_yield(void);
+/* A queued urgent task for w to run now (high-priority first; in a FIFO
+   pool one of the global queue, else the oldest of w's ring), or NULL
+   (worker.c). */
+ws__task *ws__take_urgent(ws__worker *w);
+/* A safe point: one relaxed load while no urgent work waits. */
+static inline void ws__slice_point(ws__worker *w)
+{
+  /* Relaxed: a hint; the urgent task itself is ordered by its queue. */
+  if (__builtin_expect(atomic_load_explicit(&w->pool->nurgent, memory_order_relaxed) != 0, 0))
+    ws__tpark_slice(w);
+}
 /* The calling thread's worker, read afresh: a call the compiler cannot
    merge with an earlier one (after a park that may have migrated). */
 ws__worker *ws__tpark_self(void);

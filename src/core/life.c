@@ -91,6 +91,16 @@ int ws__submit_roots(ws_pool_t *p, ws__task *first, ws__task *last, uint64_t n)
     return WS_ESHUTDOWN;
   }
   atomic_fetch_add_explicit(&p->submitted, n, memory_order_relaxed); /* a statistic */
+  if (p->fifo) {
+    /* Urgent (tpark.c, "Slices"): a running task yields to them. */
+    for (ws__task *t = first;; t = atomic_load_explicit(&t->qnext, memory_order_relaxed)) {
+      t->flags |= WS__TASK_URGENT; /* ours alone until the push */
+      if (t == last)
+        break;
+    }
+    /* Relaxed: a hint, added before the push (never below the queued). */
+    atomic_fetch_add_explicit(&p->nurgent, (uint32_t)n, memory_order_relaxed);
+  }
   ws__inject_push(&p->inject, first, last, n);
   ws__notify(p);
   return 0;
@@ -117,6 +127,8 @@ int ws__submit_high(ws_pool_t *p, ws__worker *w, ws__task *t)
   /* Relaxed: a hint for find_work, before the push so that it is never
      below the queue's length (a taker subtracts after its take). */
   atomic_fetch_add_explicit(&p->nhigh, 1, memory_order_relaxed);
+  t->flags |= WS__TASK_URGENT; /* ours alone until the push */
+  atomic_fetch_add_explicit(&p->nurgent, 1, memory_order_relaxed); /* a hint, as nhigh */
   ws__inject_push(&p->high, t, t, 1);
   ws__notify(p);
   return 0;
@@ -136,10 +148,16 @@ int ws__submit_entry(ws_pool_t *p, ws_task_fn fn, void *arg)
     ws__life_done(p, 1);
     return WS_ESHUTDOWN;
   }
+  /* Urgent in a FIFO pool (tpark.c, "Slices"): counted before the push;
+     the taker marks the record it makes (worker.c, take_entries). */
+  if (p->fifo)
+    atomic_fetch_add_explicit(&p->nurgent, 1, memory_order_relaxed); /* a hint */
   if (!ws__inject_push_entry(&p->inject, fn, arg)) {
     /* The ring is full: a record, as before entries. */
-    ws__task *t = ws__task_new(NULL, p, fn, arg, 0, 1, NULL);
+    ws__task *t = ws__task_new(NULL, p, fn, arg, p->fifo ? WS__TASK_URGENT : 0, 1, NULL);
     if (t == NULL) {
+      if (p->fifo)
+        atomic_fetch_sub_explicit(&p->nurgent, 1, memory_order_relaxed);
       ws__life_done(p, 1);
       return WS_ENOMEM;
     }

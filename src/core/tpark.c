@@ -541,6 +541,21 @@ static ws__ctx *ctx_make(ws__worker *w)
   return c;
 }
 
+/* Owner: an idle loop context exists (made if need be); false without
+   memory or a stack for one. */
+static bool idle_ensure(ws__worker *w)
+{
+  if (w->ctx_idle != NULL)
+    return true;
+  ws__ctx *c = ctx_make(w);
+  if (c == NULL)
+    return false;
+  c->next = NULL;
+  w->ctx_idle = c;
+  w->nctx_idle = 1;
+  return true;
+}
+
 /* Owner: can a task of w park now? Sets up w's contexts the first time and
    makes sure that a context to go on with exists (an idle one, or a ready
    task). False: it cannot (a spare, or no memory or mapping for a stack). */
@@ -568,15 +583,7 @@ static bool prepare(ws__worker *w)
     w->ctx_main.maker = w;
     w->ctx = &w->ctx_main;
   }
-  if (w->ctx_idle != NULL || w->ready_head != NULL)
-    return true;
-  ws__ctx *c = ctx_make(w);
-  if (c == NULL)
-    return false;
-  c->next = NULL;
-  w->ctx_idle = c;
-  w->nctx_idle = 1;
-  return true;
+  return w->ready_head != NULL || idle_ensure(w);
 }
 
 /* Owner: the next readied task, ready ones first, then yielded ones. */
@@ -705,11 +712,12 @@ static void park(ws__worker *w, ws__tpark *r)
   int saved_errno = errno;
   /* Frames the task keeps private (a group's children not yet run) would
      wait with it: the worker's other contexts and thieves take them from
-     the deque. */
-  ws__publish_private(w);
+     the deque. Not for a slice: its task resumes after one other task. */
+  if (!r->slice)
+    ws__publish_private(w);
   /* So would the rest of each bundle being run on this stack. */
   bool gave = false;
-  for (ws__bundle_run *b = w->bundles; b != NULL; b = b->prev)
+  for (ws__bundle_run *b = r->slice ? NULL : w->bundles; b != NULL; b = b->prev)
     if (b->n > 1) {
       ws__task *s = b->t + 1;
       atomic_store_explicit(&s->bundle, b->n - 1, memory_order_relaxed); /* published by the push */
@@ -743,7 +751,8 @@ static void park(ws__worker *w, ws__tpark *r)
   ws__stat1(&w->stats, WS__S_task_parks, 1);
   if (__builtin_expect(ws__hooks(w) & WS__HOOK_TRACE, 0))
     ws__hook_trace(w, WS__EV_TPARK, (uintptr_t)me, 0);
-  ws__tpark *n = take_next(w, false);
+  /* A slice goes to a loop context, which runs slice_next first. */
+  ws__tpark *n = r->slice ? NULL : take_next(w, false);
   if (n != NULL) {
     resume_count(w, n); /* straight to a ready task: Go's runnext */
     to = n->ctx;
@@ -820,6 +829,10 @@ void ws__tpark_take(ws__worker *w, ws__task *t)
 /* The context switched to completes the park of r (see the essay). */
 static void commit(ws__worker *w, ws__tpark *r)
 {
+  if (r->slice) {
+    fifo_append(&w->ready_head, &w->ready_tail, r); /* after slice_next */
+    return;
+  }
   if (r->yield) {
     fifo_append(&w->yield_head, &w->yield_tail, r);
     return;
@@ -1186,6 +1199,95 @@ static bool other_work(ws__worker *w)
   return ws__tpark_any(w) || w->yield_head != NULL || ws__deque_owner_size(&w->deque) != 0 ||
          (w->runq != NULL && ws__runq_size(w->runq) != 0) || ws__inject_ready(&p->inject) ||
          ws__inject_ready(&p->high);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Slices                                                                    */
+
+/* Time slicing at safe points (issue #33). Urgent work -- a high-priority
+   task, or in a WS_ORDER_FIFO pool a task submitted from outside -- is
+   counted in pool->nurgent from its submission until ws__run takes it up.
+   A running task reaches safe points where it calls into wsched anyway: a
+   join (the inline ws_join of wsched.h loads nurgent beside the idle words
+   it loads already, and calls ws_jf1_spawn when any is not 0), a group's
+   spawn or wait, ws_should_yield. There, while nurgent is 0, nothing but
+   that load happens. While it is not, and no worker is idle or searching
+   (one of those takes the work: its submitter woke one), the worker counts
+   the safe points that find urgent work. At the slice-th (pool->slice) it
+   takes an urgent task (ws__take_urgent), parks the running task -- a
+   "slice" park: its commit puts it on the ready list, and its private
+   fork/join frames stay private, since it resumes after one task -- and
+   the loop context it switches to runs the urgent task first
+   (slice_next, find_work), then the ready list. Two other designs failed.
+   Parking as ws_yield does (the yield list, every private frame
+   published) let the other worker steal the job's frames at every slice:
+   a fib 27 background job beside 50% of requests made 185-210 runs per
+   benchmark run, against 390-420 with the slice park (wsbench --results
+   service-bg 50, 2 workers). Running the urgent task nested on the
+   running task's stack (as a wait helps) costs no switch, but hangs when
+   the urgent task waits for something the task below it would do next
+   (test_compose dag hung on it): a helping wait runs only what it depends
+   on for that reason. A slice counted in safe points, not time:
+   deterministic (the tests bound the wait by a count) and free of clock
+   reads; Tokio's cooperative budget counts operations the same way, Go
+   preempts after 10 ms of time. */
+
+/* Can the task running on w be set aside now for a slice? It needs a loop
+   context to switch to (prepare may count on a ready task instead). */
+static bool can_slice(ws__worker *w)
+{
+  return !w->is_spare && w->jf.cur != NULL && prepare(w) && idle_ensure(w);
+}
+
+void ws__tpark_slice(ws__worker *w)
+{
+  ws_pool_t *p = w->pool;
+  uint32_t slice = p->slice;
+  if (slice == 0)
+    return; /* WS_SLICE_NONE */
+  /* A worker that is idle or searching takes the urgent task (its
+     submitter woke one): slicing then only took the work from it and the
+     CPU from the running task. Relaxed: hints, on nurgent's line. */
+  if ((atomic_load_explicit(&p->nidle, memory_order_relaxed) |
+       atomic_load_explicit(&p->nspinning, memory_order_relaxed)) != 0) {
+    w->slice_left = 0;
+    return;
+  }
+  if (w->slice_left == 0)
+    w->slice_left = slice; /* urgent work noticed: the slice starts here */
+  if (--w->slice_left != 0)
+    return;
+  /* The slice is used up: this is its slice-th safe point. */
+  if (!can_slice(w)) {
+    w->slice_left = 1; /* the next safe point tries again */
+    return;
+  }
+  ws__task *t = ws__take_urgent(w);
+  if (t == NULL)
+    return; /* another worker took it first */
+  ws__stat1(&w->stats, WS__S_task_slices, 1);
+  w->slice_next = t;
+  ws__tpark r;
+  tp_init(&r, w);
+  r.slice = true;
+  park(w, &r);
+}
+
+bool ws__tpark_should_yield(void)
+{
+  ws__worker *w = ws__tls_worker;
+  if (w == NULL || w->jf.cur == NULL ||
+      atomic_load_explicit(&w->pool->nurgent, memory_order_relaxed) == 0) /* a hint */
+    return false;
+  uint32_t slice = w->pool->slice;
+  if (slice == 0)
+    return false;
+  if (w->slice_left == 0)
+    w->slice_left = slice;
+  if (--w->slice_left != 0)
+    return false;
+  w->gcount = 1; /* ws_yield sets the task aside: the global queue first */
+  return true;
 }
 
 int ws__tpark_yield(void)

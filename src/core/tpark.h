@@ -93,6 +93,10 @@ typedef struct ws__tpark {
   _Atomic uint32_t state;
   uint8_t why; /* WS__TP_*: written by the waker before its exchange */
   bool yield; /* ws_yield: the commit queues it at the back */
+  /* A slice ended (tpark.c, "Slices"): the commit queues it on the ready
+     list, behind the urgent task its worker runs first (slice_next); its
+     private frames stay private. */
+  bool slice;
   bool in_bucket; /* covered by its bucket's lock */
   /* A wait of an API-layer registry (ws__tpark_wait_init): ws_shutdown
      readies it with WS__TP_SHUTDOWN. Set before it is registered. */

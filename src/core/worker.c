@@ -141,7 +141,8 @@ static unsigned take_entries(ws__worker *w, ws__task **buf, unsigned max)
   ws__entry e[WS__GLOBAL_BATCH_FIFO];
   unsigned ne = ws__inject_take_entries(&p->inject, e, max, p->nworkers), n = 0;
   for (unsigned i = 0; i < ne; i++) {
-    ws__task *t = ws__task_new(w, p, e[i].fn, e[i].arg, 0, 1, NULL);
+    /* Entries come from outside: urgent in a FIFO pool (life.c counted them). */
+    ws__task *t = ws__task_new(w, p, e[i].fn, e[i].arg, p->fifo ? WS__TASK_URGENT : 0, 1, NULL);
     if (t != NULL)
       buf[n++] = t;
     else
@@ -406,6 +407,22 @@ static ws__task *global_check(ws__worker *w)
   return take_global(w, 1 + (room < WS__GLOBAL_BATCH_FIFO - 1 ? room : WS__GLOBAL_BATCH_FIFO - 1));
 }
 
+ws__task *ws__take_urgent(ws__worker *w)
+{
+  ws_pool_t *p = w->pool;
+  ws__task *t;
+  /* Relaxed: a hint (see nhigh); the take is ordered by the queue. */
+  if (atomic_load_explicit(&p->nhigh, memory_order_relaxed) != 0 && (t = take_high(w)) != NULL)
+    return t;
+  if (!p->fifo)
+    return NULL;
+  /* One task of the global queue, else the oldest of our ring (a batch
+     that an earlier look at the global queue took). */
+  if ((t = take_global(w, 1)) != NULL)
+    return t;
+  return ws__runq_get(w->runq);
+}
+
 /* What find_work returns for "resume a readied parked task" (core/tpark.c):
    never run, only compared with. */
 static ws__task resume_mark;
@@ -414,6 +431,12 @@ static ws__task resume_mark;
 static ws__task *find_work(ws__worker *w)
 {
   ws__task *t;
+  /* The urgent task a slice took (tpark.c, "Slices"). */
+  if (__builtin_expect(w->slice_next != NULL, 0)) {
+    t = w->slice_next;
+    w->slice_next = NULL;
+    return t;
+  }
   /* Relaxed: a hint (see nhigh); the take itself is ordered by the queue. */
   if (__builtin_expect(atomic_load_explicit(&w->pool->nhigh, memory_order_relaxed) != 0, 0) &&
       (t = take_high(w)) != NULL)
@@ -598,6 +621,8 @@ static void count_run(ws__worker *w, int rc)
    counted like a heap task. */
 static void run_entry_now(ws__worker *w, ws__entry e)
 {
+  if (w->pool->fifo)
+    atomic_fetch_sub_explicit(&w->pool->nurgent, 1, memory_order_relaxed); /* see take_entries */
   ws__task c; /* lives while it runs: frames it spawns name it as parent */
   memset(&c, 0, sizeof c);
   c.fn = e.fn;
@@ -730,9 +755,13 @@ void ws__run(ws__worker *w, ws__task *t)
     return;
   }
 
-  if (__builtin_expect(flags & WS__TASK_RESUME, 0)) {
-    ws__tpark_take(w, t); /* a readied migrant: nothing runs here */
-    return;
+  if (__builtin_expect(flags & (WS__TASK_RESUME | WS__TASK_URGENT), 0)) {
+    if (flags & WS__TASK_RESUME) {
+      ws__tpark_take(w, t); /* a readied migrant: nothing runs here */
+      return;
+    }
+    /* Urgent work comes up: no longer waiting (internal.h, nurgent). */
+    atomic_fetch_sub_explicit(&w->pool->nurgent, 1, memory_order_relaxed);
   }
   int seen;
   if ((flags & WS__TASK_FUTURE) && !ws__task_leave_pending(t, WS_FUTURE_RUNNING, &seen)) {

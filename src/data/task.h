@@ -70,6 +70,11 @@ struct ws__worker;
                                 (core/tpark.h, ws__tpark.rtask): whoever takes
                                 it resumes the task (ws__tpark_take) */
 
+#define WS__TASK_URGENT                                                                            \
+  0x100u /* counted in pool->nurgent until ws__run takes it
+                                (a high-priority task, or an outside submission
+                                in a WS_ORDER_FIFO pool: core/tpark.c, "Slices") */
+
 /* Group children (FRAME without JOIN), once published: `bundle` (below).
    Flags stay as the spawn wrote them, since the owner reads them while a
    thief holds the frame. */

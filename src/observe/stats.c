@@ -98,9 +98,9 @@ int ws_pool_stats_print(ws_pool_t *p, FILE *out)
   if (st.parked_tasks != 0 || st.park_stacks != 0 || st.total.task_parks != 0)
     fprintf(out,
             "parked tasks: %" PRIu64 " now, %" PRIu64 " pooled stacks in use, %" PRIu64
-            " parks, %" PRIu64 " resumes (%" PRIu64 " migrated)\n",
+            " parks, %" PRIu64 " resumes (%" PRIu64 " migrated), %" PRIu64 " slices\n",
             st.parked_tasks, st.park_stacks, st.total.task_parks, st.total.task_resumes,
-            st.total.task_migrations);
+            st.total.task_migrations, st.total.task_slices);
   fprintf(out, "%6s %12s %10s %10s %12s %12s %10s %12s %9s %9s %12s\n", "worker", "run", "failed",
           "cancelled", "spawned", "steal-tries", "steals", "stolen", "parks", "wakeups", "global");
   for (unsigned i = 0; i <= nslots; i++) {
