@@ -16,7 +16,8 @@
  *             parked on a busy worker; the first runs next on the waker's
  *             worker, the second (the waker has a readied task waiting)
  *             goes on the waker's deque, and the third worker, the only
- *             free one, steals it and resumes it.
+ *             free one, steals it and resumes it. (Without migration
+ *             nobody stays busy: both resume on their own worker.)
  *   ring    — WS_TEST_MIGRATE_N hops (default 200,000; a tenth under
  *             sanitizers) of tokens around rings of tasks joined by
  *             unbuffered and buffered channels, on 4 workers (more than
@@ -264,7 +265,10 @@ static int st_z(void *arg)
 {
   st *m = arg;
   atomic_store_explicit(&m->z_ran, 1, memory_order_release);
-  spin_until(&m->y_done, 1, "Y resumed"); /* W0 stays busy */
+  /* W0 stays busy, so that Y's entry goes to W2. Without migration Y can
+     only resume on W0: Z must not wait for it there. */
+  if (migrate_on())
+    spin_until(&m->y_done, 1, "Y resumed");
   return 0;
 }
 
@@ -317,7 +321,8 @@ static int st_r(void *arg)
     ASSERT_OK(ws_chan_send(m->cx, &v));
     ASSERT_OK(ws_chan_send(m->cy, &v));
     atomic_store_explicit(&m->sent, 1, memory_order_release);
-    spin_until(&m->y_done, 1, "Y resumed"); /* W1 stays busy */
+    if (migrate_on())
+      spin_until(&m->y_done, 1, "Y resumed"); /* W1 stays busy */
     break;
   default:
     spin_until(&m->sent, 1, "R1's sends"); /* then W2 is free */
