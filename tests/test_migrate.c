@@ -425,12 +425,6 @@ static int nested_half(void *arg)
   return 0;
 }
 
-static int nothing_half(void *arg)
-{
-  (void)arg;
-  return 0;
-}
-
 /* Task i of a ring receives the token `laps` times and passes it on; task
    0 injects it and does not pass it on after its last receive. The token
    counts its hops, so each receive knows the value it must get. */
@@ -455,9 +449,9 @@ static int ring_task_fn(void *arg)
          with the second outstanding) or the second (perhaps stolen). */
       nested_recv n = {r->ch[t->i], 0, how == 3};
       if (how == 0)
-        ASSERT_OK(ws_join(NULL, nested_half, &n, nothing_half, NULL));
+        ASSERT_OK(ws_join(NULL, nested_half, &n, test_nothing, NULL));
       else
-        ASSERT_OK(ws_join(NULL, nothing_half, NULL, nested_half, &n));
+        ASSERT_OK(ws_join(NULL, test_nothing, NULL, nested_half, &n));
       tok = n.v;
     } else if (how == 4 || how == 5) {
       /* In a group child (4), or while a group is open (5). */
@@ -468,7 +462,7 @@ static int ring_task_fn(void *arg)
         ASSERT_OK(ws_group_spawn(&g, nested_half, &n));
       } else {
         recv_counted(&n);
-        ASSERT_OK(ws_group_spawn(&g, nothing_half, NULL));
+        ASSERT_OK(ws_group_spawn(&g, test_nothing, NULL));
       }
       ASSERT_OK(ws_group_wait(&g));
       tok = n.v;

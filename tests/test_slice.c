@@ -37,12 +37,6 @@ static ws_pool_t *slice_pool(unsigned workers, unsigned slice, ws_order_t order)
   return p;
 }
 
-static int nothing(void *arg)
-{
-  (void)arg;
-  return 0;
-}
-
 /* --- bound --------------------------------------------------------------------- */
 
 enum { VIA_JOIN, VIA_GROUP, VIA_PFOR, VIA_SHOULD };
@@ -81,14 +75,14 @@ static void safe_point(bt *b)
 {
   switch (b->via) {
   case VIA_JOIN:
-    ASSERT_OK(ws_join(NULL, nothing, NULL, nothing, NULL));
+    ASSERT_OK(ws_join(NULL, test_nothing, NULL, test_nothing, NULL));
     break;
   case VIA_GROUP: {
     /* init, spawn, wait: the spawn and the wait are both safe points, so
        a group counts two; the test counts spawns (the first one). */
     ws_group_t g;
     ASSERT_OK(ws_group_init(&g, NULL));
-    ASSERT_OK(ws_group_spawn(&g, nothing, NULL));
+    ASSERT_OK(ws_group_spawn(&g, test_nothing, NULL));
     ASSERT_OK(ws_group_wait(&g));
     break;
   }
@@ -200,7 +194,7 @@ static int ft_t(void *arg)
     ASSERT(test_now_ns() < d);
   for (long i = 0; i < f->limit && atomic_load(&f->h_saw) < 0; i++) {
     atomic_fetch_add(&f->points, 1);
-    ASSERT_OK(ws_join(NULL, nothing, NULL, nothing, NULL));
+    ASSERT_OK(ws_join(NULL, test_nothing, NULL, test_nothing, NULL));
   }
   atomic_store(&f->t_done, 1);
   return 0;
@@ -274,7 +268,7 @@ static int bb_loop(void *arg)
   while (!atomic_load(&b->stop)) {
     if (submitter)
       atomic_fetch_add(&b->mine, 1);
-    ASSERT_OK(ws_join(NULL, nothing, NULL, nothing, NULL));
+    ASSERT_OK(ws_join(NULL, test_nothing, NULL, test_nothing, NULL));
     ASSERT(test_now_ns() < d);
   }
   return 0;

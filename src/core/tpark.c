@@ -769,6 +769,21 @@ static void park(ws__worker *w, ws__tpark *r)
 
 /* Queues readied record r for its owner w (r's registry lock held, or r is
    the calling owner's own). */
+/* Pushes readied r on its owner w's ready_in (any thread) and wakes w if
+   it is on the idle list. */
+static void push_ready_in(ws__worker *w, ws__tpark *r)
+{
+  ws__tpark *h = atomic_load_explicit(&w->ready_in, memory_order_relaxed);
+  do {
+    r->next = h;
+    /* seq_cst: the push, then the load of nidle below, against the owner's
+       nidle increment, heavy barrier and re-check (park.c, S1-S4). */
+  } while (!atomic_compare_exchange_weak_explicit(&w->ready_in, &h, r, memory_order_seq_cst,
+                                                  memory_order_relaxed));
+  if (atomic_load_explicit(&w->pool->nidle, memory_order_seq_cst) != 0)
+    ws__wake_worker(w);
+}
+
 static void queue_ready(ws__worker *w, ws__tpark *r)
 {
   ws__worker *me = ws__tls_worker;
@@ -795,15 +810,7 @@ static void queue_ready(ws__worker *w, ws__tpark *r)
     ws__notify(me->pool);
     return;
   }
-  ws__tpark *h = atomic_load_explicit(&w->ready_in, memory_order_relaxed);
-  do {
-    r->next = h;
-    /* seq_cst: the push, then the load of nidle below, against the owner's
-       nidle increment, heavy barrier and re-check (park.c, S1-S4). */
-  } while (!atomic_compare_exchange_weak_explicit(&w->ready_in, &h, r, memory_order_seq_cst,
-                                                  memory_order_relaxed));
-  if (atomic_load_explicit(&w->pool->nidle, memory_order_seq_cst) != 0)
-    ws__wake_worker(w);
+  push_ready_in(w, r);
 }
 
 void ws__tpark_take(ws__worker *w, ws__task *t)
@@ -815,15 +822,7 @@ void ws__tpark_take(ws__worker *w, ws__task *t)
   }
   /* A spare (it has no contexts), or no memory for ours: its own worker
      resumes it. */
-  ws__worker *o = r->owner;
-  ws__tpark *h = atomic_load_explicit(&o->ready_in, memory_order_relaxed);
-  do
-    r->next = h;
-  /* seq_cst: as queue_ready's push. */
-  while (!atomic_compare_exchange_weak_explicit(&o->ready_in, &h, r, memory_order_seq_cst,
-                                                memory_order_relaxed));
-  if (atomic_load_explicit(&o->pool->nidle, memory_order_seq_cst) != 0)
-    ws__wake_worker(o);
+  push_ready_in(r->owner, r);
 }
 
 /* The context switched to completes the park of r (see the essay). */

@@ -510,8 +510,6 @@ static bool backoff_watch(ws__worker *w, unsigned round)
   return ws__tpark_any(w);
 }
 
-/* Becomes a spinner if allowed and searches for spin_rounds rounds. Returns
-   a task, or NULL when the worker should park. */
 /* Tasks parked on w, which may be readied for it (a migrant too: its
    waker may not be a worker that can take it). */
 static bool parked_here(ws__worker *w)
@@ -521,6 +519,8 @@ static bool parked_here(ws__worker *w)
          atomic_load_explicit(&w->mig_nparked, memory_order_relaxed) != 0;
 }
 
+/* Becomes a spinner if allowed and searches for spin_rounds rounds. Returns
+   a task, or NULL when the worker should park. */
 static ws__task *spin(ws__worker *w)
 {
   ws_pool_t *p = w->pool;
