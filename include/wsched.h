@@ -652,6 +652,14 @@ WS_EXTERN void ws_io_release(ws_io_t *io);
  * ws_shutdown ends the waits of the pool's tasks. Without a poller (the
  * posix layer) neither ws_close nor ws_shutdown ends a wait in poll(2).
  *
+ * A descriptor a task has waited on stays registered with the pool's
+ * poller until ws_close or close(2); a wait costs no system call of its
+ * own beyond one that checks the registration when the task parks, and
+ * ws_read makes no read(2) that it knows would fail with EAGAIN (a stream
+ * whose last read came back short, with nothing arrived since). A task's
+ * ws_io_wait first looks at the descriptor (poll(2)), so it reports data
+ * left unread, as a level-triggered wait does.
+ *
  * ws_read, ws_write, ws_accept and ws_connect keep the contract of their
  * POSIX namesakes (-1 with errno on error; EINTR is retried), with these
  * errno values of their own: ESHUTDOWN (the pool was shut down while the
@@ -665,10 +673,11 @@ WS_EXTERN void ws_io_release(ws_io_t *io);
    WS_IO_HUP, WS_IO_ERROR, which end every wait), or WS_EAGAIN (timeout 0,
    not ready), WS_ETIMEDOUT, WS_ESHUTDOWN (a task whose pool was shut
    down, at the call or while it waited), WS_ECLOSED (ws_close closed fd
-   while it waited), WS_EBUSY (see above), WS_ENOMEM, WS_ESYS (the poller
-   refused fd: a regular file or a directory, which never block), or
+   while it waited), WS_EBUSY (see above), WS_ENOMEM, WS_ESYS (a task's
+   wait on a descriptor that is not open, or that the poller refused), or
    WS_EINVAL (fd < 0, events 0 or unknown, a negative timeout other than
-   WS_FOREVER; or fd is not open, for a thread's wait). */
+   WS_FOREVER; or fd is not open, for a thread's wait). A regular file is
+   always ready (as in poll(2)). */
 WS_EXTERN int ws_io_wait(int fd, unsigned events, int64_t timeout_ns);
 
 /* read(2), parking the task while fd has nothing to read. Returns the

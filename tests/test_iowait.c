@@ -36,6 +36,16 @@
  *   spare    — a spare worker (the only worker is in ws_blocking) runs a
  *              task that blocks in ws_read until data comes, then in a
  *              wait that only ws_shutdown ends.
+ *   edges    — what edge-triggered registration could lose: ws_io_wait
+ *              stays level-triggered (data left unread is reported
+ *              again); datagrams read one by one (a short read does not
+ *              drain them); a stream read in small pieces against seeded
+ *              writes (2 MB, every byte in order); 200 connections
+ *              accepted, served and closed with close(2), whose numbers
+ *              come back (ws_accept starts afresh); a descriptor a task
+ *              waited on, closed with close(2), whose number a new socket
+ *              takes and a task waits on; a watch that takes a
+ *              descriptor over from finished waits, and waits after it.
  *   errors   — bad arguments, a descriptor that is not open, a regular
  *              file (always ready for read(2); ws_io_wait says WS_ESYS in
  *              a task), a refused ws_connect (ECONNREFUSED).
@@ -836,6 +846,224 @@ static void part_shutdown(void)
   close(sd_listen);
 }
 
+/* --- edges -------------------------------------------------------------------- */
+
+/* The pool's poller reports edges (core/netpoll.c, "Parked waits"); these
+   are the ways a level promise could be lost on them. */
+static int ed_fd[2];
+static _Atomic long ed_bytes;
+static _Atomic int ed_served;
+
+/* ws_io_wait is level-triggered: a caller that leaves data unread is told
+   so at once, with no new edge. */
+static int ed_level(void *arg)
+{
+  (void)arg;
+  char c;
+  ASSERT_EQ(ws_io_wait(ed_fd[0], WS_IO_READ, WS_FOREVER), WS_IO_READ);
+  for (int i = 0; i < 10; i++) {
+    ASSERT_EQ(ws_io_wait(ed_fd[0], WS_IO_READ, WS_FOREVER), WS_IO_READ);
+    ASSERT_EQ(read(ed_fd[0], &c, 1), 1);
+    ASSERT_EQ(c, (char)('a' + i));
+  }
+  ASSERT_EQ(ws_io_wait(ed_fd[0], WS_IO_READ, 1000000), WS_ETIMEDOUT);
+  return 0;
+}
+
+/* Datagrams: a read shorter than its buffer does not drain the socket. */
+static int ed_dgram(void *arg)
+{
+  (void)arg;
+  char buf[64];
+  for (int i = 0; i < 4; i++) { /* three queued, the fourth parks */
+    ASSERT_EQ(ws_read(ed_fd[0], buf, sizeof buf), 1);
+    ASSERT_EQ(buf[0], (char)('0' + i));
+    if (i == 2)
+      ASSERT_EQ(ws_write(ed_fd[0], "go", 2), 2); /* the main thread sends the fourth */
+  }
+  return 0;
+}
+
+/* A stream read in small pieces while a thread writes: every short read
+   may mark the descriptor drained, racing the next edge. */
+static int ed_reader(void *arg)
+{
+  long want = (long)(intptr_t)arg;
+  char buf[7];
+  long got = 0;
+  while (got < want) {
+    ssize_t r = ws_read(ed_fd[0], buf, 1 + (size_t)(got % (long)sizeof buf));
+    ASSERT_GT(r, 0);
+    for (ssize_t i = 0; i < r; i++)
+      ASSERT_EQ(buf[i], (char)((got + i) % 251));
+    got += r;
+  }
+  atomic_store(&ed_bytes, got);
+  return 0;
+}
+
+/* A connection served by a task that closes it with close(2), not
+   ws_close: the next ws_accept may get the same number, and starts afresh. */
+static int ed_serve(void *arg)
+{
+  int l = (int)(intptr_t)arg;
+  int c = ws_accept(l, NULL, NULL);
+  ASSERT(c >= 0);
+  char b;
+  ASSERT_EQ(ws_read(c, &b, 1), 1); /* parks until the client writes */
+  ASSERT_EQ(ws_write(c, &b, 1), 1);
+  ASSERT_EQ(close(c), 0);
+  atomic_store(&ed_served, c);
+  return 0;
+}
+
+/* After a watch took a descriptor over and fired, waits work again. */
+static _Atomic int ed_watch_fired;
+static int ed_watch(void *arg, int fd, unsigned revents, ws_io_t *io)
+{
+  (void)arg, (void)fd, (void)io;
+  ASSERT((revents & WS_IO_READ) != 0);
+  atomic_fetch_add(&ed_watch_fired, 1);
+  return 0;
+}
+
+static int ed_read_one(void *arg)
+{
+  char c;
+  ASSERT_EQ(ws_read(ed_fd[0], &c, 1), 1);
+  ASSERT_EQ(c, (char)(intptr_t)arg);
+  return 0;
+}
+
+static void part_edges(void)
+{
+  bool poller = have_poller();
+  ws_pool_t *p = pool_of(2, true);
+  /* Level. */
+  make_pair(ed_fd);
+  ASSERT_EQ(write(ed_fd[1], "abcdefghij", 10), 10);
+  ASSERT_OK(test_run_root(p, ed_level, NULL));
+  ASSERT_EQ(ws_close(p, ed_fd[0]), 0);
+  close(ed_fd[1]);
+  /* Datagrams. */
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_DGRAM, 0, ed_fd), 0);
+  nonblock(ed_fd[0]);
+  for (int i = 0; i < 3; i++)
+    ASSERT_EQ(write(ed_fd[1], &(char){(char)('0' + i)}, 1), 1);
+  ws_future_t *f;
+  ASSERT_OK(ws_submit(p, ed_dgram, NULL, &f));
+  char go[2];
+  ASSERT_EQ(read(ed_fd[1], go, 2), 2);
+  ASSERT_EQ(write(ed_fd[1], "3", 1), 1);
+  ASSERT_OK(ws_future_wait(f, TEST_DEADLINE_NS));
+  ws_future_release(f);
+  ASSERT_EQ(ws_close(p, ed_fd[0]), 0);
+  close(ed_fd[1]);
+  /* A stream in small pieces against seeded writes. */
+  make_pair(ed_fd);
+  uint64_t seed = test_seed();
+  long total = 0, want = 2000000 / TEST_SCALE_DIV;
+  atomic_store(&ed_bytes, 0);
+  ASSERT_OK(ws_submit(p, ed_reader, (void *)(intptr_t)want, &f));
+  char chunk[64];
+  while (total < want) {
+    long n = 1 + (long)(test_rng(&seed) % sizeof chunk);
+    if (n > want - total)
+      n = want - total;
+    for (long i = 0; i < n; i++)
+      chunk[i] = (char)((total + i) % 251);
+    ssize_t w = write(ed_fd[1], chunk, (size_t)n);
+    if (w < 0 && errno == EAGAIN) {
+      sched_yield();
+      continue;
+    }
+    ASSERT_GT(w, 0);
+    total += w;
+    for (volatile uint64_t spin = test_rng(&seed) % 2000; spin > 0; spin--) {
+    }
+  }
+  ASSERT_OK(ws_future_wait(f, TEST_DEADLINE_NS));
+  ws_future_release(f);
+  ASSERT_EQ(atomic_load(&ed_bytes), want);
+  ASSERT_EQ(ws_close(p, ed_fd[0]), 0);
+  close(ed_fd[1]);
+  /* Numbers reused after close(2): ws_accept's descriptors start afresh. */
+  struct sockaddr_in addr;
+  int l = listener(&addr);
+  int rounds = 200 / TEST_SCALE_DIV, same = 0, last = -1;
+  for (int i = 0; i < rounds; i++) {
+    ASSERT_OK(ws_submit(p, ed_serve, (void *)(intptr_t)l, &f));
+    int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT(c >= 0);
+    ASSERT_EQ(connect(c, (struct sockaddr *)&addr, sizeof addr), 0);
+    test_wait_all_parked(p, 2); /* the server parked in ws_read */
+    ASSERT_EQ(write(c, "e", 1), 1);
+    char b;
+    ASSERT_EQ(read(c, &b, 1), 1);
+    ASSERT_EQ(b, 'e');
+    ASSERT_OK(ws_future_wait(f, TEST_DEADLINE_NS));
+    int served = atomic_load(&ed_served);
+    same += served == last;
+    last = served;
+    ws_future_release(f);
+    close(c);
+  }
+  ASSERT_EQ(close(l), 0);
+  /* A descriptor a task waited on, closed with close(2): a new one that
+     gets its number parks and wakes like any other. */
+  for (int i = 0; i < 3; i++) {
+    make_pair(ed_fd);
+    ASSERT_OK(ws_submit(p, ed_read_one, (void *)(intptr_t)('a' + i), &f));
+    test_wait_all_parked(p, 2);
+    ASSERT_EQ(write(ed_fd[1], &(char){(char)('a' + i)}, 1), 1);
+    ASSERT_OK(ws_future_wait(f, TEST_DEADLINE_NS));
+    ws_future_release(f);
+    int old = ed_fd[0];
+    ASSERT_EQ(close(ed_fd[0]), 0);
+    ASSERT_EQ(close(ed_fd[1]), 0);
+    make_pair(ed_fd);
+    ASSERT(ed_fd[0] == old || ed_fd[1] == old);
+    if (ed_fd[0] != old) { /* the reader takes the old number */
+      int t = ed_fd[0];
+      ed_fd[0] = ed_fd[1];
+      ed_fd[1] = t;
+    }
+    ASSERT_OK(ws_submit(p, ed_read_one, (void *)(intptr_t)('A' + i), &f));
+    test_wait_all_parked(p, 2);
+    ASSERT_EQ(write(ed_fd[1], &(char){(char)('A' + i)}, 1), 1);
+    ASSERT_OK(ws_future_wait(f, TEST_DEADLINE_NS));
+    ws_future_release(f);
+    ASSERT_EQ(close(ed_fd[0]), 0);
+    ASSERT_EQ(close(ed_fd[1]), 0);
+  }
+  /* A watch takes a descriptor over from finished waits, then waits again. */
+  make_pair(ed_fd);
+  for (int i = 0; i < 3; i++) {
+    ASSERT_OK(ws_submit(p, ed_read_one, (void *)(intptr_t)('p' + i), &f));
+    test_wait_all_parked(p, 2);
+    ASSERT_EQ(write(ed_fd[1], &(char){(char)('p' + i)}, 1), 1);
+    ASSERT_OK(ws_future_wait(f, TEST_DEADLINE_NS));
+    ws_future_release(f);
+    if (!poller)
+      continue;
+    ws_io_t *io;
+    atomic_store(&ed_watch_fired, 0);
+    ASSERT_OK(ws_io_watch(p, ed_fd[0], WS_IO_READ, ed_watch, NULL, &io));
+    ASSERT_EQ(write(ed_fd[1], "w", 1), 1);
+    ASSERT_OK(ws_pool_wait_idle(p, TEST_DEADLINE_NS));
+    while (atomic_load(&ed_watch_fired) == 0)
+      sched_yield(); /* the handler ran (the watch fired once) */
+    ws_io_release(io);
+    char c;
+    ASSERT_EQ(read(ed_fd[0], &c, 1), 1);
+  }
+  ASSERT_OK(ws_pool_destroy(p));
+  close(ed_fd[0]);
+  close(ed_fd[1]);
+  fprintf(stderr, "edges: %ld bytes in pieces, %d of %d connections on the number before\n", want,
+          same, rounds);
+}
+
 /* --- thread ------------------------------------------------------------------- */
 
 static int th_fd[2];
@@ -974,7 +1202,7 @@ static const test_part parts[] = {
     {"close", part_close, false},   {"timeout", part_timeout, false},
     {"busy", part_busy, false},     {"shutdown", part_shutdown, false},
     {"thread", part_thread, false}, {"spare", part_spare, false},
-    {"errors", part_errors, false},
+    {"errors", part_errors, false}, {"edges", part_edges, false},
 };
 
 TEST_MAIN(parts)

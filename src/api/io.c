@@ -138,17 +138,59 @@ static int io_wait_poll(ws__worker *w, int fd, unsigned events, int64_t timeout_
   return (int)r;
 }
 
+/* The calling task's worker if its wait can park on fd, else NULL (a
+   thread, a callback of a worker's, no poller, a descriptor past the
+   poller's table): the wait blocks in poll(2) then. */
+static ws__worker *parking_worker(int fd)
+{
+  ws__worker *w = ws__tls_worker;
+  if (w == NULL || w->jf.cur == NULL || !ws__poller_has_io || !ws__io_fd_ok(fd))
+    return NULL;
+  return w;
+}
+
 int ws_io_wait(int fd, unsigned events, int64_t timeout_ns)
 {
   if (fd < 0 || events == 0 || (events & ~(WS_IO_READ | WS_IO_WRITE)) != 0 ||
       (timeout_ns < 0 && timeout_ns != WS_FOREVER))
     return WS_EINVAL;
-  ws__worker *w = ws__tls_worker;
-  if (w != NULL && w->jf.cur == NULL)
-    w = NULL; /* a worker outside a task (a callback): as a thread */
-  if (w == NULL || timeout_ns == 0 || !ws__poller_has_io)
-    return io_wait_poll(w, fd, events, timeout_ns);
-  return ws__io_wait(w->pool, fd, events, ws__deadline(timeout_ns));
+  ws__worker *w = parking_worker(fd);
+  if (w == NULL || timeout_ns == 0) {
+    w = ws__tls_worker;
+    return io_wait_poll(w != NULL && w->jf.cur != NULL ? w : NULL, fd, events, timeout_ns);
+  }
+  /* The pool's poller reports edges (core/netpoll.c, "Parked waits"): a
+     look first, and a wait for the next edge only when fd is not ready
+     now, so the caller's own reads and writes need not drain fd. An edge
+     that came before the wait may be used up: look again. */
+  int64_t deadline = ws__deadline(timeout_ns);
+  int busy = ws__io_busy(w->pool, fd, events);
+  if (busy != 0)
+    return busy;
+  for (;;) {
+    int r = io_wait_poll(NULL, fd, events, 0);
+    if (r > 0)
+      return r;
+    if (r == WS_EINVAL)
+      return WS_ESYS; /* not open: the poller refuses it */
+    if (r != WS_EAGAIN)
+      return r;
+    int rc = ws__io_wait(w->pool, fd, events, deadline);
+    if (rc < 0 || (rc & WS__IO_EARLIER) == 0)
+      return rc; /* an error, or what the edge that woke us reported */
+  }
+}
+
+/* A wait of ws_read and the other calls below, which saw EAGAIN: the next
+   edge of fd's readiness (a task), or poll(2) (a thread). */
+static int io_wait_again(int fd, unsigned events)
+{
+  ws__worker *w = parking_worker(fd);
+  if (w == NULL) {
+    w = ws__tls_worker;
+    return io_wait_poll(w != NULL && w->jf.cur != NULL ? w : NULL, fd, events, WS_FOREVER);
+  }
+  return ws__io_wait(w->pool, fd, events, WS__NO_DEADLINE);
 }
 
 /* A ws_ code of a wait as the errno of the call that waited. */
@@ -181,7 +223,7 @@ static bool would_block(int e)
 /* Waits for fd; false (errno set) if the wait failed. */
 static bool io_wait_errno(int fd, unsigned events)
 {
-  int rc = ws_io_wait(fd, events, WS_FOREVER);
+  int rc = io_wait_again(fd, events);
   if (rc >= 0)
     return true;
   ERRNO = wait_errno(rc);
@@ -192,8 +234,19 @@ static bool io_wait_errno(int fd, unsigned events)
 
 ssize_t ws_read(int fd, void *buf, size_t n)
 {
+  ws__worker *w = parking_worker(fd);
+  ws_pool_t *p = w != NULL ? w->pool : NULL;
   for (;;) {
+    uint32_t seq = 0;
+    /* A read that would say EAGAIN is not made (core/netpoll.c, "drained"). */
+    if (p != NULL && ws__io_rstate(p, fd, &seq)) {
+      if (!io_wait_errno(fd, WS_IO_READ))
+        return -1;
+      continue;
+    }
     ssize_t r = read(fd, buf, n);
+    if (r > 0 && (size_t)r < n && p != NULL)
+      ws__io_short(p, fd, seq);
     if (r >= 0)
       return r;
     if (ERRNO == EINTR)
@@ -224,6 +277,16 @@ ssize_t ws_write(int fd, const void *buf, size_t n)
   return (ssize_t)done;
 }
 
+/* fd is a new descriptor: the calling task's pool forgets what a
+   descriptor closed with close(2) under its number left (wsched.h,
+   "Blocking-style I/O"). */
+static void fresh(int fd)
+{
+  ws__worker *w = parking_worker(fd);
+  if (w != NULL)
+    ws__io_fresh(w->pool, fd);
+}
+
 int ws_accept(int fd, struct sockaddr *addr, socklen_t *addrlen)
 {
   for (;;) {
@@ -239,8 +302,10 @@ int ws_accept(int fd, struct sockaddr *addr, socklen_t *addrlen)
       return -1;
     }
 #endif
-    if (c >= 0)
+    if (c >= 0) {
+      fresh(c);
       return c;
+    }
     if (ERRNO == EINTR || ERRNO == ECONNABORTED)
       continue; /* a connection reset before we took it: the next one */
     if (!would_block(ERRNO) || !io_wait_errno(fd, WS_IO_READ))
@@ -250,6 +315,7 @@ int ws_accept(int fd, struct sockaddr *addr, socklen_t *addrlen)
 
 int ws_connect(int fd, const struct sockaddr *addr, socklen_t addrlen)
 {
+  fresh(fd);
   if (connect(fd, addr, addrlen) == 0)
     return 0;
   if (ERRNO != EINPROGRESS && ERRNO != EINTR)

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 struct ws__worker;
+struct ws__pd_top;
 
 /* One pending timer: its record fires (is queued) once now >= deadline;
    seq breaks ties in call order. */
@@ -81,6 +82,12 @@ typedef struct ws__polls {
      as a hint before it waits (drain_zombies takes the lock). */
   _Atomic uint32_t nzombies;
   bool io_closed; /* ws_shutdown was called: watches refuse to arm */
+
+  /* The poll descriptors of parked waits (netpoll.c, "Parked waits"), by
+     descriptor number: a two-level table, made on the first wait, whose
+     chunks and entries are installed once (CAS, release) and read
+     (acquire) without a lock; freed by ws__polls_destroy. */
+  _Atomic(struct ws__pd_top *) pds;
 } ws__polls;
 
 /* 0, or WS_ESYS/WS_ENOMEM (nothing is left to free). */
@@ -163,15 +170,35 @@ int ws__timer_add(ws_pool_t *p, ws__task *t, int64_t deadline);
 
 /* The calls behind ws_io_watch, ws_io_rearm, ws_io_cancel and
    ws_io_release (api/io.c checks the arguments). */
-/* A task of p (or a worker of p that blocks) waits until fd is ready for
-   events (WS_IO_READ, WS_IO_WRITE) or the deadline: the revents (> 0), or
-   WS_ETIMEDOUT, WS_ESHUTDOWN, WS_ECLOSED (ws__io_close), WS_EBUSY (a watch
-   is armed on fd, or a wait of the same direction), WS_ENOMEM, WS_ESYS
-   (the poller refused fd). */
+/* Descriptors a parked wait can serve (the others block in poll(2)). */
+bool ws__io_fd_ok(int fd);
+/* A task of p (or a worker of p that blocks), which saw fd not ready for
+   events (WS_IO_READ, WS_IO_WRITE: an EAGAIN, a poll), waits for the next
+   edge of that readiness (netpoll.c, "Parked waits"), or the deadline:
+   returns the events reported (> 0; they may be spurious: the caller tries
+   again), or WS_ETIMEDOUT, WS_ESHUTDOWN, WS_ECLOSED (ws__io_close,
+   ws__io_fresh), WS_EBUSY (a watch is armed on fd, or a wait of the same
+   direction), WS_ENOMEM, WS_ESYS (the poller refused fd). fd: ws__io_fd_ok. */
 int ws__io_wait(ws_pool_t *p, int fd, unsigned events, int64_t deadline);
+/* In what ws__io_wait returns: the edge came before the wait (perhaps
+   before the caller's EAGAIN: it may be used up already). */
+#define WS__IO_EARLIER 0x40000000
+/* ws_read's hints (netpoll.c, "drained"): whether fd's last read drained
+   it, with no read edge since (the read would say EAGAIN: wait first);
+   and *seq to hand to ws__io_short after a read(2) that returned less than
+   it asked for. */
+bool ws__io_rstate(ws_pool_t *p, int fd, uint32_t *seq);
+void ws__io_short(ws_pool_t *p, int fd, uint32_t seq);
+/* ws_io_wait's first look: WS_ESHUTDOWN, WS_EBUSY (a task of p waits on
+   fd for one of events), or 0. */
+int ws__io_busy(ws_pool_t *p, int fd, unsigned events);
 /* fd is about to be closed: its waits end with WS_ECLOSED, a watch armed
-   on it is cancelled. */
+   on it is cancelled, its registration is removed. */
 void ws__io_close(ws_pool_t *p, int fd);
+/* fd is a new descriptor (ws_accept, ws_connect): forget what a descriptor
+   closed with close(2) under the same number left (its waits end with
+   WS_ECLOSED). */
+void ws__io_fresh(ws_pool_t *p, int fd);
 int ws__io_watch(ws_pool_t *p, int fd, unsigned events, ws_io_fn fn, void *arg, ws_io_t **io);
 int ws__io_rearm(ws_io_t *io, unsigned events);
 int ws__io_cancel(ws_io_t *io);

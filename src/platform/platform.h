@@ -158,6 +158,22 @@ void ws__poller_close(ws__poller *pl);
    0 or the errno of the refusal (EBADF, EPERM for a regular file, ...). */
 int ws__poller_arm(ws__poller *pl, int fd, uint32_t events, void *key);
 
+/* Registers fd for good, edge-triggered, for reading and writing, with
+   `key`: each change of fd towards readiness (data or room arriving, a
+   hang-up, an error) is reported once, and what is ready at the call is
+   reported too, until ws__poller_disarm or until the file is closed. A
+   registration fd has already is replaced. *stream: fd is a byte stream (a
+   stream socket, a pipe), so that a read(2) shorter than asked for
+   drained it. Returns 0 or the errno of the refusal (EBADF, EPERM for a
+   regular file, ...). */
+int ws__poller_register(ws__poller *pl, int fd, void *key, bool *stream);
+
+/* Makes sure the file open under fd now has a registration in pl (a file
+   closed since its registration was made took it with it): 0 if it has
+   one, 1 if it had none and now has ws__poller_register's (*stream set as
+   there), or minus the errno of the refusal. */
+int ws__poller_ensure(ws__poller *pl, int fd, void *key, bool *stream);
+
 /* Removes fd's registration. A wait that already returned it still
    reports it: the caller must keep `key` alive until no wait that started
    before this call is still being handled. */

@@ -14,6 +14,8 @@
 #include <linux/membarrier.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -158,23 +160,58 @@ static uint32_t from_epoll(uint32_t e)
   return r;
 }
 
+/* epoll_ctl(op) of fd, which the tests may fail as `fault`: 0 or the
+   errno. */
+static int ctl(ws__poller *pl, int op, ws__sysop fault, int fd, struct epoll_event *ev)
+{
+  int e = ws__sys_fault_point(fault);
+  if (e == 0 && epoll_ctl(pl->fd, op, fd, ev) != 0)
+    e = errno;
+  return e;
+}
+
 int ws__poller_arm(ws__poller *pl, int fd, uint32_t events, void *key)
 {
   struct epoll_event ev = {.events = to_epoll(events), .data.ptr = key};
   /* MOD first: re-arming (the common case) is one call. A descriptor never
      registered, or closed and reopened since (the kernel forgot it), gives
      ENOENT: add it. */
-  int e = ws__sys_fault_point(WS__SYS_POLLER_MOD);
-  if (e == 0 && epoll_ctl(pl->fd, EPOLL_CTL_MOD, fd, &ev) == 0)
-    return 0;
-  if (e == 0)
-    e = errno;
-  if (e != ENOENT)
-    return e;
-  e = ws__sys_fault_point(WS__SYS_POLLER_ADD);
-  if (e == 0 && epoll_ctl(pl->fd, EPOLL_CTL_ADD, fd, &ev) == 0)
-    return 0;
-  return e != 0 ? e : errno;
+  int e = ctl(pl, EPOLL_CTL_MOD, WS__SYS_POLLER_MOD, fd, &ev);
+  return e == ENOENT ? ctl(pl, EPOLL_CTL_ADD, WS__SYS_POLLER_ADD, fd, &ev) : e;
+}
+
+/* A stream socket or a pipe (see ws__poller_register). */
+static bool is_stream(int fd)
+{
+  int type = 0;
+  socklen_t len = sizeof type;
+  if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0)
+    return type == SOCK_STREAM;
+  struct stat st;
+  return errno == ENOTSOCK && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
+#define EDGES (EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET)
+
+int ws__poller_register(ws__poller *pl, int fd, void *key, bool *stream)
+{
+  *stream = is_stream(fd);
+  struct epoll_event ev = {.events = EDGES, .data.ptr = key};
+  /* ADD first: a descriptor's first wait (a fired watch's registration,
+     still there, gives EEXIST: replace it). */
+  int e = ctl(pl, EPOLL_CTL_ADD, WS__SYS_POLLER_ADD, fd, &ev);
+  return e == EEXIST ? ctl(pl, EPOLL_CTL_MOD, WS__SYS_POLLER_MOD, fd, &ev) : e;
+}
+
+int ws__poller_ensure(ws__poller *pl, int fd, void *key, bool *stream)
+{
+  struct epoll_event ev = {.events = EDGES, .data.ptr = key};
+  int e = ctl(pl, EPOLL_CTL_ADD, WS__SYS_POLLER_ADD, fd, &ev);
+  if (e == 0) {
+    *stream = is_stream(fd);
+    return 1;
+  }
+  return e == EEXIST ? 0 : -e;
 }
 
 void ws__poller_disarm(ws__poller *pl, int fd)

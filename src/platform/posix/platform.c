@@ -228,6 +228,20 @@ int ws__poller_arm(ws__poller *pl, int fd, uint32_t events, void *key)
   return ENOSYS; /* ws_io_watch says WS_ENOTSUP before it gets here */
 }
 
+int ws__poller_register(ws__poller *pl, int fd, void *key, bool *stream)
+{
+  (void)pl, (void)fd, (void)key;
+  *stream = false;
+  return ENOSYS; /* api/io.c waits in poll(2) before it gets here */
+}
+
+int ws__poller_ensure(ws__poller *pl, int fd, void *key, bool *stream)
+{
+  (void)pl, (void)fd, (void)key;
+  *stream = false;
+  return -ENOSYS; /* as ws__poller_register */
+}
+
 void ws__poller_disarm(ws__poller *pl, int fd)
 {
   (void)pl, (void)fd;
