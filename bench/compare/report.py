@@ -553,7 +553,17 @@ def service_tables(svc_cases, workers, svc, failed_keys, busy, is_busy):
           "lateness (how far behind its schedule it submitted) at p99: a peer whose "
           "generator was late served a burstier arrival process than the others. *bg* is "
           "the median number of whole fib 27 runs the background job made. All fields are in "
-          "latency.csv.", ""]
+          "latency.csv."]
+    # wsbench takes its percentiles from a histogram and says how far off
+    # they may be (pct_bound=); the other peers sort every sample.
+    bounds = sorted({(key[3], r["pct_bound"]) for key, rs in svc.items() for r in rs
+                     if "pct_bound" in r})
+    if bounds:
+        md[-1] += (" Percentiles of %s come from a log-bucketed histogram: each at most the "
+                   "stated fraction of its value above the exact one, never below (pct_bound= "
+                   "on their RESULT lines); the max is exact, and the other peers' percentiles "
+                   "are exact." % ", ".join("%s (%s)" % b for b in bounds))
+    md.append("")
     names = dict(SERVICE_FIELDS)
     for w in SERVICE_WORKLOADS:
         loads = [s for (x, s) in svc_cases if x == w]

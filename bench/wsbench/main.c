@@ -20,6 +20,8 @@
  */
 #include "wsbench.h"
 
+#include "hist.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,7 +128,9 @@ static void usage(FILE *out)
                "--migrate: parked tasks may resume on the worker that readied them\n"
                "(ws_options_t.migrate). --slice N|none: safe points before a task yields\n"
                "to urgent work (ws_options_t.slice; 0: the default, 64).\n"
-               "service and service-bg also print a LATENCY line per repetition.\n"
+               "service and service-bg also print a LATENCY line per repetition; their\n"
+               "percentiles come from a log-bucketed histogram, each at most 1/128 above\n"
+               "the exact value, never below (the max is exact).\n"
                "--join-cost [fib SIZE]: the cost of a spawn/sync pair on one thread, as a\n"
                "ladder from the plain recursive fib up to ws_join (default fib 32, R = 11).\n");
 }
@@ -535,6 +539,13 @@ int main(int argc, char **argv)
     printf("bound = T1/N + Tinf (greedy-scheduler bound) with T1 = the 1-worker time and\n"
            "Tinf = T1 / parallelism, the parallelism (work/span) from one profiled N-worker run\n"
            "after the timed ones; vs-bound = N workers / bound; '-' = not a fork/join workload\n");
+    for (int i = 0; i < nrows; i++)
+      if (rows[i].w->latency) {
+        printf("latencies (answer column): percentiles from a log-bucketed histogram, each at\n"
+               "most 1/%u above the exact value, never below; max exact\n",
+               WB_HIST_REL_ERR_DEN);
+        break;
+      }
   }
 
   if (json != NULL && !results) {

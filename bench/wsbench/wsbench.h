@@ -33,6 +33,7 @@ typedef struct wb_workload {
   int (*serial)(const char *size, wb_result *r);
   int (*parallel)(ws_pool_t *pool, const char *size, wb_result *r);
   bool forkjoin; /* its parallel version runs through wb_run_root (--profile) */
+  bool latency; /* reports latency percentiles from a wb_hist (hist.h) */
 } wb_workload;
 
 /* Runs a fork/join workload's root task fn(arg) on the pool from outside
