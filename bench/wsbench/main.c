@@ -2,9 +2,8 @@
 /*
  * wsbench — runs the workload suite on wsched and reports.
  *
- *   wsbench [--workers N] [--deque lockfree|locked] [--steal one|half]
- *           [--order lifo|fifo] [--migrate] [--slice N|none] [--repeat R] [--json FILE] [--results]
- *           [--small] [--list] [WORKLOAD [SIZE]]
+ *   wsbench [OPTION]... [WORKLOAD [SIZE]]     (wsbench --help: every option
+ *                                             and workload, from the tables below)
  *
  * For every workload it runs, interleaved R times (so the ratios come from
  * one run on a noisy machine): the serial twin, a 1-worker pool and an
@@ -23,6 +22,7 @@
 #include "hist.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,31 +108,95 @@ double wb_median(double *v, int n)
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* The command line: one table gives getopt_long its options and --help its
+   text, so that an option cannot be accepted without being described. Every
+   option takes its value as `--opt value` or `--opt=value`. */
+enum {
+  OPT_WORKERS = 256,
+  OPT_DEQUE,
+  OPT_STEAL,
+  OPT_ORDER,
+  OPT_MIGRATE,
+  OPT_SLICE,
+  OPT_PIN,
+  OPT_REPEAT,
+  OPT_SMALL,
+  OPT_RESULTS,
+  OPT_SERIAL,
+  OPT_IMPL,
+  OPT_JSON,
+  OPT_PROFILE,
+  OPT_JOIN_COST,
+  OPT_LIST,
+  OPT_HELP = 'h',
+};
+
+static const struct wb_option {
+  const char *name;
+  int has_arg; /* no_argument or required_argument */
+  int val;
+  const char *arg; /* the value's name in --help, or NULL */
+  const char *help; /* one line */
+} wb_options[] = {
+    {"workers", required_argument, OPT_WORKERS, "N",
+     "the N-worker pool's size (default: every CPU usable)"},
+    {"deque", required_argument, OPT_DEQUE, "lockfree|locked", "the workers' deques"},
+    {"steal", required_argument, OPT_STEAL, "one|half", "how much a thief takes"},
+    {"order", required_argument, OPT_ORDER, "lifo|fifo",
+     "the pool's task order (ws_options_t.order)"},
+    {"migrate", no_argument, OPT_MIGRATE, NULL,
+     "parked tasks resume where readied (ws_options_t.migrate)"},
+    {"slice", required_argument, OPT_SLICE, "N|none",
+     "safe points before yielding to urgent work (0: 64)"},
+    {"pin", no_argument, OPT_PIN, NULL, "pin worker i to the i-th CPU (ws_options_t.pin)"},
+    {"repeat", required_argument, OPT_REPEAT, "R", "repetitions, interleaved (default 5)"},
+    {"small", no_argument, OPT_SMALL, NULL, "each workload's small size (the CI smoke run)"},
+    {"results", no_argument, OPT_RESULTS, NULL,
+     "a RESULT line per N-worker run, no table (bench/compare)"},
+    {"serial", no_argument, OPT_SERIAL, NULL, "RESULT lines for the serial twin, no pool"},
+    {"impl", required_argument, OPT_IMPL, "NAME", "the RESULT lines' impl= (default wsched)"},
+    {"json", required_argument, OPT_JSON, "FILE", "also write the table to FILE as JSON"},
+    {"profile", no_argument, OPT_PROFILE, NULL,
+     "work/span profile of a fork/join WORKLOAD, speedup 1..N"},
+    {"join-cost", no_argument, OPT_JOIN_COST, NULL,
+     "what a spawn/sync pair costs on one thread (fib SIZE)"},
+    {"list", no_argument, OPT_LIST, NULL, "list the workloads and exit"},
+    {"help", no_argument, OPT_HELP, NULL, "this text"},
+};
+#define NOPTIONS (sizeof wb_options / sizeof wb_options[0])
+
+/* One line per workload: name, default size, what it measures. */
+static void list_workloads(FILE *out, const char *indent)
+{
+  for (size_t k = 0; k < NWORKLOADS; k++)
+    fprintf(out, "%s%-12s %-9s %s\n", indent, workloads[k]->name, workloads[k]->default_size,
+            workloads[k]->about);
+}
+
 static void usage(FILE *out)
 {
-  fprintf(out, "usage: wsbench [--workers N] [--deque lockfree|locked] [--steal one|half]\n"
-               "               [--order lifo|fifo] [--migrate] [--slice N|none] [--repeat R]\n"
-               "               [--json FILE] [--results] "
-               "[--small] [--list]\n"
-               "               [--profile] [--serial] [--join-cost] [--impl NAME] [--pin]\n        "
-               "       [WORKLOAD [SIZE]]\n"
-               "Runs every workload (or one) serially, on 1 worker and on N workers\n"
-               "(default: every CPU this process may use), R times interleaved (default 5),\n"
-               "and prints medians. Every run checks its answer; a wrong one exits 1.\n"
-               "--profile WORKLOAD [SIZE]: work/span profile of a fork/join workload, its\n"
-               "speedup bounds, and its measured speedup on 1..N workers (table, and a PNG\n"
-               "through gnuplot when installed).\n"
-               "--results: one RESULT line per N-worker repetition (bench/compare's format);\n"
-               "--serial: the same for the serial twin. --impl NAME: the RESULT lines' impl=.\n"
-               "--pin: pin worker i to the i-th CPU (ws_options_t.pin).\n"
-               "--migrate: parked tasks may resume on the worker that readied them\n"
-               "(ws_options_t.migrate). --slice N|none: safe points before a task yields\n"
-               "to urgent work (ws_options_t.slice; 0: the default, 64).\n"
-               "service and service-bg also print a LATENCY line per repetition; their\n"
-               "percentiles come from a log-bucketed histogram, each at most 1/128 above\n"
-               "the exact value, never below (the max is exact).\n"
-               "--join-cost [fib SIZE]: the cost of a spawn/sync pair on one thread, as a\n"
-               "ladder from the plain recursive fib up to ws_join (default fib 32, R = 11).\n");
+  fprintf(out, "usage: wsbench [OPTION]... [WORKLOAD [SIZE]]\n"
+               "Runs every workload (or one) serially, on 1 worker and on N workers, R times\n"
+               "interleaved, and prints medians. Every run checks its answer; a wrong one\n"
+               "exits 1. SIZE may start with '-' (uts flags: wsbench uts \"-t 1 -d 6 -r 3\").\n"
+               "\nOptions (--opt VALUE or --opt=VALUE):\n");
+  for (size_t i = 0; i < NOPTIONS; i++) {
+    const struct wb_option *o = &wb_options[i];
+    char left[48];
+    snprintf(left, sizeof left, "%s--%s%s%s", o->val == OPT_HELP ? "-h, " : "", o->name,
+             o->arg != NULL ? " " : "", o->arg != NULL ? o->arg : "");
+    fprintf(out, "  %-26s %s\n", left, o->help);
+  }
+  fprintf(out, "\nWorkloads (name, default size, what it measures):\n");
+  list_workloads(out, "  ");
+  fprintf(out,
+          "\nservice and service-bg report sojourn percentiles p50, p90, p99, p99.9 and\n"
+          "p99.99 from a log-bucketed histogram (HdrHistogram's layout): each is at most\n"
+          "1/%u of its value above the exact percentile, never below; the max is exact.\n"
+          "With --results they also print a LATENCY line per repetition.\n"
+          "--profile writes a PNG too when gnuplot is installed; --join-cost runs fib 32\n"
+          "(or fib SIZE) with R = 11 unless --repeat says otherwise.\n",
+          WB_HIST_REL_ERR_DEN);
 }
 
 static long parse_long(const char *s, const char *what)
@@ -145,6 +209,13 @@ static long parse_long(const char *s, const char *what)
     exit(2);
   }
   return v;
+}
+
+/* An option's value it does not take: says so, returns the exit status. */
+static int bad_value(const char *option, const char *takes, const char *v)
+{
+  fprintf(stderr, "wsbench: %s takes %s, not '%s'\n", option, takes, v);
+  return 2;
 }
 
 static const wb_workload *find_workload(const char *name)
@@ -300,86 +371,113 @@ int main(int argc, char **argv)
   const char *json = NULL, *only = NULL, *size_arg = NULL, *impl = NULL;
 
   ws_options_init(&opt);
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--workers") && i + 1 < argc)
-      opt.workers = (unsigned)parse_long(argv[++i], "worker count");
-    else if (!strcmp(a, "--deque") && i + 1 < argc) {
-      const char *v = argv[++i];
+  struct option longopts[NOPTIONS + 1];
+  for (size_t i = 0; i < NOPTIONS; i++)
+    longopts[i] =
+        (struct option){wb_options[i].name, wb_options[i].has_arg, NULL, wb_options[i].val};
+  longopts[NOPTIONS] = (struct option){NULL, 0, NULL, 0};
+  /* "-": operands come back in order as 1, so that the argument right after
+     the workload can be its size even when it starts with '-'. */
+  int c;
+  while ((c = getopt_long(argc, argv, "-h", longopts, NULL)) != -1) {
+    const char *v = optarg;
+    switch (c) {
+    case 1:
+      if (only == NULL) {
+        only = v;
+        if (optind < argc && argv[optind][0] == '-' && argv[optind][1] != '-' &&
+            strcmp(argv[optind], "-h") != 0)
+          size_arg = argv[optind++]; /* uts flags */
+      } else if (size_arg == NULL) {
+        size_arg = v;
+      } else {
+        fprintf(stderr, "wsbench: one WORKLOAD and one SIZE at most ('%s'); see --help\n", v);
+        return 2;
+      }
+      break;
+    case OPT_WORKERS:
+      opt.workers = (unsigned)parse_long(v, "worker count");
+      break;
+    case OPT_DEQUE:
       if (!strcmp(v, "lockfree"))
         opt.deque = WS_DEQUE_LOCKFREE;
       else if (!strcmp(v, "locked"))
         opt.deque = WS_DEQUE_LOCKED;
-      else {
-        fprintf(stderr, "wsbench: --deque takes lockfree or locked\n");
-        return 2;
-      }
-    } else if (!strcmp(a, "--steal") && i + 1 < argc) {
-      const char *v = argv[++i];
+      else
+        return bad_value("--deque", "lockfree or locked", v);
+      break;
+    case OPT_STEAL:
       if (!strcmp(v, "one"))
         opt.steal = WS_STEAL_ONE;
       else if (!strcmp(v, "half"))
         opt.steal = WS_STEAL_HALF;
-      else {
-        fprintf(stderr, "wsbench: --steal takes one or half\n");
-        return 2;
-      }
-    } else if (!strcmp(a, "--order") && i + 1 < argc) {
-      const char *v = argv[++i];
+      else
+        return bad_value("--steal", "one or half", v);
+      break;
+    case OPT_ORDER:
       if (!strcmp(v, "lifo"))
         opt.order = WS_ORDER_LIFO;
       else if (!strcmp(v, "fifo"))
         opt.order = WS_ORDER_FIFO;
-      else {
-        fprintf(stderr, "wsbench: --order takes lifo or fifo\n");
-        return 2;
-      }
-    } else if (!strcmp(a, "--repeat") && i + 1 < argc) {
-      reps = (int)parse_long(argv[++i], "repeat count");
+      else
+        return bad_value("--order", "lifo or fifo", v);
+      break;
+    case OPT_MIGRATE:
+      opt.migrate = 1; /* parked tasks resume where they were readied */
+      break;
+    case OPT_SLICE:
+      opt.slice = !strcmp(v, "none") ? WS_SLICE_NONE : (unsigned)parse_long(v, "slice");
+      break;
+    case OPT_PIN:
+      opt.pin = 1; /* worker i on the i-th CPU of the affinity mask */
+      break;
+    case OPT_REPEAT:
+      reps = (int)parse_long(v, "repeat count");
       reps_given = 1;
       if (reps < 1)
         reps = 1;
-    } else if (!strcmp(a, "--json") && i + 1 < argc)
-      json = argv[++i];
-    else if (!strcmp(a, "--pin"))
-      opt.pin = 1; /* worker i on the i-th CPU of the affinity mask */
-    else if (!strcmp(a, "--migrate"))
-      opt.migrate = 1; /* parked tasks resume where they were readied */
-    else if (!strcmp(a, "--slice") && i + 1 < argc) {
-      const char *v = argv[++i];
-      opt.slice = !strcmp(v, "none") ? WS_SLICE_NONE : (unsigned)parse_long(v, "slice");
-    } else if (!strcmp(a, "--impl") && i + 1 < argc)
-      impl = argv[++i]; /* the RESULT lines' impl= (bench/compare's wsched-lifo) */
-    else if (!strcmp(a, "--results"))
-      results = 1;
-    else if (!strcmp(a, "--small"))
+      break;
+    case OPT_SMALL:
       small = 1;
-    else if (!strcmp(a, "--profile"))
-      profile = 1;
-    else if (!strcmp(a, "--join-cost"))
-      join_cost = 1;
-    else if (!strcmp(a, "--serial")) {
+      break;
+    case OPT_RESULTS:
+      results = 1;
+      break;
+    case OPT_SERIAL:
       serial_only = 1; /* --results for the serial twin (impl=serial-twin) */
       results = 1;
-    } else if (!strcmp(a, "--list")) {
-      for (size_t k = 0; k < NWORKLOADS; k++)
-        printf("%-11s %-9s %s\n", workloads[k]->name, workloads[k]->default_size,
-               workloads[k]->about);
+      break;
+    case OPT_IMPL:
+      impl = v; /* the RESULT lines' impl= (bench/compare's wsched-lifo) */
+      break;
+    case OPT_JSON:
+      json = v;
+      break;
+    case OPT_PROFILE:
+      profile = 1;
+      break;
+    case OPT_JOIN_COST:
+      join_cost = 1;
+      break;
+    case OPT_LIST:
+      list_workloads(stdout, "");
       return 0;
-    } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+    case OPT_HELP:
       usage(stdout);
       return 0;
-    } else if (a[0] == '-' && (only == NULL || size_arg != NULL)) {
-      /* After the workload, one argument is its size even when it starts
-         with '-' (uts flags: wsbench uts "-t 1 -d 6 -r 3"). */
-      usage(stderr);
+    default: /* getopt_long said what it refused */
+      fprintf(stderr, "usage: wsbench [OPTION]... [WORKLOAD [SIZE]] (wsbench --help)\n");
       return 2;
-    } else if (only == NULL)
-      only = a;
+    }
+  }
+  for (; optind < argc; optind++) { /* after "--": operands only */
+    if (only == NULL)
+      only = argv[optind];
     else if (size_arg == NULL)
-      size_arg = a;
+      size_arg = argv[optind];
     else {
-      usage(stderr);
+      fprintf(stderr, "wsbench: one WORKLOAD and one SIZE at most ('%s'); see --help\n",
+              argv[optind]);
       return 2;
     }
   }

@@ -128,7 +128,7 @@ static int uts_parallel_run(ws_pool_t *pool, const char *size, wb_result *r)
 
 const wb_workload wb_uts_t1 = {
     .name = "uts",
-    .about = "Unbalanced Tree Search (tree T1: geometric; T3: binomial; or flags)",
+    .about = "Unbalanced Tree Search, tree T1 (geometric); SIZE: a preset name or UTS flags",
     .default_size = "T1",
     .small_size = "-t 1 -a 3 -d 6 -b 4 -r 19",
     .check_size = uts_check_size,
@@ -139,7 +139,7 @@ const wb_workload wb_uts_t1 = {
 
 const wb_workload wb_uts_t3 = {
     .name = "uts",
-    .about = "",
+    .about = "Unbalanced Tree Search, tree T3 (binomial)",
     .default_size = "T3",
     .small_size = "-t 0 -b 200 -q 0.12 -m 8 -r 42",
     .check_size = uts_check_size,
