@@ -10,8 +10,9 @@
 #      and that it holds the shared library only, named after its SONAME;
 #   4. unpacks the runtime package and libwsched-dev into a scratch root (dpkg -x: the
 #      machine's own /usr is left alone);
-#   5. builds tests/install/consumer.c against that root with pkg-config and
-#      with CMake find_package (shared and static each), and runs it.
+#   5. builds tests/install/consumer.c against that root with pkg-config
+#      (wsched, wsched-static) and with CMake find_package (shared and
+#      static each), and runs it.
 # Usage: test_deb.sh SOURCE_DIR. Skips (77) without dpkg-buildpackage or
 # with unmet build dependencies (scripts/deps.sh installs them).
 set -euo pipefail
@@ -76,7 +77,12 @@ libdir=$(dirname "$(find "$root/usr/lib" -name 'libwsched.so' | head -n1)")
 test -L "$libdir/libwsched.so"
 test -f "$libdir/libwsched.a"
 test -f "$libdir/pkgconfig/wsched.pc"
+test -f "$libdir/pkgconfig/wsched-static.pc"
 test -f "$libdir/cmake/wsched/wschedConfig.cmake"
+# Installed in /usr, the .pc files name it as written (pkg-config then adds
+# no -L or -I for the system directories), not relative to themselves.
+grep -qx 'prefix=/usr' "$libdir/pkgconfig/wsched.pc" ||
+  { echo "wsched.pc in /usr:"; grep '^prefix=' "$libdir/pkgconfig/wsched.pc"; exit 1; }
 # The runtime package holds the shared library (by its SONAME) and nothing
 # else but its documentation.
 soname=$(objdump -p "$libdir/libwsched.so" | awk '$1 == "SONAME" {print $2}')
@@ -110,8 +116,7 @@ cc=${CC:-cc}
 $cc -std=c11 -o "$work/pc_shared" "$src/tests/install/consumer.c" $(pkg-config --cflags --libs wsched)
 run_consumer "$work/pc_shared" shared
 # shellcheck disable=SC2046
-$cc -std=c11 -o "$work/pc_static" "$src/tests/install/consumer.c" $(pkg-config --cflags wsched) \
-  "$libdir/libwsched.a" $(pkg-config --static --libs-only-other --libs-only-l wsched | sed 's/-lwsched//')
+$cc -std=c11 -o "$work/pc_static" "$src/tests/install/consumer.c" $(pkg-config --cflags --libs wsched-static)
 run_consumer "$work/pc_static" static
 
 echo "== CMake consumer"

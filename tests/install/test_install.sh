@@ -5,7 +5,11 @@
 #   CMake package: shared, static, C++ (consumer.cpp, over wsched.hpp); again with no
 #     pkg-config binary on PATH; find_package of another minor version fails;
 #   pkg-config: shared (with LD_LIBRARY_PATH, and with an rpath to the .pc
-#     file's libdir, README "Using it from your project"), static, C++;
+#     file's libdir, README "Using it from your project"), static
+#     (wsched-static, with and without --static: no libwsched.so needed), C++;
+#   the .pc files name a system directory as written (no -L, no -I) and any
+#     other prefix relative to themselves: the installed tree, moved
+#     elsewhere, still builds the pkg-config and CMake consumers;
 #   find_package(wsched COMPONENTS <unknown>) fails, naming the component;
 #   libwsched_mpi, when the build has it (a third argument): the MPI consumer
 #     (consumer_mpi.c) through find_package(wsched COMPONENTS mpi) and
@@ -30,6 +34,7 @@ libdir=$(find "$prefix" -name 'libwsched.so' -printf '%h\n' | head -n1)
 test -n "$libdir"
 test -f "$libdir/libwsched.a"
 test -f "$libdir/pkgconfig/wsched.pc"
+test -f "$libdir/pkgconfig/wsched-static.pc"
 test -f "$libdir/cmake/wsched/wschedConfig.cmake"
 test -f "$libdir/cmake/wsched/wschedConfigVersion.cmake"
 # Nothing internal is installed: the headers (C, C++, MPI when built) and
@@ -52,19 +57,43 @@ fi
 if grep -E -- '-L/(usr/)?lib' "$libdir"/pkgconfig/wsched*.pc; then
   echo "wsched.pc hard-codes a system library directory"; exit 1
 fi
-# Installed in a system directory, the library needs no -L at all: the
-# prefix is written so that pkg-config recognises its system directories.
-if PKG_CONFIG_PATH=$libdir/pkgconfig PKG_CONFIG_SYSTEM_LIBRARY_PATH=$libdir \
-  pkg-config --libs wsched | grep -- -L >/dev/null; then
-  echo "wsched.pc: -L kept for a system library directory:"
-  PKG_CONFIG_PATH=$libdir/pkgconfig PKG_CONFIG_SYSTEM_LIBRARY_PATH=$libdir pkg-config --libs wsched
-  exit 1
+# Anywhere else than a system directory, the prefix is relative to the .pc
+# file (it is moved below).
+# shellcheck disable=SC2016  # ${pcfiledir} is literal
+grep -qx 'prefix=${pcfiledir}/\.\.\(/\.\.\)*' "$libdir/pkgconfig/wsched.pc" ||
+  { echo "wsched.pc is not relocatable:"; grep '^prefix=' "$libdir/pkgconfig/wsched.pc"; exit 1; }
+# Installed in a system directory (as pkg-config sees it at install time, here
+# a scratch one named in PKG_CONFIG_SYSTEM_LIBRARY_PATH), the library needs no
+# -L nor -I at all: the prefix is written as the absolute path pkg-config
+# recognises.
+sys=$work/sys
+sys_libdir=$sys/${libdir#"$prefix"/}
+PKG_CONFIG_SYSTEM_LIBRARY_PATH=$sys_libdir cmake --install "$build" --prefix "$sys" > "$work/install-sys.log"
+grep -qx "prefix=$sys" "$sys_libdir/pkgconfig/wsched.pc" ||
+  { echo "wsched.pc in a system directory:"; grep '^prefix=' "$sys_libdir/pkgconfig/wsched.pc"; exit 1; }
+flags=$(PKG_CONFIG_PATH=$sys_libdir/pkgconfig PKG_CONFIG_SYSTEM_LIBRARY_PATH=$sys_libdir \
+  PKG_CONFIG_SYSTEM_INCLUDE_PATH=$sys/include pkg-config --cflags --libs wsched)
+if grep -E -- '-[LI]' <<<"$flags" >/dev/null; then
+  echo "wsched.pc: -L or -I kept for a system directory: $flags"; exit 1
 fi
+rm -rf "$sys"
 # The SONAME is what the CMake version file calls compatible: 0.MINOR.
 soname=$(objdump -p "$libdir/libwsched.so" | awk '$1 == "SONAME" {print $2}')
 want=$(sed -n 's/^#define WS_VERSION_MAJOR //p' "$prefix/include/wsched_version.h").$(sed -n 's/^#define WS_VERSION_MINOR //p' "$prefix/include/wsched_version.h")
 case $want in 0.*) ;; *) want=${want%%.*} ;; esac
 [ "$soname" = "libwsched.so.$want" ] || { echo "SONAME $soname, want libwsched.so.$want"; exit 1; }
+
+# loads EXE LIB: the program loads LIB (a path) at run time, as ldd resolves
+# it; the paths compared canonical (the .pc files give .../pkgconfig/../../lib).
+loads() {
+  local want got
+  want=$(readlink -f "$2")
+  # (not grep -q: it would end the pipe early, and ldd's SIGPIPE fail it under pipefail)
+  for got in $(ldd "$1" | awk '$2 == "=>" { print $3 }'); do
+    [ "$(readlink -f "$got")" = "$want" ] && return 0
+  done
+  echo "$1 does not load $2"; ldd "$1"; return 1
+}
 
 # Runs an MPI consumer on 2 ranks (more ranks than cores are allowed; Open
 # MPI refuses root without its two variables). Checks, like the others, that
@@ -73,8 +102,7 @@ run_mpi() {
   local exe=$1 kind=$2 l
   if [ "$kind" = shared ]; then
     for l in libwsched_mpi.so libwsched.so; do
-      # (grep -q would end the pipe early: ldd's SIGPIPE fails it under pipefail)
-      ldd "$exe" | grep "$libdir/$l" > /dev/null || { echo "$exe does not load $libdir/$l"; ldd "$exe"; exit 1; }
+      loads "$exe" "$libdir/$l" || exit 1
     done
   elif ldd "$exe" | grep libwsched > /dev/null; then
     echo "$exe links libwsched or libwsched_mpi dynamically"; exit 1
@@ -166,10 +194,15 @@ $cc -std=c11 -o "$work/pc_rpath" "$src/tests/install/consumer.c" $(pkg-config --
 $cxx -std=c++17 -o "$work/pc_cxx" "$src/tests/install/consumer.cpp" $(pkg-config --cflags --libs wsched) \
   -Wl,-rpath,"$(pkg-config --variable=libdir wsched)"
 "$work/pc_cxx"
-# shellcheck disable=SC2046
-$cc -std=c11 -o "$work/pc_static" "$src/tests/install/consumer.c" $(pkg-config --cflags wsched) \
-  "$libdir/libwsched.a" $(pkg-config --static --libs-only-other --libs-only-l wsched | sed 's/-lwsched//')
-"$work/pc_static"
+# The static library through its own module, with and without --static.
+for static in "" --static; do
+  # shellcheck disable=SC2046,SC2086
+  $cc -std=c11 -o "$work/pc_static" "$src/tests/install/consumer.c" $(pkg-config $static --cflags --libs wsched-static)
+  if ldd "$work/pc_static" | grep libwsched > /dev/null; then
+    echo "pc_static (pkg-config $static wsched-static) links libwsched dynamically"; exit 1
+  fi
+  "$work/pc_static"
+done
 if [ -n "$mpiexec" ]; then
   echo "== pkg-config consumer, MPI ($(pkg-config --print-requires wsched_mpi | tr '\n' ' '))"
   # --as-needed: the program needs libwsched.so only through libwsched_mpi.so,
@@ -187,4 +220,22 @@ if [ -n "$mpiexec" ]; then
     $(pkg-config --static --libs wsched_mpi | tr ' ' '\n' | grep -vE '^-lwsched(_mpi)?$')
   run_mpi "$work/pc_mpi_static" static
 fi
+echo "== the installed tree, moved: pkg-config (shared, static) and CMake consumers"
+moved=$work/moved
+mv "$prefix" "$moved"
+libdir=$moved/${libdir#"$prefix"/}
+export PKG_CONFIG_PATH=$libdir/pkgconfig
+# shellcheck disable=SC2046
+$cc -std=c11 -o "$work/moved_shared" "$src/tests/install/consumer.c" $(pkg-config --cflags --libs wsched) \
+  -Wl,-rpath,"$(pkg-config --variable=libdir wsched)"
+loads "$work/moved_shared" "$libdir/libwsched.so"
+"$work/moved_shared"
+# shellcheck disable=SC2046
+$cc -std=c11 -o "$work/moved_static" "$src/tests/install/consumer.c" $(pkg-config --cflags --libs wsched-static)
+"$work/moved_static"
+cmake -S "$src/tests/install" -B "$work/cmake-moved" -DCMAKE_PREFIX_PATH="$moved" -DWSCHED_WANT="$want" \
+  > "$work/cmake-moved.log"
+cmake --build "$work/cmake-moved" > "$work/cmake-moved-build.log"
+"$work/cmake-moved/consumer_shared"
+"$work/cmake-moved/consumer_static"
 echo "install test: ok"
