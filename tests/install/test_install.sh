@@ -4,6 +4,8 @@
 # a user's ~/.local or /opt would be), then builds and runs consumers of it:
 #   CMake package: shared, static, C++ (consumer.cpp, over wsched.hpp); again with no
 #     pkg-config binary on PATH; find_package of another minor version fails;
+#     a version range around this version is accepted, one above it or
+#     ending before it (...<) refused;
 #   pkg-config: shared (with LD_LIBRARY_PATH, and with an rpath to the .pc
 #     file's libdir, README "Using it from your project"), static
 #     (wsched-static, with and without --static: no libwsched.so needed), C++;
@@ -153,6 +155,23 @@ if cmake -S "$src/tests/install" -B "$work/cmake-minor" -DCMAKE_PREFIX_PATH="$pr
   -DWSCHED_WANT="${want%%.*}.$((${want#*.} + 1))" > "$work/cmake-minor.log" 2>&1; then
   echo "find_package(wsched) accepted another minor version"; exit 1
 fi
+
+# A range (CMake >= 3.19) is the consumer's list of the versions it was
+# written for: any version inside is accepted, across minor versions.
+major=${want%%.*} minor=${want#*.}
+minor=${minor%%.*}
+below=$major.$((minor > 0 ? minor - 1 : 0)) above=$major.$((minor + 1))
+echo "== CMake consumer, version ranges: $below...$above accepted, $above...$major.$((minor + 3)) and $below...<$want refused"
+cmake -S "$src/tests/install" -B "$work/cmake-range" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DWSCHED_WANT="$below...$above" > "$work/cmake-range.log" 2>&1 ||
+  { cat "$work/cmake-range.log"; echo "find_package(wsched $below...$above) refused"; exit 1; }
+for range in "$above...$major.$((minor + 3))" "$below...<$want"; do
+  if cmake -S "$src/tests/install" -B "$work/cmake-range-no" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DWSCHED_WANT="$range" > "$work/cmake-range-no.log" 2>&1; then
+    echo "find_package(wsched $range) accepted $want"; exit 1
+  fi
+  rm -rf "$work/cmake-range-no"
+done
 
 echo "== CMake consumer without pkg-config on PATH"
 # Every tool on PATH but pkg-config (and pkgconf).
