@@ -4,7 +4,7 @@
  * main thread (each returns a future), wait for them, read their results,
  * release the futures, destroy the pool.
  *
- * Build and run: ctest -R example_hello (or build/examples/hello).
+ * Build and run: ctest -R example_hello (or build/release/examples/hello).
  */
 #include <stdio.h>
 #include <wsched.h>
