@@ -157,6 +157,72 @@ typedef enum ws_order {
    the oldest task of its ring runs (Tokio's bound on its LIFO slot). */
 #define WS_NEXT_STREAK 3
 
+/* A pool of worker threads (opaque): ws_pool_create, ws_pool_destroy. */
+typedef struct ws_pool ws_pool_t;
+
+/* Threads. A pool starts these threads and names each one where the C
+ * library can (pthread_setname_np: Linux, macOS; elsewhere they stay
+ * unnamed), so that top -H, ps -L, gdb and perf tell them apart:
+ *   <prefix>-w<i>   worker i, 0 <= i < ws_pool_workers(pool), for the
+ *                   pool's whole life;
+ *   <prefix>-s<i>   a spare worker in slot i, ws_pool_workers(pool) <= i <
+ *                   ws_pool_slots(pool) (ws_options_t.max_spares): started
+ *                   by ws_blocking and the waits that cannot park, it exits
+ *                   after spare_idle_ms without use, and a later spare may
+ *                   start in the same slot; one of them may be the pool's
+ *                   I/O poller for a while;
+ *   <prefix>-sched  the schedtrace sampling thread, when schedtrace is on.
+ * i is what ws_current_worker() returns on that thread. <prefix> is
+ * ws_options_t.name, or "ws" when it is NULL or "". A name holds at most 15
+ * bytes (Linux's limit): when "<prefix>-<role>" is longer, the prefix is
+ * cut, never the role, and never inside a UTF-8 character. Roles are at
+ * most 5 bytes, so the first 9 bytes of a pool's name always remain:
+ * ("frontend-pool", worker 12) gives "frontend-po-w12", ("frontend-pool",
+ * spare 1030) "frontend-p-s1030".
+ *
+ * Hooks (ws_options_t.on_thread_start, on_thread_exit; oneTBB's observers,
+ * Tokio's on_thread_start): each worker and spare thread calls
+ * on_thread_start(hook_arg, pool, i, kind) on itself, once, after it is
+ * named (and pinned, with ws_options_t.pin) and before it runs anything of
+ * the pool's (tasks, continuations, timer and watch callbacks); and
+ * on_thread_exit with the same arguments after the last of those, just
+ * before the thread ends. The schedtrace thread, which runs no code of the
+ * application's, calls neither. Order:
+ *   - ws_pool_create returns after every worker's on_thread_start has
+ *     returned; when it fails with WS_ESYS, the workers that did start have
+ *     called both hooks before it returns.
+ *   - A spare calls on_thread_start when it starts, while other threads run
+ *     tasks, and on_thread_exit when it exits: after spare_idle_ms without
+ *     use (the pool still running) or at the pool's termination.
+ *   - Every on_thread_exit has returned when ws_pool_destroy returns.
+ *   - Hooks of different threads run concurrently: they must be
+ *     thread-safe. Each thread's exit comes after its own start.
+ * So the starts and exits of a pool pair up, and their count is the number
+ * of threads it started (workers, and spares as they came).
+ * Inside a hook, ws_current_worker() is i and ws_current_pool() is the
+ * pool. A hook may change its thread's own state (CPU affinity, scheduling
+ * priority, signal mask: every signal is blocked when it starts, name,
+ * thread-local data), register it with a tracer or a virtual machine, and
+ * call ws_current_worker, ws_current_pool, ws_pool_workers, ws_pool_slots,
+ * ws_strerror and ws_version. It must not call any other function of the
+ * library: no submission, wait, park or blocking call into any pool (the
+ * thread is not running a task), and no ws_shutdown or ws_pool_destroy
+ * (the latter returns WS_EDEADLK for its own pool; for another it could
+ * wait for this thread). It must return (no longjmp, no C++ exception). A
+ * slow on_thread_start delays ws_pool_create, or a spare's first task;
+ * one that waits for ws_pool_create to return never returns. */
+
+/* Which kind of thread a hook runs on. */
+typedef enum ws_thread_kind {
+  WS_THREAD_WORKER = 0, /* a worker: index 0..ws_pool_workers()-1 */
+  WS_THREAD_SPARE = 1 /* a spare worker: index ws_pool_workers()..ws_pool_slots()-1 */
+} ws_thread_kind_t;
+
+/* A thread hook (ws_options_t.on_thread_start, on_thread_exit): arg is
+   ws_options_t.hook_arg, index the thread's ws_current_worker(). */
+typedef void (*ws_thread_hook_fn)(void *arg, ws_pool_t *pool, unsigned index,
+                                  ws_thread_kind_t kind);
+
 /* Pool options for ws_pool_create: ws_options_init fills them with the
    defaults, and 0 in any field means that field's default. */
 typedef struct ws_options {
@@ -232,6 +298,18 @@ typedef struct ws_options {
      running task may pass, once urgent work waits, before it is set aside
      for it. 0: 64 (WS_SLICE_DEFAULT); WS_SLICE_NONE: never. */
   unsigned slice;
+  /* The pool's name, the prefix of its threads' names (see "Threads"
+     above): NULL or "" for none ("ws"). ws_pool_create copies what it
+     uses: the string need not outlive the call. */
+  const char *name;
+  /* Called on each worker and spare thread before it runs anything of the
+     pool's (see "Threads" above). NULL: none. */
+  ws_thread_hook_fn on_thread_start;
+  /* Called on each worker and spare thread after the last thing of the
+     pool's it ran, before it ends (see "Threads" above). NULL: none. */
+  ws_thread_hook_fn on_thread_exit;
+  /* The first argument of both hooks. */
+  void *hook_arg;
   /* A new field goes here, at the end (and into option_fields in
      src/api/pool.c), so that older layouts stay a prefix of this one. */
 } ws_options_t;
@@ -259,8 +337,6 @@ static inline void ws_options_init(ws_options_t *opt)
 /* ------------------------------------------------------------------------ */
 /* Pools                                                                     */
 
-/* A pool of worker threads (opaque): ws_pool_create, ws_pool_destroy. */
-typedef struct ws_pool ws_pool_t;
 /* A handle on one submitted task's outcome (opaque): ws_submit gives it,
    ws_future_release drops it. */
 typedef struct ws_future ws_future_t;

@@ -519,6 +519,10 @@ struct pool_options {
   size_t park_stack_size = 0;
   bool migrate = false;
   unsigned slice = 0;
+  std::string name = std::string(); // empty: none ("ws"); the pool copies what it uses
+  ws_thread_hook_fn on_thread_start = nullptr;
+  ws_thread_hook_fn on_thread_exit = nullptr;
+  void *hook_arg = nullptr;
 };
 
 // A pool of workers (ws_pool_create); the destructor is ws_pool_destroy:
@@ -552,6 +556,10 @@ public:
     c.park_stack_size = o.park_stack_size;
     c.migrate = o.migrate ? 1 : 0;
     c.slice = o.slice;
+    c.name = o.name.empty() ? nullptr : o.name.c_str(); // read by ws_pool_create only
+    c.on_thread_start = o.on_thread_start;
+    c.on_thread_exit = o.on_thread_exit;
+    c.hook_arg = o.hook_arg;
     detail::check(ws_pool_create(&p_, &c));
   }
   pool(pool &&o) noexcept : p_(std::exchange(o.p_, nullptr))

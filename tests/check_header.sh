@@ -127,7 +127,7 @@ c_fields=$(sed -n '/^typedef struct ws_options {/,/^} ws_options_t;/p' "$src/inc
   sed -nE 's/^  [A-Za-z_][A-Za-z0-9_]*( [A-Za-z_][A-Za-z0-9_]*)* \**([a-z_][a-z0-9_]*);.*/\2/p' |
   grep -v -x size)
 cpp_fields=$(sed -n '/^struct pool_options {/,/^};/p' "$src/include/wsched.hpp" |
-  sed -nE 's/^  [A-Za-z_][A-Za-z0-9_:]* ([a-z_][a-z0-9_]*) = .*;.*/\1/p')
+  sed -nE 's/^  [A-Za-z_][A-Za-z0-9_: ]* \**([a-z_][a-z0-9_]*) = .*;.*/\1/p')
 [ -n "$c_fields" ] || { echo "no field of ws_options_t found in wsched.h"; exit 1; }
 if [ "$c_fields" != "$cpp_fields" ]; then
   echo "ws::pool_options does not mirror ws_options_t:"

@@ -79,6 +79,13 @@
 #define ASSERT_LE(a, b) ASSERT_CMP(a, <=, b)
 #define ASSERT_LT(a, b) ASSERT_CMP(a, <, b)
 
+/* An atomic counter's value, for the asserts (which print their
+   arguments' text: atomic_load's expansion is unreadable). */
+static inline long count_of(_Atomic long *v)
+{
+  return atomic_load(v);
+}
+
 /* A call that returns a ws error code must return 0. */
 #define ASSERT_OK(call)                                                                            \
   do {                                                                                             \

@@ -833,6 +833,40 @@ static void options_on(unsigned w)
   // An invalid value is refused by ws_pool_create, as in C.
   o.order = static_cast<ws_order_t>(3); // in the enum's range (0..3), no enumerator
   CHECK_THROWS(ws::error, ws::pool{o});
+  // The name and the thread hooks (issue #36): the pool's constructor
+  // returns after every worker's start hook, its destructor after every
+  // exit hook; the name, a std::string, need not outlive the constructor.
+  o = ws::pool::options{};
+  o.workers = w;
+  o.max_spares = WS_SPARES_NONE;
+  std::atomic<unsigned> started{0}, exited{0};
+  std::array<std::atomic<unsigned> *, 2> counts = {&started, &exited};
+  o.on_thread_start = [](void *arg, ws_pool_t *, unsigned, ws_thread_kind_t kind) {
+    CHECK(kind == WS_THREAD_WORKER);
+    static_cast<std::array<std::atomic<unsigned> *, 2> *>(arg)->at(0)->fetch_add(1);
+  };
+  o.on_thread_exit = [](void *arg, ws_pool_t *, unsigned, ws_thread_kind_t) {
+    static_cast<std::array<std::atomic<unsigned> *, 2> *>(arg)->at(1)->fetch_add(1);
+  };
+  o.hook_arg = &counts;
+  {
+    o.name = std::string("cpp") + "-pool";
+    ws::pool named(o);
+    o.name.clear();
+    CHECK_EQ(started.load(), w);
+#ifdef __linux__
+    std::string name = named
+                           .submit([] {
+                             char got[32] = "";
+                             pthread_getname_np(pthread_self(), got, sizeof got);
+                             return std::string(got) + " " + std::to_string(ws_current_worker());
+                           })
+                           .get();
+    CHECK(name.rfind("cpp-pool-w", 0) == 0); // "cpp-pool-w1 1": its worker's index
+    CHECK(name.substr(10, name.find(' ') - 10) == name.substr(name.find(' ') + 1));
+#endif
+  }
+  CHECK_EQ(exited.load(), w);
 }
 
 // --- algorithms -------------------------------------------------------------------

@@ -35,11 +35,25 @@ void ws_options_init_sized(ws_options_t *opt, size_t size)
 static const struct {
   size_t offset, len;
 } option_fields[] = {
-    WS__FIELD(workers),         WS__FIELD(deque),       WS__FIELD(steal),
-    WS__FIELD(steal_batch),     WS__FIELD(spin_rounds), WS__FIELD(seed),
-    WS__FIELD(stack_size),      WS__FIELD(max_spares),  WS__FIELD(spare_idle_ms),
-    WS__FIELD(schedtrace_ms),   WS__FIELD(pin),         WS__FIELD(order),
-    WS__FIELD(park_stack_size), WS__FIELD(migrate),     WS__FIELD(slice),
+    WS__FIELD(workers),
+    WS__FIELD(deque),
+    WS__FIELD(steal),
+    WS__FIELD(steal_batch),
+    WS__FIELD(spin_rounds),
+    WS__FIELD(seed),
+    WS__FIELD(stack_size),
+    WS__FIELD(max_spares),
+    WS__FIELD(spare_idle_ms),
+    WS__FIELD(schedtrace_ms),
+    WS__FIELD(pin),
+    WS__FIELD(order),
+    WS__FIELD(park_stack_size),
+    WS__FIELD(migrate),
+    WS__FIELD(slice),
+    WS__FIELD(name),
+    WS__FIELD(on_thread_start),
+    WS__FIELD(on_thread_exit),
+    WS__FIELD(hook_arg),
 };
 #undef WS__FIELD
 
@@ -192,6 +206,16 @@ static void pool_configure(ws_pool_t *p, const ws_options_t *o)
   p->migrate = o->migrate != 0 && WS__MIGRATE_SUPPORTED;
   p->slice = o->slice == 0 ? WS_SLICE_DEFAULT : o->slice == WS_SLICE_NONE ? 0 : o->slice;
   p->seed = o->seed != 0 ? o->seed : WS__DEFAULT_SEED;
+  /* The threads' prefix: what a name can hold of o->name (the cut to fit
+     a role comes later, ws__thread_name_format). */
+  const char *name = o->name != NULL && o->name[0] != '\0' ? o->name : "ws";
+  size_t nlen = strnlen(name, sizeof p->name - 1);
+  memcpy(p->name, name, nlen);
+  p->name[nlen] = '\0';
+  p->on_thread_start = o->on_thread_start;
+  p->on_thread_exit = o->on_thread_exit;
+  p->hook_arg = o->hook_arg;
+  atomic_init(&p->nstarting, o->on_thread_start != NULL ? p->nworkers : 0);
   atomic_init(&p->nslots, p->nworkers);
   atomic_init(&p->nblocked, 0);
   atomic_init(&p->nspares_active, 0);
@@ -283,6 +307,10 @@ static int pool_start(ws_pool_t *p, const ws_options_t *o)
       return WS_ESYS;
     }
   }
+  /* Every worker's on_thread_start has returned (wsched.h, "Threads").
+     Acquire: pairs with each worker's release decrement. */
+  for (uint32_t n; (n = atomic_load_explicit(&p->nstarting, memory_order_acquire)) != 0;)
+    ws__futex_wait(&p->nstarting, n, WS__NO_DEADLINE);
   unsigned st_ms = o->schedtrace_ms;
   if (st_ms == 0) {
     uint64_t v;

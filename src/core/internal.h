@@ -233,6 +233,18 @@ struct ws_pool {
   double cgroup_limit; /* the cgroup CPU quota seen at creation, 0: none */
   char workers_from[48]; /* where nworkers came from, for ws_pool_describe */
   char env_notes[512]; /* environment values this pool ignored (env.h) */
+  /* Its threads' names start with this (wsched.h, "Threads"): the first
+     WS__THREAD_NAME_MAX bytes of ws_options_t.name, or "ws". */
+  char name[WS__THREAD_NAME_MAX + 1];
+  /* ws_options_t's thread hooks and their argument (NULL: none). Called by
+     ws__worker_main on each worker and spare thread. */
+  ws_thread_hook_fn on_thread_start, on_thread_exit;
+  void *hook_arg;
+  /* Workers whose on_thread_start has not returned: set to nworkers (0
+     without a start hook) before they start, decremented (release) by each
+     after its hook; ws_pool_create waits (acquire, a futex word) for 0
+     before it returns. Written before ws_pool_create returns only. */
+  _Atomic uint32_t nstarting;
   ws__worker *workers; /* nworkers + max_spares slots, cache-line aligned;
                             spare slots are initialised when first used */
   /* Not read-only, but written only when a group is cancelled, so it

@@ -60,6 +60,7 @@
 #include "park.h"
 #include "spares.h"
 
+#include <stdio.h>
 #include <string.h>
 
 _Thread_local ws__worker *ws__tls_worker __attribute__((tls_model("initial-exec")));
@@ -904,6 +905,10 @@ void *ws__worker_main(void *arg)
   ws__tls_worker = w;
   ws_jf1_self = &w->jf;
 
+  char role[16], name[WS__THREAD_NAME_MAX + 1];
+  snprintf(role, sizeof role, "%c%u", w->is_spare ? 's' : 'w', w->index);
+  ws__thread_name_format(name, p->name, role);
+  ws__thread_set_name(name); /* "ws-w3", "ws-s1030" (wsched.h, "Threads") */
   if (p->pin && !w->is_spare && p->home_cpu[w->index] >= 0)
     ws__pin_self(p->home_cpu[w->index]); /* best effort: a refusal leaves it unpinned */
 
@@ -923,11 +928,21 @@ void *ws__worker_main(void *arg)
     w->stack_limit = low + reserve;
   }
 
+  ws_thread_kind_t kind = w->is_spare ? WS_THREAD_SPARE : WS_THREAD_WORKER;
+  if (p->on_thread_start != NULL) {
+    p->on_thread_start(p->hook_arg, p, w->index, kind);
+    /* Release: pairs with ws_pool_create's acquire load; it returns after
+       every worker's hook (nstarting counts workers only). */
+    if (!w->is_spare && atomic_fetch_sub_explicit(&p->nstarting, 1, memory_order_release) == 1)
+      ws__futex_wake(&p->nstarting, 1);
+  }
   ws__worker_loop(w);
   /* The loop returns in the thread's own context (a made one hands over
      to it when the pool terminated, core/tpark.c). */
   ws__tpark_worker_exit(w);
   ws__spin_drop(w);
+  if (p->on_thread_exit != NULL)
+    p->on_thread_exit(p->hook_arg, p, w->index, kind); /* after the last task: wsched.h */
   ws__tls_worker = NULL;
   ws_jf1_self = NULL;
   return NULL;

@@ -15,6 +15,9 @@
 static void *st_main(void *arg)
 {
   ws_pool_t *p = arg;
+  char name[WS__THREAD_NAME_MAX + 1];
+  ws__thread_name_format(name, p->name, "sched");
+  ws__thread_set_name(name); /* "ws-sched" (wsched.h, "Threads") */
   int64_t t0 = ws__now_ns(), next = t0;
   uint64_t prev_run = 0, prev_steals = 0, prev_parks = 0;
   char line[8192];

@@ -115,6 +115,25 @@ int ws__mutex_init_short(pthread_mutex_t *m);
    Returns 0 or WS_ESYS. */
 int ws__thread_start(pthread_t *thread, size_t stack_size, void *(*fn)(void *), void *arg);
 
+/* The longest thread name, in bytes without the NUL: Linux's (the kernel's
+   comm field holds 16 with it). */
+#define WS__THREAD_NAME_MAX 15
+
+/* Writes "<prefix>-<role>" into out (WS__THREAD_NAME_MAX + 1 bytes). When
+   that is longer than WS__THREAD_NAME_MAX, the prefix is cut so that the
+   role stays whole, before a UTF-8 character, never inside one (the rule
+   wsched.h documents under "Threads"). role: at most
+   WS__THREAD_NAME_MAX - 2 bytes. */
+void ws__thread_name_format(char *out, const char *prefix, const char *role);
+
+/* Names the calling thread (at most WS__THREAD_NAME_MAX bytes): what top -H,
+   ps -L, gdb and perf show. Best effort: nothing where the platform has no
+   such call. */
+void ws__thread_set_name(const char *name);
+
+/* Whether ws__thread_set_name names threads on this platform (tests). */
+extern const bool ws__thread_names;
+
 /* Lowest usable address of the calling thread's stack and its size, or
    {NULL, 0} when the platform cannot tell. */
 void ws__thread_stack(char **low, size_t *size);

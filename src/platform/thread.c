@@ -2,8 +2,8 @@
 /*
  * The parts of src/platform/platform.h that plain POSIX threads provide on
  * every platform: the monotonic clock, yielding, short-section mutexes,
- * thread creation and the thread's stack bounds. The platform directories
- * (linux/, posix/) provide waiting and the barriers.
+ * thread creation, thread names and the thread's stack bounds. The
+ * platform directories (linux/, posix/) provide waiting and the barriers.
  */
 #include "platform.h"
 
@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
+#include <string.h>
 #include <time.h>
 
 int64_t ws__now_ns(void)
@@ -74,6 +75,52 @@ int ws__thread_start(pthread_t *thread, size_t stack_size, void *(*fn)(void *), 
   pthread_attr_destroy(&attr);
   return err == 0 ? 0 : WS_ESYS;
 }
+
+/* The byte at `at` continues a UTF-8 character (10xxxxxx). */
+static bool utf8_continuation(const char *at)
+{
+  return ((unsigned char)*at & 0xC0) == 0x80;
+}
+
+void ws__thread_name_format(char *out, const char *prefix, const char *role)
+{
+  size_t rlen = strlen(role);
+  WS__CHECK(rlen + 1 < WS__THREAD_NAME_MAX); /* roles are ours: "w12", "s1030", "sched" */
+  size_t room = WS__THREAD_NAME_MAX - 1 - rlen; /* for the prefix, before the '-' */
+  size_t plen = strnlen(prefix, room + 1);
+  if (plen > room) {
+    plen = room;
+    while (plen > 0 && utf8_continuation(prefix + plen))
+      plen--; /* keep no part of a character cut at the end */
+  }
+  memcpy(out, prefix, plen);
+  out[plen] = '-';
+  memcpy(out + plen + 1, role, rlen + 1);
+}
+
+/* pthread_setname_np(thread, name): glibc (2.12 on), musl (1.1.16 on),
+   bionic; Linux's limit is the one of WS__THREAD_NAME_MAX. macOS names
+   only the calling thread, with one argument (limit 63). The BSDs spell it
+   differently (untested, so not attempted): threads stay unnamed there. */
+#if defined(__linux__) || defined(__GLIBC__)
+const bool ws__thread_names = true;
+void ws__thread_set_name(const char *name)
+{
+  (void)pthread_setname_np(pthread_self(), name); /* best effort: a name is for people */
+}
+#elif defined(__APPLE__)
+const bool ws__thread_names = true;
+void ws__thread_set_name(const char *name)
+{
+  (void)pthread_setname_np(name);
+}
+#else
+const bool ws__thread_names = false;
+void ws__thread_set_name(const char *name)
+{
+  (void)name;
+}
+#endif
 
 /* pthread_getattr_np: glibc, musl, bionic. Elsewhere (macOS and the BSDs
    spell it differently; untested, so not attempted) the answer is
