@@ -101,6 +101,59 @@ WS_EXTERN const char *ws_strerror(int code);
 #define WS_FOREVER (-INT64_C(1))
 
 /* ------------------------------------------------------------------------ */
+/* Memory                                                                    */
+
+/* The allocator's alloc (ws_set_allocator): returns `size` bytes aligned
+   to `align`, or NULL when it has none (the call that needed them then
+   fails with WS_ENOMEM, or loses only an optional result). align is a
+   power of two, at least alignof(max_align_t), and size a non-zero
+   multiple of align, so both may go straight to C11's aligned_alloc.
+   `user` is ws_set_allocator's. Both functions of the pair are called from
+   any thread, concurrently, and a block may be freed on another thread
+   than the one that allocated it; neither may call the library. */
+typedef void *(*ws_alloc_fn)(void *user, size_t align, size_t size);
+/* The allocator's free (ws_set_allocator): gives back ptr, a block of the
+   ws_alloc_fn installed with it (never NULL). */
+typedef void (*ws_free_fn)(void *user, void *ptr);
+
+/* Replaces the allocator of the library, process-wide (libuv's
+   uv_replace_allocator): from now on every block libwsched and
+   libwsched_mpi allocate comes from alloc_fn and goes back to free_fn,
+   with `user` as their first argument. Both NULL: the C library's malloc,
+   aligned_alloc and free again (the default).
+   When: before the library allocates anything (before the first
+   ws_pool_create, ws_chan_create, ws_mpi_create, ws_mem_alloc), or when
+   every block it allocated has come back: every pool destroyed, every
+   future, watch and channel released or destroyed, every ws_mpi_t
+   destroyed, every ws_mem_alloc block freed. Otherwise WS_EBUSY and
+   nothing changes: a block of the allocator in use would reach the new
+   one's free.
+   Not covered, because the library does not allocate them with malloc:
+   the stacks of parked tasks and their guard pages (mmap), the threads'
+   own stacks and thread-local storage (pthread_create); nor what the C
+   library, hwloc and MPI allocate for their own use (stdio buffers when
+   /proc and the cgroup files are read, hwloc's topology while
+   ws_pool_create orders the victims, MPI's requests and buffers); nor
+   wsched.hpp's shared states (operator new).
+   Not thread-safe: no other thread may be in the library during the call
+   (the count of live blocks that makes WS_EBUSY catches blocks alive, not
+   a call in flight). Returns 0, WS_EINVAL (one function NULL and the other
+   not) or WS_EBUSY. */
+WS_EXTERN int ws_set_allocator(ws_alloc_fn alloc_fn, ws_free_fn free_fn, void *user);
+
+/* A block of `size` bytes from the library's allocator, aligned to `align`
+   (0: alignof(max_align_t); else a power of two), for code built on the
+   library that must allocate as it does (libwsched_mpi does). The block
+   is size rounded up to a multiple of align (so with a cache line's
+   alignment, it shares no line with another block). It counts as live
+   for ws_set_allocator until ws_mem_free. NULL when out of memory, or
+   when align is not a power of two. Any thread. */
+WS_EXTERN void *ws_mem_alloc(size_t align, size_t size);
+
+/* Gives back a block of ws_mem_alloc (NULL: nothing). Any thread. */
+WS_EXTERN void ws_mem_free(void *ptr);
+
+/* ------------------------------------------------------------------------ */
 /* Options                                                                   */
 
 /* The deque each worker keeps its tasks in (ws_options_t.deque). */

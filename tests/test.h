@@ -311,6 +311,91 @@ static inline void test_spare_shutdown(ws_pool_t *p, test_latch *release, _Atomi
   latch_destroy(release);
 }
 
+/* A counting allocator for ws_set_allocator (issue #36). Each block has a
+   header in front of it (a live mark, its alignment and size), so that a
+   free of a block it did not hand out, or a second free, fails the test;
+   fail_at refuses one allocation; every call checks what wsched.h
+   promises of align and size. */
+typedef struct test_alloc {
+  _Atomic long allocs, frees; /* blocks handed out, blocks given back */
+  _Atomic long fail_at; /* the fail_at-th allocation from now returns NULL (0: none) */
+  _Atomic long failed; /* allocations refused so far */
+} test_alloc;
+
+typedef struct test_alloc_head {
+  uint32_t mark; /* TEST_ALLOC_LIVE while handed out */
+  uint32_t align;
+  size_t size;
+} test_alloc_head;
+
+#define TEST_ALLOC_LIVE 0x5753414cu
+#define TEST_ALLOC_DEAD 0x64656164u
+
+static inline test_alloc_head *test_alloc_head_of(const void *block)
+{
+  return (test_alloc_head *)((uintptr_t)block - sizeof(test_alloc_head));
+}
+
+static inline void *test_alloc_fn(void *user, size_t align, size_t size)
+{
+  test_alloc *a = (test_alloc *)user;
+  if (align < sizeof(test_alloc_head) || align < _Alignof(max_align_t) ||
+      (align & (align - 1)) != 0 || size == 0 || size % align != 0)
+    TEST_FAIL("the allocator was asked for %zu bytes aligned to %zu", size, align);
+  if (atomic_load(&a->fail_at) > 0 && atomic_fetch_sub(&a->fail_at, 1) == 1) {
+    atomic_fetch_add(&a->failed, 1);
+    return NULL;
+  }
+  char *base = (char *)aligned_alloc(align, align + size);
+  if (base == NULL)
+    return NULL;
+  test_alloc_head *h = test_alloc_head_of(base + align);
+  h->mark = TEST_ALLOC_LIVE;
+  h->align = (uint32_t)align;
+  h->size = size;
+  atomic_fetch_add(&a->allocs, 1);
+  return base + align;
+}
+
+static inline void test_free_fn(void *user, void *block)
+{
+  test_alloc *a = (test_alloc *)user;
+  if (block == NULL)
+    TEST_FAIL("the allocator was asked to free NULL");
+  test_alloc_head *h = test_alloc_head_of(block);
+  if (h->mark != TEST_ALLOC_LIVE)
+    TEST_FAIL("free of %p: not a live block of the test's allocator", block);
+  h->mark = TEST_ALLOC_DEAD;
+  atomic_fetch_add(&a->frees, 1);
+  free((char *)block - h->align);
+}
+
+/* Whether block is a live block of the test's allocator (it must be one
+   of some allocator: the header is read). */
+static inline bool test_alloc_owns(const void *block)
+{
+  return test_alloc_head_of(block)->mark == TEST_ALLOC_LIVE;
+}
+
+/* Makes a the library's allocator (all counts 0). */
+static inline void test_alloc_install(test_alloc *a)
+{
+  atomic_init(&a->allocs, 0);
+  atomic_init(&a->frees, 0);
+  atomic_init(&a->fail_at, 0);
+  atomic_init(&a->failed, 0);
+  ASSERT_OK(ws_set_allocator(test_alloc_fn, test_free_fn, a));
+}
+
+/* Puts the C library's allocator back, which only works when every block
+   came back, and checks the counts: each block handed out was freed. */
+static inline void test_alloc_remove(test_alloc *a)
+{
+  ASSERT_OK(ws_set_allocator(NULL, NULL, NULL));
+  long allocs = atomic_load(&a->allocs), frees = atomic_load(&a->frees);
+  ASSERT_EQ(allocs, frees);
+}
+
 /* Runs body(arg) in a child process, which must die of SIGABRT (a misuse or
    broken-invariant abort with its message), not return: a death test. */
 static inline void expect_child_abort(void (*body)(void *), void *arg, const char *what)

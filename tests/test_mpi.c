@@ -574,6 +574,57 @@ static void part_send_fail(void)
   MPI_Abort(MPI_COMM_WORLD, 0);
 }
 
+/* --- allocator: the layer allocates through ws_set_allocator's pair -----------
+
+   Issue #36: every block of libwsched_mpi comes from the allocator the
+   application installed, as libwsched's do. With the tests' counting
+   allocator (tests/test.h) installed before anything is allocated, the
+   context itself is one of its blocks; a tree of 511 tasks spread over the
+   ranks (bags, work messages) runs; after ws_mpi_destroy every block has
+   come back (ws_set_allocator accepts the C library's again) and no free
+   was of a block the allocator did not hand out. */
+
+static test_alloc mpi_alloc;
+static int tree_id;
+static _Atomic int tree_nodes; /* a count, read after the run */
+
+static void tree(ws_mpi_t *m, const void *payload, size_t len)
+{
+  ASSERT_EQ(len, sizeof(int));
+  int depth;
+  memcpy(&depth, payload, sizeof depth);
+  atomic_fetch_add_explicit(&tree_nodes, 1, memory_order_relaxed); /* read after the run */
+  if (depth-- > 0) {
+    ASSERT_OK(ws_mpi_spawn(m, tree_id, &depth, sizeof depth));
+    ASSERT_OK(ws_mpi_spawn(m, tree_id, &depth, sizeof depth));
+  }
+}
+
+static void part_allocator(void)
+{
+  test_alloc_install(&mpi_alloc);
+  ws_options_t po;
+  ws_mpi_options_t o = one_worker(&po);
+  ws_mpi_t *m;
+  ASSERT_OK(ws_mpi_create(&m, MPI_COMM_WORLD, &o));
+  ASSERT(test_alloc_owns(m)); /* the context: a block of the layer's own */
+  tree_id = ws_mpi_register(m, "tree", tree);
+  ASSERT_EQ(tree_id, 0);
+  if (rank == 0) {
+    int depth = 8;
+    ASSERT_OK(ws_mpi_spawn(m, tree_id, &depth, sizeof depth));
+  }
+  ASSERT_OK(ws_mpi_run(m));
+  uint64_t n = (uint64_t)atomic_load_explicit(&tree_nodes, memory_order_relaxed); /* after */
+  ASSERT_OK(ws_mpi_allreduce_u64(m, &n, 1, WS_MPI_SUM));
+  ASSERT_EQ(n, 511); /* 2^9 - 1 nodes */
+  ASSERT_EQ(ws_set_allocator(NULL, NULL, NULL), WS_EBUSY); /* the context's blocks are out */
+  ASSERT_OK(ws_mpi_destroy(m));
+  long allocs = count_of(&mpi_alloc.allocs);
+  fprintf(stderr, "rank %d: %ld blocks allocated and freed\n", rank, allocs);
+  test_alloc_remove(&mpi_alloc);
+}
+
 static const test_part parts[] = {
     {"send_fail", part_send_fail, true},
     {"create_agree", part_create_agree, true},
@@ -582,6 +633,7 @@ static const test_part parts[] = {
     {"run_guard", part_run_guard, true},
     {"chunk", part_chunk, true},
     {"limits", part_limits, true},
+    {"allocator", part_allocator, true},
 };
 
 int main(int argc, char **argv)

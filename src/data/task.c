@@ -182,6 +182,11 @@ void ws__task_unref(ws__task_cache *c, ws__task_depot *d, ws__task *t)
     ws__task_free(c, d, t);
 }
 
+void ws__task_tls_drain(void)
+{
+  tls_cache_destroy(NULL);
+}
+
 void ws__task_cache_drain(ws__task_cache *c)
 {
   free_chain(c->head);

@@ -260,4 +260,10 @@ void ws__task_unref(ws__task_cache *c, ws__task_depot *d, ws__task *t);
 /* Frees every record in cache c. */
 void ws__task_cache_drain(ws__task_cache *c);
 
+/* Frees the calling thread's own cache of records (the one ws__task_alloc
+   and ws__task_free use with c == NULL, outside the pools' workers): it
+   lives until the thread exits otherwise, and its records count as live
+   blocks for ws_set_allocator. Any thread, for its own cache. */
+void ws__task_tls_drain(void);
+
 #endif /* WS_TASK_H */

@@ -2,42 +2,37 @@
 /*
  * mpi_mem.h - the one allocator pair of libwsched_mpi (issue #30; STYLE.md,
  * "One allocator family"). Every block of the layer comes from ws__mpi_alloc
- * and goes back through ws__mpi_free; no other file of src/mpi calls
- * malloc, calloc, realloc, aligned_alloc or free (tests/check_layers.py
- * checks it).
+ * and goes back through ws__mpi_free; no file of src/mpi, this one
+ * included, calls the C library's allocator (tests/check_layers.py checks
+ * it).
  *
  * Why a pair of its own: the library's family (src/platform/alloc.c,
  * ws__malloc and the rest, with the tests' fault injection) is internal to
- * libwsched, and libwsched_mpi uses the public API only, which has no
- * allocator hook. When it gets one, routing the layer through it changes
- * these two functions and nothing else. The helpers below are built on the
- * pair.
+ * libwsched, and libwsched_mpi uses the public API only. The pair goes
+ * through the public ws_mem_alloc and ws_mem_free, which end in that family
+ * and so in the allocator ws_set_allocator installs. The helpers below are
+ * built on the pair.
  */
 #ifndef WS_MPI_MEM_H
 #define WS_MPI_MEM_H
 
-#include <stdalign.h>
+#include "wsched.h"
+
 #include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
-/* size bytes aligned to align (a power of two; at least max_align_t's), or
-   NULL. Any thread. */
+/* size bytes aligned to align (0 or a power of two; at least max_align_t's),
+   or NULL. Any thread. */
 static inline void *ws__mpi_alloc(size_t align, size_t size)
 {
-  if (align < alignof(max_align_t))
-    align = alignof(max_align_t);
-  if (size > SIZE_MAX - align)
-    return NULL;
-  size = size == 0 ? align : (size + align - 1) / align * align; /* a multiple, as C11 asks */
-  return aligned_alloc(align, size);
+  return ws_mem_alloc(align, size); /* whole multiples of align: bag.c counts on it */
 }
 
 /* Gives back a block of ws__mpi_alloc (NULL: nothing). Any thread. */
 static inline void ws__mpi_free(void *p)
 {
-  free(p);
+  ws_mem_free(p);
 }
 
 /* n zeroed elements of size bytes, or NULL (out of memory, or n * size

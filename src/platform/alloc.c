@@ -14,9 +14,19 @@
  * point whether the record comes from a cache or from memory (task.c asks
  * ws__alloc_fault_point itself). ws__sys_fault does the same for the
  * system calls that the platform layer lets tests fail (platform.h).
+ *
+ * The family ends in one replaceable pair (ws__alloc_replace, under the
+ * public ws_set_allocator of api/memory.c: a user's arena, jemalloc, a
+ * counting allocator in tests), which libwsched_mpi reaches through
+ * ws_mem_alloc and ws_mem_free. A count of live blocks lets it refuse to
+ * swap the pair while a block of the old one could still be given back to
+ * the new one.
  */
 #include "platform.h"
 
+#include "wsched.h"
+
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,29 +84,70 @@ int ws__sys_fault_point(ws__sysop op)
   return atomic_load_explicit(&sys_fault_err[op], memory_order_relaxed);
 }
 
+/* The allocator in use (ws_set_allocator). u_alloc and u_free are NULL for
+   the C library's. Written by ws__alloc_replace only, while no block is
+   live (and, by its contract, while no other thread is in the library);
+   read by every allocation and free. u_user is stored before the two
+   functions' release stores and loaded after their acquire loads, so a
+   thread that calls the user's function sees the user pointer stored with
+   it (and whatever the caller prepared before ws_set_allocator). */
+static _Atomic(ws_alloc_fn) u_alloc;
+static _Atomic(ws_free_fn) u_free;
+static _Atomic(void *) u_user;
+
+/* Blocks allocated and not yet freed, through any allocator: what makes
+   ws__alloc_replace answer WS_EBUSY. Incremented (relaxed) after each
+   allocation, decremented (release) after each free returned; read
+   (acquire) by ws__alloc_replace. One shared line, touched only when the
+   library really allocates, which its hot paths avoid (task records come
+   from caches, data/task.c). */
+static _Atomic size_t live;
+
+/* One block of the allocator in use: size bytes (0 asks for 1) aligned to
+   align (a power of two), or NULL. The size handed on is a multiple of the
+   alignment, at least max_align_t's: what C11 aligned_alloc wants, and what
+   wsched.h promises an ws_alloc_fn. */
+static void *alloc_block(size_t align, size_t size)
+{
+  if (align < alignof(max_align_t))
+    align = alignof(max_align_t);
+  if (size > SIZE_MAX - align)
+    return NULL;
+  size = size == 0 ? align : (size + align - 1) / align * align;
+  /* Acquire: pairs with ws__alloc_replace's release store (see u_user). */
+  ws_alloc_fn fn = atomic_load_explicit(&u_alloc, memory_order_acquire);
+  void *p;
+  if (fn == NULL)
+    p = align == alignof(max_align_t) ? malloc(size) : aligned_alloc(align, size);
+  else
+    p = fn(atomic_load_explicit(&u_user, memory_order_relaxed), align, size); /* see u_user */
+  if (p != NULL)
+    atomic_fetch_add_explicit(&live, 1, memory_order_relaxed); /* a count (see live) */
+  return p;
+}
+
 void *ws__malloc(size_t size)
 {
   if (ws__alloc_fault_point())
     return NULL;
-  return malloc(size);
+  return alloc_block(0, size);
 }
 
 void *ws__aligned_alloc(size_t align, size_t size)
 {
   if (ws__alloc_fault_point())
     return NULL;
-  return ws__aligned_alloc_quiet(align, size);
+  return alloc_block(align, size);
 }
 
 void *ws__aligned_alloc_quiet(size_t align, size_t size)
 {
-  size = (size + align - 1) / align * align; /* aligned_alloc wants a multiple */
-  return aligned_alloc(align, size);
+  return alloc_block(align, size);
 }
 
 void *ws__malloc_quiet(size_t size)
 {
-  return malloc(size);
+  return alloc_block(0, size);
 }
 
 char *ws__strdup_quiet(const char *s)
@@ -110,7 +161,28 @@ char *ws__strdup_quiet(const char *s)
 
 void ws__free(void *p)
 {
-  free(p);
+  if (p == NULL)
+    return;
+  /* Acquire: pairs with ws__alloc_replace's release store (see u_user). */
+  ws_free_fn fn = atomic_load_explicit(&u_free, memory_order_acquire);
+  if (fn == NULL)
+    free(p);
+  else
+    fn(atomic_load_explicit(&u_user, memory_order_relaxed), p); /* see u_user */
+  /* Release: pairs with ws__alloc_replace's acquire load; a 0 it reads
+     comes after every free call has returned. */
+  atomic_fetch_sub_explicit(&live, 1, memory_order_release);
+}
+
+int ws__alloc_replace(ws_alloc_fn alloc_fn, ws_free_fn free_fn, void *user)
+{
+  /* Acquire: pairs with ws__free's release decrement. */
+  if (atomic_load_explicit(&live, memory_order_acquire) != 0)
+    return WS_EBUSY; /* a block of the allocator in use would go to the new one's free */
+  atomic_store_explicit(&u_user, user, memory_order_relaxed); /* published by the stores below */
+  atomic_store_explicit(&u_free, free_fn, memory_order_release); /* pairs with ws__free */
+  atomic_store_explicit(&u_alloc, alloc_fn, memory_order_release); /* pairs with alloc_block */
+  return 0;
 }
 
 _Noreturn void ws__misuse(const char *what)

@@ -10,6 +10,8 @@
 #ifndef WS_PLATFORM_H
 #define WS_PLATFORM_H
 
+#include "wsched.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -221,6 +223,13 @@ void *ws__malloc_quiet(size_t size);
 void *ws__aligned_alloc_quiet(size_t align, size_t size);
 char *ws__strdup_quiet(const char *s);
 void ws__free(void *p);
+
+/* Makes (alloc_fn, free_fn, user) the pair every block above comes from and
+   goes back to (both NULL: the C library's). WS_EBUSY, and nothing
+   changes, while a block is live (allocated, not freed); else 0. The
+   caller makes sure no other thread allocates or frees meanwhile
+   (wsched.h, ws_set_allocator). */
+int ws__alloc_replace(ws_alloc_fn alloc_fn, ws_free_fn free_fn, void *user);
 
 /* Tests only: after ws__alloc_fault(first, every), the first-th following
    allocation through ws__malloc/ws__aligned_alloc fails (1: the next one),
