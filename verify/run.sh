@@ -223,5 +223,15 @@ check mutex-fastunlock mutex.pml fail "-DBROKEN_FASTUNLOCK" "-m10000"
 check mutex-nostarveclear mutex.pml fail "-DBROKEN_NOSTARVECLEAR" "-m10000"
 check mutex-handoffunlock mutex.pml fail "-DBROKEN_HANDOFFUNLOCK" "-m10000"
 
+# pd.pml: a task reading a byte stream through a poll descriptor (issue #32,
+# src/core/netpoll.c "Parked waits", src/api/io.c ws_read): edges, the ready
+# flag, the drained hint, the registration check of a parking wait. STALE
+# starts with a registration close(2) took away. NOSEQ marks drained without
+# looking for an edge since the read; NOCHECK parks without the check.
+check pd            pd.pml     pass "-DNDATA=5" "-m10000" -O1
+check pd-stale      pd.pml     pass "-DSTALE" "-m10000"
+check pd-noseq      pd.pml     fail "-DNOSEQ" "-m10000"
+check pd-nocheck    pd.pml     fail "-DSTALE -DNOCHECK" "-m10000"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
