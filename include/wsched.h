@@ -947,7 +947,9 @@ WS_EXTERN int ws_yield(void);
  * run long, such as a fork/join computation deep in its tree. A running
  * task reaches safe points where it calls into wsched anyway: ws_join, a
  * group's ws_group_spawn and ws_group_wait (so ws_parallel_for's chunks,
- * which are joins), and ws_should_yield. While no urgent work waits, a
+ * which are joins), a channel operation (ws_chan_send, _recv, their _try
+ * and _timeout forms, ws_chan_select) or a ws_read or ws_write that
+ * completes without waiting, and ws_should_yield. While no urgent work waits, a
  * safe point costs one relaxed load (ws_join's inline path loads it with
  * the words it loads already). While some does, each worker counts the
  * safe points of the task it runs; at the ws_options_t.slice-th (64 by

@@ -8,7 +8,9 @@
  *             resumes where it was, locals and errno intact), for slice 1,
  *             7, 64 (the default) and 1000; with WS_SLICE_NONE, H starts
  *             only once T returned. The same through a group's spawns,
- *             through parallel_for chunks, and through ws_should_yield
+ *             through parallel_for chunks, channel sends and receives
+ *             that do not wait, ws_write and ws_read that do not wait,
+ *             and through ws_should_yield
  *             with ws_yield, which says true at the slice-th call.
  *   fifo    — the same bound in a WS_ORDER_FIFO pool for a task submitted
  *             from outside (ws_submit from a plain thread), which is
@@ -25,6 +27,8 @@
  */
 #include "test.h"
 
+#include <sys/socket.h>
+
 static ws_pool_t *slice_pool(unsigned workers, unsigned slice, ws_order_t order)
 {
   ws_options_t o;
@@ -39,13 +43,16 @@ static ws_pool_t *slice_pool(unsigned workers, unsigned slice, ws_order_t order)
 
 /* --- bound --------------------------------------------------------------------- */
 
-enum { VIA_JOIN, VIA_GROUP, VIA_PFOR, VIA_SHOULD };
+enum { VIA_JOIN, VIA_GROUP, VIA_PFOR, VIA_CHAN, VIA_IO, VIA_SHOULD };
 
 typedef struct bt {
   ws_pool_t *pool;
   unsigned slice; /* 0: WS_SLICE_NONE */
   int via;
   long limit; /* safe points T makes at most */
+  ws_chan_t *ch; /* VIA_CHAN: capacity 1, sends and receives that never wait */
+  int sv[2]; /* VIA_IO: a socket pair, writes and reads that never wait */
+  long n; /* T's safe points so far */
   _Atomic long points; /* T's safe points after H was submitted */
   _Atomic long h_saw; /* points when H started (-1: not yet) */
   _Atomic int t_done, h_after_t;
@@ -90,6 +97,24 @@ static void safe_point(bt *b)
     /* Two chunks: one join, a safe point. */
     ASSERT_OK(ws_parallel_for(NULL, 0, 2, 1, chunk, NULL));
     break;
+  case VIA_CHAN: {
+    /* A send, then a receive: each done at once, each a safe point. */
+    int v = 7;
+    if (b->n % 2 == 0)
+      ASSERT_OK(ws_chan_send(b->ch, &v));
+    else
+      ASSERT_OK(ws_chan_recv(b->ch, &v));
+    break;
+  }
+  case VIA_IO: {
+    /* A write, then a read of what it wrote: neither waits. */
+    char c = 'x';
+    if (b->n % 2 == 0)
+      ASSERT_EQ(ws_write(b->sv[1], &c, 1), 1);
+    else
+      ASSERT_EQ(ws_read(b->sv[0], &c, 1), 1);
+    break;
+  }
   default:
     if (ws_should_yield())
       ASSERT_OK(ws_yield());
@@ -106,6 +131,7 @@ static int t_task(void *arg)
   for (long i = 0; i < b->limit && atomic_load(&b->h_saw) < 0; i++) {
     atomic_fetch_add(&b->points, 1);
     safe_point(b);
+    b->n++;
   }
   atomic_store(&b->errno_ok, test_get_errno() == 777);
   atomic_store(&b->locals_ok,
@@ -124,11 +150,16 @@ static void bound_one(unsigned slice, int via)
   atomic_store(&b.h_saw, -1);
   b.pool = slice_pool(1, slice == 0 ? WS_SLICE_NONE : slice, WS_ORDER_LIFO);
   bt_cur = &b;
+  ASSERT_OK(ws_chan_create(sizeof(int), 1, &b.ch));
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, b.sv), 0);
   ASSERT_OK(test_run_root(b.pool, t_task, &b));
   ASSERT_OK(ws_pool_wait_idle(b.pool, WS_FOREVER));
   ws_stats_t st;
   ws_pool_stats(b.pool, &st, NULL, 0);
+  ASSERT_OK(ws_close(b.pool, b.sv[0]));
+  ASSERT_OK(ws_close(b.pool, b.sv[1]));
   ASSERT_OK(ws_pool_destroy(b.pool));
+  ASSERT_OK(ws_chan_destroy(b.ch));
   long saw = atomic_load(&b.h_saw);
   ASSERT(atomic_load(&b.errno_ok));
   ASSERT(atomic_load(&b.locals_ok));
@@ -150,7 +181,8 @@ static void bound_one(unsigned slice, int via)
     ASSERT_EQ(saw, (long)(slice + 1) / 2);
     ASSERT_EQ(st.total.task_slices, 1);
   } else {
-    /* The slice-th safe point after the submission took H. */
+    /* The slice-th safe point after the submission took H (a channel
+       operation, a read or a write that did not wait are one each). */
     ASSERT_EQ(saw, (long)slice);
     ASSERT_EQ(st.total.task_slices, 1);
   }

@@ -244,6 +244,8 @@ static int chan_op1(ws_chan_t *ch, void *elem, bool send, int64_t timeout_ns)
   int rc = send ? send_now(ch, elem) : recv_now(ch, elem);
   if (rc != WS_EAGAIN || timeout_ns == 0) {
     chan_unlock(ch);
+    if (rc == 0)
+      ws__safe_point(); /* done without a wait: a producer that never waits is sliced here */
     return rc;
   }
   chan_wait wt;
@@ -387,6 +389,7 @@ int ws_chan_select(ws_chan_case_t *cases, size_t n, int64_t timeout_ns)
     if (rc != WS_EAGAIN) {
       unlock_all(lk, nl);
       c->result = rc;
+      ws__safe_point(); /* a case was ready: no wait */
       return (int)poll[p];
     }
   }

@@ -247,8 +247,10 @@ ssize_t ws_read(int fd, void *buf, size_t n)
     ssize_t r = read(fd, buf, n);
     if (r > 0 && (size_t)r < n && p != NULL)
       ws__io_short(p, fd, seq);
-    if (r >= 0)
+    if (r >= 0) {
+      ws__safe_point(); /* a reader that never waits is sliced here */
       return r;
+    }
     if (ERRNO == EINTR)
       continue;
     if (!would_block(ERRNO) || !io_wait_errno(fd, WS_IO_READ))
@@ -274,6 +276,7 @@ ssize_t ws_write(int fd, const void *buf, size_t n)
          again at the next call. */
       return done != 0 ? (ssize_t)done : -1;
   }
+  ws__safe_point(); /* as ws_read */
   return (ssize_t)done;
 }
 

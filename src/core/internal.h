@@ -549,6 +549,10 @@ static inline void ws__slice_point(ws__worker *w)
   if (__builtin_expect(atomic_load_explicit(&w->pool->nurgent, memory_order_relaxed) != 0, 0))
     ws__tpark_slice(w);
 }
+/* A safe point of an API call that returned without waiting (a channel
+   operation, a read or write that did not park): the calling task's, when
+   the caller is a task. */
+void ws__safe_point(void);
 /* The calling thread's worker, read afresh: a call the compiler cannot
    merge with an earlier one (after a park that may have migrated). */
 ws__worker *ws__tpark_self(void);

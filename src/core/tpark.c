@@ -1209,7 +1209,8 @@ static bool other_work(ws__worker *w)
    A running task reaches safe points where it calls into wsched anyway: a
    join (the inline ws_join of wsched.h loads nurgent beside the idle words
    it loads already, and calls ws_jf1_spawn when any is not 0), a group's
-   spawn or wait, ws_should_yield. There, while nurgent is 0, nothing but
+   spawn or wait, ws_should_yield, and the channel operations, ws_read and
+   ws_write that complete without waiting (ws__safe_point). There, while nurgent is 0, nothing but
    that load happens. While it is not, and no worker is idle or searching
    (one of those takes the work: its submitter woke one), the worker counts
    the safe points that find urgent work. At the slice-th (pool->slice) it
@@ -1270,6 +1271,13 @@ void ws__tpark_slice(ws__worker *w)
   tp_init(&r, w);
   r.slice = true;
   park(w, &r);
+}
+
+void ws__safe_point(void)
+{
+  ws__worker *w = ws__tls_worker;
+  if (w != NULL && w->jf.cur != NULL && !w->is_spare)
+    ws__slice_point(w);
 }
 
 bool ws__tpark_should_yield(void)
