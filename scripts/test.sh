@@ -57,7 +57,7 @@ scripts/deps.sh
 configs=("$@")
 [ ${#configs[@]} -eq 0 ] && configs=(release tsan asan fuzz posix clang m32 aarch64)
 # The ctests the aarch64 run runs (an extended regex over the names).
-aarch64_subset='^(api|api_env_.*|fiber_.*|fiberswitch_small|tpark_(sleepers|race|runnext|yield|shutdown|outside|nest|overflow|deep|stats)|chan_(fair|close|timeout|shutdown|misuse|outside|nest|pingpong|spare)|sync_(mutex|fifo|cond|sem|wg|timeout|shutdown|spare|misuse|nest)|migrate_(moves|steal|shutdown)|slice_(bound|fifo|both|stress)|deque|inject_.*|nomem|alloc_sweep|inline_join|'
+aarch64_subset='^(api|api_env_.*|fiber_.*|fiberswitch_small|tpark_(sleepers|race|runnext|yield|shutdown|outside|nest|overflow|deep|stats)|chan_(fair|close|timeout|shutdown|misuse|outside|nest|pingpong|spare)|sync_(mutex|fifo|cond|sem|wg|timeout|shutdown|spare|misuse|nest)|migrate_(moves|steal|shutdown)|slice_(bound|fifo|both|stress|nest)|deque|inject_.*|nomem|alloc_sweep|inline_join|'
 aarch64_subset+='idle_(barrier|parked|wakeup|stalled|membarrier_fail)|exactly_once_(forkjoin|steals)|'
 aarch64_subset+='forkjoin_(fib|nqueens|pfor|errors|wide|outside|steal|publish)|'
 aarch64_subset+='future_(basic|help|timeout|misuse)|cont_(then|all|any|wide|shutdown)|order_.*|'

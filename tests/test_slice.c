@@ -24,6 +24,13 @@
  *             tasks and from threads at random while the trees run
  *             (slice 1 and 5): every fib is right, every urgent task runs
  *             exactly once, and the pool counted slices.
+ *   nest    — 4 workers, slice 1 and 3: a parallel_for of 1,008 chunks, each
+ *             opening a group of two children that meet on an unbuffered
+ *             channel (8 values; the sender joins between its sends, the
+ *             receiver also waits on a future), with urgent tasks
+ *             submitted from the senders and from threads: parks inside
+ *             joins inside groups inside parallel_for, sliced anywhere;
+ *             every value arrives once, every urgent task runs once.
  */
 #include "test.h"
 
@@ -36,6 +43,7 @@ static ws_pool_t *slice_pool(unsigned workers, unsigned slice, ws_order_t order)
   o.workers = workers;
   o.order = order;
   o.slice = slice;
+  o.migrate = test_migrate();
   ws_pool_t *p;
   ASSERT_OK(ws_pool_create(&p, &o));
   return p;
@@ -488,11 +496,134 @@ static void part_stress(void)
   free((void *)st_ran);
 }
 
+/* --- nest ---------------------------------------------------------------------- */
+
+/* Slices while tasks wait: each chunk of a parallel_for opens a group
+   whose two children meet on an unbuffered channel (the sender computes
+   fib in joins between its sends; the receiver waits on the channel and
+   on a future of a task it submitted), while urgent tasks come from
+   inside and from threads. Parks inside joins inside groups inside
+   parallel_for, and slices at any safe point of any of them. */
+#define NS_VALUES 8
+
+typedef struct ns_pair {
+  ws_chan_t *ch;
+  long base; /* the values sent: base .. base + NS_VALUES - 1 */
+  long got; /* their sum, as received */
+  long urgent; /* the urgent task it submits */
+} ns_pair;
+
+static _Atomic long ns_sum, ns_count;
+
+static int ns_fib_task(void *arg)
+{
+  fj *x = arg;
+  return fib_join(x);
+}
+
+static int ns_sender(void *arg)
+{
+  ns_pair *q = arg;
+  ASSERT_OK(ws_submit_ex(st_pool, st_urgent, (void *)(intptr_t)q->urgent, WS_SUBMIT_HIGH, NULL));
+  for (long v = q->base; v < q->base + NS_VALUES; v++) {
+    fj x = {10, 0};
+    ASSERT_OK(fib_join(&x));
+    ASSERT_EQ(x.r, 55);
+    ASSERT_OK(ws_chan_send(q->ch, &v));
+  }
+  return 0;
+}
+
+static int ns_receiver(void *arg)
+{
+  ns_pair *q = arg;
+  fj x = {14, 0};
+  ws_future_t *f;
+  ASSERT_OK(ws_submit(st_pool, ns_fib_task, &x, &f));
+  for (int i = 0; i < NS_VALUES; i++) {
+    long v;
+    ASSERT_OK(ws_chan_recv(q->ch, &v));
+    q->got += v;
+  }
+  ASSERT_OK(ws_future_wait(f, WS_FOREVER)); /* parks */
+  ws_future_release(f);
+  ASSERT_EQ(x.r, 377);
+  return 0;
+}
+
+static int ns_chunk(void *ctx, int64_t lo, int64_t hi)
+{
+  long *next_urgent = ctx;
+  for (int64_t i = lo; i < hi; i++) {
+    ns_pair q = {.base = (long)i * NS_VALUES, .urgent = *next_urgent + (long)i};
+    ASSERT_OK(ws_chan_create(sizeof(long), 0, &q.ch));
+    ws_group_t g;
+    ASSERT_OK(ws_group_init(&g, NULL));
+    ASSERT_OK(ws_group_spawn(&g, ns_sender, &q));
+    ASSERT_OK(ws_group_spawn(&g, ns_receiver, &q));
+    ASSERT_OK(ws_group_wait(&g));
+    ASSERT_OK(ws_chan_destroy(q.ch));
+    long want = NS_VALUES * q.base + NS_VALUES * (NS_VALUES - 1) / 2;
+    ASSERT_EQ(q.got, want);
+    atomic_fetch_add(&ns_sum, q.got);
+    atomic_fetch_add(&ns_count, 1);
+  }
+  return 0;
+}
+
+static int ns_root(void *arg)
+{
+  long *n = arg;
+  long urgent_base = 0;
+  return ws_parallel_for(NULL, 0, *n, 1, ns_chunk, &urgent_base);
+}
+
+static void part_nest(void)
+{
+  long n = 1000 / TEST_SCALE_DIV + 8;
+  const long nthreads = 2;
+  st_nurgent = n + nthreads * 50;
+  st_ran = calloc((size_t)st_nurgent, sizeof *st_ran);
+  ASSERT(st_ran != NULL);
+  for (unsigned slice = 1; slice <= 3; slice += 2) {
+    memset((void *)st_ran, 0, (size_t)st_nurgent * sizeof *st_ran);
+    atomic_store(&st_urgent_done, 0);
+    atomic_store(&ns_sum, 0);
+    atomic_store(&ns_count, 0);
+    st_pool = slice_pool(4, slice, test_order());
+    ws_future_t *f;
+    ASSERT_OK(ws_submit(st_pool, ns_root, &n, &f));
+    pthread_t th[2];
+    for (long k = 0; k < nthreads; k++)
+      ASSERT_EQ(pthread_create(&th[k], NULL, st_outside, (void *)(intptr_t)(n + k * 50)), 0);
+    ASSERT_OK(ws_future_wait(f, TEST_DEADLINE_NS));
+    int rc;
+    ASSERT_OK(ws_future_result(f, &rc));
+    ASSERT_EQ(rc, 0);
+    ws_future_release(f);
+    for (int k = 0; k < nthreads; k++)
+      pthread_join(th[k], NULL);
+    ASSERT_OK(ws_pool_wait_idle(st_pool, WS_FOREVER));
+    ws_stats_t st;
+    ws_pool_stats(st_pool, &st, NULL, 0);
+    ASSERT_OK(ws_pool_destroy(st_pool));
+    fprintf(stderr,
+            "nest, slice %u: %ld pairs, %ld urgent tasks, %" PRIu64 " slices, %" PRIu64 " parks\n",
+            slice, atomic_load(&ns_count), atomic_load(&st_urgent_done), st.total.task_slices,
+            st.total.task_parks);
+    ASSERT_EQ(atomic_load(&ns_count), n);
+    long m = n * NS_VALUES;
+    ASSERT_EQ(atomic_load(&ns_sum), m * (m - 1) / 2);
+    ASSERT_EQ(atomic_load(&st_urgent_done), st_nurgent);
+    for (long i = 0; i < st_nurgent; i++)
+      ASSERT_EQ(atomic_load(&st_ran[i]), 1);
+  }
+  free((void *)st_ran);
+}
+
 static const test_part parts[] = {
-    {"bound", part_bound, false},
-    {"fifo", part_fifo, false},
-    {"both", part_both, false},
-    {"stress", part_stress, false},
+    {"bound", part_bound, false},   {"fifo", part_fifo, false}, {"both", part_both, false},
+    {"stress", part_stress, false}, {"nest", part_nest, false},
 };
 
 TEST_MAIN(parts)
