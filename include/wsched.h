@@ -458,10 +458,10 @@ WS_EXTERN int ws_submit_ex(ws_pool_t *pool, ws_task_fn fn, void *arg, unsigned f
 
 /* Submits n tasks at once: fn(args[0]), ..., fn(args[n-1]), each as
    ws_submit(pool, fn, args[i], ...) would, but queued together: from
-   outside the pool the n records enter the global queue in one step and the
-   outstanding count moves once. Without futures, n calls of ws_submit cost
-   less than one batch (they write no record: docs/BENCHMARKS.md, 1e); the
-   batch is for all or nothing, and for futures in bulk. The args array is
+   outside the pool the n tasks enter the global queue in one step and the
+   outstanding count moves once (without futures, as entries that write no
+   record, as ws_submit's do: a batch costs no more than n calls;
+   docs/BENCHMARKS.md, 1e). The args array is
    read before the call returns. If `futures` is not NULL it
    receives n handles, each to be released with ws_future_release().
    All or nothing: on error no task was queued (and every futures[i] is

@@ -18,6 +18,11 @@
  *           producer's order; the emptiness rule above holds; with
  *           allocation failures injected, a push that needed a segment
  *           and got none is refused whole and the producer pushes it again.
+ *   batches — the same, with half the producers pushing runs of 1 to 600
+ *           entries (across segment boundaries) with one
+ *           ws__inject_push_entries each, racing the single pushes: every
+ *           entry once and in order; a run refused for want of a segment
+ *           left nothing behind (its retry would show entries twice).
  * More producers than cores, repeated with several seeds.
  */
 #include "test.h"
@@ -116,9 +121,41 @@ static int entry_fn(void *arg)
   return 0; /* never called: the test only moves entries */
 }
 
+static bool batches; /* part batches: odd producers push runs with one call */
+
+/* Producer p's entries base + i .. base + i + k - 1 with one
+   ws__inject_push_entries, again until it takes them (all or nothing: a
+   refused batch left nothing, or the consumer sees entries twice). */
+static void push_run(long base, long i, long k)
+{
+  enum { RUN_MAX = 600 }; /* more than two segments */
+  void *args[RUN_MAX];
+  ASSERT(k <= RUN_MAX);
+  for (long j = 0; j < k; j++)
+    args[j] = (void *)(intptr_t)(base + i + j);
+  while (!ws__inject_push_entries(&q, entry_fn, args, (size_t)k)) {
+    atomic_fetch_add(&refused, 1);
+    sched_yield();
+  }
+  atomic_fetch_add_explicit(&completed, k, memory_order_release); /* after the push */
+}
+
 static void *entry_producer(void *arg)
 {
   long p = (long)(intptr_t)arg, base = p * per_producer;
+  if (batches && p % 2 == 1) {
+    uint64_t rng = test_seed() + (uint64_t)p;
+    for (long i = 0; i < per_producer;) {
+      long k = 1 + (long)(test_rng(&rng) % 600);
+      if (k > per_producer - i)
+        k = per_producer - i;
+      push_run(base, i, k);
+      i += k;
+      sched_yield();
+    }
+    atomic_fetch_add(&producers_done, 1);
+    return NULL;
+  }
   for (long i = 0; i < per_producer; i++) {
     while (!ws__inject_push_entry(&q, entry_fn, (void *)(intptr_t)(base + i))) {
       atomic_fetch_add(&refused, 1);
@@ -175,7 +212,10 @@ static void test_entries(uint64_t seed, bool faults)
   for (int p = 0; p < NPROD; p++)
     pthread_join(th[p], NULL);
   ws__alloc_fault(0, 0);
+  int64_t give_up = test_deadline();
   while (taken < total) {
+    if (test_now_ns() > give_up) /* an entry claimed and never written: a hole */
+      TEST_FAIL("seed %#" PRIx64 ": %ld of %ld entries never came", seed, total - taken, total);
     if (!ws__inject_nonempty(&q))
       TEST_FAIL("seed %#" PRIx64 ": queue looks empty with %ld of %ld entries left", seed,
                 total - taken, total);
@@ -201,9 +241,17 @@ static void part_entries(void)
   free(seen);
 }
 
+static void part_batches(void)
+{
+  batches = true;
+  part_entries();
+  batches = false;
+}
+
 static const test_part parts[] = {
     {"drain", part_drain, false},
     {"entries", part_entries, false},
+    {"batches", part_batches, false},
 };
 
 TEST_MAIN(parts)

@@ -414,9 +414,11 @@ int ws_submit_batch(ws_pool_t *p, ws_task_fn fn, void *const *args, size_t n, ws
     return WS_EINVAL;
   if (n == 0)
     return 0;
+  ws__worker *w = ws__self_in(p);
+  if (w == NULL && futures == NULL)
+    return ws__submit_entries(p, fn, args, n); /* no records on this side (data/inject.h) */
   /* All or nothing: every record first, then one submission. Handles are
      made while the records are ours alone (ws__handle reads gen). */
-  ws__worker *w = ws__self_in(p);
   ws__task *first = NULL, *last = NULL;
   for (size_t i = 0; i < n; i++) {
     ws__task *t = ws__task_new(w, p, fn, args[i], futures != NULL ? WS__TASK_FUTURE : 0,

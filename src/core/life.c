@@ -168,6 +168,28 @@ int ws__submit_entry(ws_pool_t *p, ws_task_fn fn, void *arg)
   return 0;
 }
 
+int ws__submit_entries(ws_pool_t *p, ws_task_fn fn, void *const *args, size_t n)
+{
+  /* Count first, then look at the state (see the top of this file). */
+  uint64_t old = atomic_fetch_add_explicit(&p->life, n * WS__LIFE_ONE, memory_order_seq_cst);
+  if (ws__life_state(old) != WS_POOL_ACCEPTING) {
+    atomic_fetch_add_explicit(&p->rejected, n, memory_order_relaxed); /* a statistic */
+    ws__life_done(p, n);
+    return WS_ESHUTDOWN;
+  }
+  if (p->fifo) /* as ws__submit_entry */
+    atomic_fetch_add_explicit(&p->nurgent, (uint32_t)n, memory_order_relaxed); /* a hint */
+  if (!ws__inject_push_entries(&p->inject, fn, args, n)) {
+    if (p->fifo)
+      atomic_fetch_sub_explicit(&p->nurgent, (uint32_t)n, memory_order_relaxed);
+    ws__life_done(p, n);
+    return WS_ENOMEM;
+  }
+  atomic_fetch_add_explicit(&p->submitted, n, memory_order_relaxed); /* a statistic */
+  ws__notify(p);
+  return 0;
+}
+
 int ws__life_reserve(ws_pool_t *p, ws__worker *w, uint64_t n)
 {
   if (w != NULL) {

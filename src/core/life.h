@@ -38,6 +38,9 @@ int ws__submit_roots(ws_pool_t *pool, ws__task *first, ws__task *last, uint64_t 
    entry ring is full. Returns 0, WS_ESHUTDOWN or WS_ENOMEM (the ring was
    full and no record could be had); nothing is queued on error. */
 int ws__submit_entry(ws_pool_t *pool, ws_task_fn fn, void *arg);
+/* ws_submit_batch from outside without futures: n entries, all or
+   nothing. 0, WS_ESHUTDOWN or WS_ENOMEM. */
+int ws__submit_entries(ws_pool_t *pool, ws_task_fn fn, void *const *args, size_t n);
 
 /* A fresh heap record for pool p running fn(arg), filled in (refs: 1, or 2
    with a future handle; sink: the group a GROUP child reports to, else

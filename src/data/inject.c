@@ -155,6 +155,100 @@ bool ws__inject_push_entry(ws__inject *q, ws_task_fn fn, void *arg)
   return true;
 }
 
+bool ws__inject_push_entries(ws__inject *q, ws_task_fn fn, void *const *args, size_t n)
+{
+  const uint64_t lap = WS__SEG_SLOTS + 1;
+  if (n == 0)
+    return true;
+  /* The segments the batch may have to link, made first (all or nothing):
+     it fills what is left of the tail segment (at least one slot), then
+     whole segments, and links one more after each segment it fills. */
+  size_t cap = (n - 1) / WS__SEG_SLOTS + 1;
+  ws__seg *reserve = NULL;
+  for (size_t i = 0; i < cap; i++) {
+    ws__seg *sg = new_seg_from(q);
+    if (sg == NULL) {
+      while (reserve != NULL) {
+        ws__seg *next = atomic_load_explicit(&reserve->next, memory_order_relaxed); /* ours */
+        ws__free(reserve);
+        reserve = next;
+      }
+      return false;
+    }
+    atomic_store_explicit(&sg->next, reserve, memory_order_relaxed); /* ours until linked */
+    reserve = sg;
+  }
+  ws__seg *seg;
+  uint64_t pos, off, rem, links;
+  for (unsigned spins = 0;;) {
+    /* Acquire: as ws__inject_push_entry. */
+    pos = atomic_load_explicit(&q->enq, memory_order_acquire);
+    off = pos % lap;
+    if (off == WS__SEG_SLOTS) { /* a producer is linking the next segment */
+      if (++spins % 64 == 0)
+        ws__yield();
+      else
+        ws__cpu_relax();
+      continue;
+    }
+    rem = WS__SEG_SLOTS - off; /* slots left in the tail segment */
+    links = n >= rem ? (n - rem) / WS__SEG_SLOTS + 1 : 0;
+    seg = atomic_load_explicit(&q->tail_seg, memory_order_acquire); /* as there */
+    /* The claim: every position up to the end (no link), or up to the tail
+       segment's link position, where other producers wait (as for a
+       single last slot) until we have linked our segments. Acq_rel: as
+       ws__inject_push_entry's. */
+    if (atomic_compare_exchange_weak_explicit(&q->enq, &pos, links == 0 ? pos + n : pos + rem,
+                                              memory_order_acq_rel, memory_order_relaxed))
+      break;
+  }
+  if (links != 0) {
+    /* Link `links` segments after the tail one, before any slot is
+       written (the consumer follows a segment's `next` once it took its
+       last slot). Release: each segment's cleared slots to the consumer. */
+    ws__seg *at = seg;
+    for (uint64_t i = 0; i < links; i++) {
+      ws__seg *sg = reserve;
+      reserve = atomic_load_explicit(&sg->next, memory_order_relaxed); /* ours */
+      atomic_store_explicit(&sg->next, NULL, memory_order_relaxed);
+      atomic_store_explicit(&at->next, sg, memory_order_release);
+      at = sg;
+    }
+    /* Release, tail_seg before enq: producers that acquire the new enq
+       find the segment it is in. */
+    atomic_store_explicit(&q->tail_seg, at, memory_order_release);
+    uint64_t base = pos - off + links * lap; /* the last linked segment's first position */
+    atomic_store_explicit(&q->enq, base + (n - rem) % WS__SEG_SLOTS, memory_order_release);
+  }
+  if (__builtin_expect(ws__inject_stall_test != NULL, 0))
+    ws__inject_stall_test(); /* claimed, not written */
+  ws__seg *sg = seg;
+  uint64_t o = off;
+  for (size_t i = 0; i < n; i++) {
+    ws__entry_slot *slot = &sg->slot[o];
+    /* The next segment, read before the last slot is written: once it is,
+       the consumer may take it and recycle the segment. Relaxed: linked by
+       us above. */
+    ws__seg *next =
+        o == WS__SEG_SLOTS - 1 ? atomic_load_explicit(&sg->next, memory_order_relaxed) : sg;
+    slot->arg = args[i];
+    /* Release: arg before the consumer's acquire of fn. */
+    atomic_store_explicit(&slot->fn, fn, memory_order_release);
+    if (++o == WS__SEG_SLOTS) {
+      sg = next;
+      o = 0;
+    }
+  }
+  /* What the claim did not need: one kept for reuse, the rest freed. */
+  while (reserve != NULL) {
+    ws__seg *next = atomic_load_explicit(&reserve->next, memory_order_relaxed); /* ours */
+    atomic_store_explicit(&reserve->next, NULL, memory_order_relaxed);
+    ws__free(atomic_exchange_explicit(&q->free_seg, reserve, memory_order_acq_rel));
+    reserve = next;
+  }
+  return true;
+}
+
 /* Consumer lock held: is entry deq written? (deq is never a link
    position: ws__inject_take_entries steps over them at once.) */
 static bool entry_ready(ws__inject *q, uint64_t deq)

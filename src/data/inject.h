@@ -27,7 +27,12 @@
  * microseconds and fell back to records: docs/BENCHMARKS.md, 1e.) When no
  * segment can be allocated the producer falls back to a record.
  *
- * Who may call what: push, push_entry and nonempty, any thread; take and
+ * A batch (ws__inject_push_entries) claims its slots with one CAS: up to
+ * the end of the tail segment's slots, where it links all the segments it
+ * fills (made before the claim, so it cannot fail half way) while other
+ * producers wait at the link position, then moves enq past its last slot.
+ *
+ * Who may call what: push, push_entry(ies) and nonempty, any thread; take and
  * take_entries, any worker.
  */
 #ifndef WS_INJECT_H
@@ -108,6 +113,11 @@ void ws__inject_push(ws__inject *q, ws__task *first, ws__task *last, uint64_t n)
    a new segment was needed and none could be allocated: the caller then
    pushes a record. */
 bool ws__inject_push_entry(ws__inject *q, ws_task_fn fn, void *arg);
+
+/* Appends the n entries fn(args[0]) .. fn(args[n - 1]) with one claim
+   (fn not NULL), all or nothing: false (nothing appended) when the
+   segments they may need cannot be allocated. */
+bool ws__inject_push_entries(ws__inject *q, ws_task_fn fn, void *const *args, size_t n);
 
 /* As ws__inject_take, for entries. */
 unsigned ws__inject_take_entries(ws__inject *q, ws__entry *out, unsigned max, unsigned share);
