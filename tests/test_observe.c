@@ -10,6 +10,12 @@
  *               trace PATH`, /tmp/ws-test-trace.json without PATH).
  *   tracecap  — a tiny event cap drops events, counts them, keeps slices
  *               balanced, and start/stop misuse is refused.
+ *   json      — the trace's string writer (src/observe/json.h) on quotes,
+ *               control characters, UTF-8 and every kind of invalid UTF-8,
+ *               then on random bytes: `test_observe json PATH` writes, for
+ *               each input, its bytes in hex and the written string;
+ *               tests/check_trace_json.py parses them with python3's json
+ *               and compares with Python's own decoding (errors="replace").
  *   profile   — work/span on a virtual clock (the profiler's test hook; only
  *               declared work advances it): a chain's, trees' and fib's T1
  *               and Tinf are exactly the algebra's numbers on 1, 2 and 4
@@ -27,6 +33,7 @@
  */
 #include "test.h"
 
+#include "json.h"
 #include "observe.h"
 
 #include <limits.h>
@@ -456,6 +463,66 @@ static void test_schedtrace(void)
   ASSERT_OK(ws_pool_destroy(p));
 }
 
+/* --- json --------------------------------------------------------------------- */
+
+/* The inputs of part json; their expected decoding is Python's. */
+static const char *const json_cases[] = {
+    "",
+    "plain ascii",
+    "quote \" backslash \\ slash /",
+    "\b\f\n\r\t \x01\x1f\x7f",
+    "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80 \xef\xbf\xbd \xe2\x80\xa8",
+    "\x80 lone continuation",
+    "\xc0\xaf overlong / \xe0\x80\xaf \xf0\x80\x80\xaf",
+    "\xed\xa0\x80 surrogate",
+    "\xf4\x90\x80\x80 past U+10FFFF, \xf5\x80 \xff\xfe",
+    "truncated \xe2\x82",
+    "truncated at the end \xf0\x9f\x98",
+    "\xc2",
+};
+
+static void json_case(FILE *f, const unsigned char *s, size_t n, bool last)
+{
+  fputs("[\"", f);
+  for (size_t i = 0; i < n; i++)
+    fprintf(f, "%02x", s[i]);
+  fputs("\",", f);
+  ws__json_str(f, (const char *)s, n);
+  fputs(last ? "]\n" : "],\n", f);
+}
+
+static const char *json_path = "/tmp/ws-test-json.json";
+
+static void test_json(void)
+{
+  FILE *f = fopen(json_path, "w");
+  ASSERT(f != NULL);
+  fputs("[\n", f);
+  size_t ncases = sizeof json_cases / sizeof json_cases[0];
+  for (size_t i = 0; i < ncases; i++)
+    json_case(f, (const unsigned char *)json_cases[i], strlen(json_cases[i]), false);
+  json_case(f, (const unsigned char *)"a\0b", 3, false); /* a NUL inside */
+  /* Random bytes, biased towards the bytes UTF-8 cares about. */
+  static const unsigned char pick[] = {0x00, 0x0a, 0x22, 0x5c, 0x41, 0x7f, 0x80, 0x8f,
+                                       0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc2, 0xdf, 0xe0,
+                                       0xed, 0xef, 0xf0, 0xf4, 0xf5, 0xff};
+  uint64_t x = 88172645463325252ULL;
+  for (int k = 0; k < 2000; k++) {
+    unsigned char b[24];
+    size_t n = 0;
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    size_t len = (size_t)(x % sizeof b);
+    for (; n < len; n++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      b[n] = (x & 1) ? pick[(x >> 8) % sizeof pick] : (unsigned char)(x >> 16);
+    }
+    json_case(f, b, n, k == 1999);
+  }
+  fputs("]\n", f);
+  ASSERT_EQ(ferror(f), 0);
+  ASSERT_EQ(fclose(f), 0);
+}
+
 /* --- the parts --------------------------------------------------------------- */
 
 static const char *trace_path = "/tmp/ws-test-trace.json";
@@ -479,12 +546,14 @@ static void part_profile(void)
 static const test_part parts[] = {
     {"trace", part_trace, false},           {"tracecap", test_tracecap, false},
     {"profile", part_profile, false},       {"profprint", test_profprint, false},
-    {"schedtrace", test_schedtrace, false},
+    {"schedtrace", test_schedtrace, false}, {"json", test_json, false},
 };
 
 int main(int argc, char **argv)
 {
   if (argc > 2 && strcmp(argv[1], "trace") == 0)
     trace_path = argv[2];
+  if (argc > 2 && strcmp(argv[1], "json") == 0)
+    json_path = argv[2];
   return TEST_RUN(argc, argv, parts);
 }
