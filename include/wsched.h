@@ -1326,6 +1326,9 @@ typedef struct ws_group {
    WS_EINVAL when pool is NULL outside every pool. */
 WS_EXTERN int ws_group_init(ws_group_t *g, ws_pool_t *pool);
 
+/* (ws_group_label(g, "name") names g's children in traces: see "Timeline
+   trace".) */
+
 /* Spawns fn(arg) into the group. Returns 0; outside the pool also
    WS_ESHUTDOWN or WS_ENOMEM (the task was not spawned). Inside a task, if no
    frame or deque space can be allocated, fn runs at once on the caller and
@@ -1745,6 +1748,42 @@ WS_EXTERN int ws_pool_stats_print(ws_pool_t *pool, FILE *out);
 WS_EXTERN int ws_trace_start(ws_pool_t *pool, size_t max_events);
 /* Stops the trace ws_trace_start began and writes it to `path` (see above). */
 WS_EXTERN int ws_trace_stop(ws_pool_t *pool, const char *path);
+
+/*
+ * What a trace calls a task. A task slice is named by its label, else by
+ * its function's symbol when dladdr finds one (an exported function of a
+ * shared library, or any global function of a program linked with
+ * -rdynamic), else "<object>+0x<offset>" (addr2line -e <object> <offset>
+ * names it), and its args keep the address ("fn"), the label, symbol,
+ * object and offset. The trace's pid is the process's (getpid), its lanes
+ * the pool's slots, named as their threads name themselves ("ws-w0", see
+ * "Threads"). Labels are copied when recorded, cut to their first 255 bytes
+ * (before a UTF-8 character that would not fit whole); every string of the
+ * file is valid JSON and valid UTF-8, whatever the bytes given (invalid
+ * UTF-8 becomes U+FFFD). At most 1 MiB of distinct labels per worker and
+ * trace are kept (a label given to many tasks is kept once); past that,
+ * labels are dropped and counted as dropped events.
+ */
+
+/* Labels the running task in the trace in progress: its slice is named
+   `label` (a later call renames it). Inside a join's first half, which runs
+   as a plain call in its caller, that is the caller's slice; in a task that
+   began before the trace started, nothing. When the pool is not tracing it
+   costs a thread-local load and a test, and records nothing (with
+   -DWSCHED_OBSERVE=OFF, nothing at all). From a task of a pool (a worker
+   thread); returns 0, or WS_EINVAL when label is NULL or the caller is not
+   a worker. */
+WS_EXTERN int ws_task_label(const char *label);
+
+/* Labels the children of group g in traces: each child's slice is named
+   `label` unless the child calls ws_task_label. NULL removes the label;
+   ws_group_init clears it. Call after ws_group_init and before the first
+   ws_group_spawn, from the thread (task) that initialised g; the string
+   must stay valid until ws_group_wait(g) returns (it is copied when a
+   child starts while tracing). Costs nothing when the pool is not tracing.
+   Returns 0, WS_EINVAL (g not initialised), or WS_EBUSY (g has children:
+   nothing changed). */
+WS_EXTERN int ws_group_label(ws_group_t *g, const char *label);
 
 /*
  * Work/span profiler (Cilkscale-style). ws_profile_run runs fn(arg) as a root

@@ -16,6 +16,13 @@
  *               each input, its bytes in hex and the written string;
  *               tests/check_trace_json.py parses them with python3's json
  *               and compares with Python's own decoding (errors="replace").
+ *   labels    — a traced run with labelled tasks and groups (ws_task_label,
+ *               ws_group_label): quotes, newlines, control characters,
+ *               non-ASCII, invalid UTF-8, a label past 255 bytes, a label
+ *               in a buffer overwritten at once, a group spawned into from
+ *               outside the pool, and the misuses refused;
+ *               tests/check_trace_json.py runs it, parses the trace and
+ *               checks every name, and that the pid is the process's.
  *   profile   — work/span on a virtual clock (the profiler's test hook; only
  *               declared work advances it): a chain's, trees' and fib's T1
  *               and Tinf are exactly the algebra's numbers on 1, 2 and 4
@@ -523,6 +530,90 @@ static void test_json(void)
   ASSERT_EQ(fclose(f), 0);
 }
 
+/* --- labels -------------------------------------------------------------------- */
+
+/* The labels tests/check_trace_json.py expects, byte for byte. */
+#define L_ROOT "root \"quoted\" \\back\\slash\nnew line\ttab \x01\x1f\x7f caf\xc3\xa9 \xe6\x97\xa5"
+#define L_BAD "bad \xff\xfe \xc0\xaf \xed\xa0\x80 \xe2\x82 end"
+#define L_GROUP "group \xe2\x9c\x93 children"
+#define L_OUTSIDE "outside group"
+#define L_CHILD "child %d"
+#define L_RELABEL "renamed"
+#define LABELS_CHILDREN 64
+
+static int labelled_child(void *arg)
+{
+  int i = (int)(intptr_t)arg;
+  if (i % 8 == 0) {
+    char buf[32]; /* copied by the tracer: overwritten right after */
+    snprintf(buf, sizeof buf, L_CHILD, i);
+    ASSERT_OK(ws_task_label(buf));
+    memset(buf, 'X', sizeof buf - 1);
+  } else if (i == 5) {
+    char big[601]; /* 300 two-byte characters: cut to 127 of them */
+    for (int k = 0; k < 300; k++)
+      memcpy(big + 2 * k, "\xc3\xa9", 2);
+    big[600] = '\0';
+    ASSERT_OK(ws_task_label(big));
+  } else if (i == 7) {
+    ASSERT_OK(ws_task_label(L_BAD));
+  } else if (i == 9) {
+    ASSERT_OK(ws_task_label("first"));
+    ASSERT_OK(ws_task_label(L_RELABEL)); /* the last one wins */
+  }
+  spin_ns(2000);
+  return 0;
+}
+
+static int unlabelled(void *arg)
+{
+  (void)arg;
+  spin_ns(1000);
+  return 0;
+}
+
+static int labelled_root(void *arg)
+{
+  (void)arg;
+  ASSERT_OK(ws_task_label(L_ROOT));
+  ASSERT_EQ(ws_task_label(NULL), WS_EINVAL);
+  ws_group_t g;
+  ASSERT_OK(ws_group_init(&g, NULL));
+  ASSERT_OK(ws_group_label(&g, "replaced"));
+  ASSERT_OK(ws_group_label(&g, L_GROUP));
+  for (int i = 0; i < LABELS_CHILDREN; i++)
+    ASSERT_OK(ws_group_spawn(&g, labelled_child, (void *)(intptr_t)i));
+  ASSERT_EQ(ws_group_label(&g, "too late"), WS_EBUSY);
+  ASSERT_OK(ws_group_wait(&g));
+  /* Relabelled after the wait: ws_group_init cleared it. */
+  ASSERT_OK(ws_group_init(&g, NULL));
+  ASSERT_OK(ws_group_spawn(&g, unlabelled, NULL));
+  ASSERT_OK(ws_group_wait(&g));
+  return ws_join(NULL, unlabelled, NULL, unlabelled, NULL);
+}
+
+static void test_labels(const char *path)
+{
+  ASSERT_EQ(ws_task_label("outside"), WS_EINVAL); /* not a worker */
+  ws_group_t g;
+  memset(&g, 0, sizeof g);
+  ASSERT_EQ(ws_group_label(&g, "x"), WS_EINVAL); /* not initialised */
+  ws_pool_t *p = make_pool(2, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+  ASSERT_OK(ws_trace_start(p, 0));
+  ws_future_t *f;
+  ASSERT_OK(ws_submit(p, labelled_root, NULL, &f));
+  ASSERT_OK(ws_future_wait(f, WS_FOREVER));
+  ws_future_release(f);
+  ASSERT_OK(ws_group_init(&g, p)); /* outside the pool: heap children */
+  ASSERT_OK(ws_group_label(&g, L_OUTSIDE));
+  for (int i = 0; i < 4; i++)
+    ASSERT_OK(ws_group_spawn(&g, unlabelled, NULL));
+  ASSERT_OK(ws_group_wait(&g));
+  ASSERT_OK(ws_pool_wait_idle(p, WS_FOREVER));
+  ASSERT_OK(ws_trace_stop(p, path));
+  ASSERT_OK(ws_pool_destroy(p));
+}
+
 /* --- the parts --------------------------------------------------------------- */
 
 static const char *trace_path = "/tmp/ws-test-trace.json";
@@ -530,6 +621,11 @@ static const char *trace_path = "/tmp/ws-test-trace.json";
 static void part_trace(void)
 {
   test_trace(trace_path);
+}
+
+static void part_labels(void)
+{
+  test_labels(trace_path);
 }
 
 static void part_profile(void)
@@ -547,11 +643,12 @@ static const test_part parts[] = {
     {"trace", part_trace, false},           {"tracecap", test_tracecap, false},
     {"profile", part_profile, false},       {"profprint", test_profprint, false},
     {"schedtrace", test_schedtrace, false}, {"json", test_json, false},
+    {"labels", part_labels, false},
 };
 
 int main(int argc, char **argv)
 {
-  if (argc > 2 && strcmp(argv[1], "trace") == 0)
+  if (argc > 2 && (strcmp(argv[1], "trace") == 0 || strcmp(argv[1], "labels") == 0))
     trace_path = argv[2];
   if (argc > 2 && strcmp(argv[1], "json") == 0)
     json_path = argv[2];

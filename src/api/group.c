@@ -47,6 +47,7 @@ int ws_group_init(ws_group_t *g_, ws_pool_t *pool)
   atomic_init(&g->sink.last_thief, UINT32_MAX);
   atomic_init(&g->sink.prof_work, 0);
   atomic_init(&g->sink.prof_lspan, 0);
+  g->sink.label = NULL;
   if (w != NULL) {
     g->owner = w;
     /* An open group holds its worker (g->owner, the frame stack) until
@@ -216,6 +217,19 @@ int ws_group_cancel(ws_group_t *g_)
   if (atomic_exchange_explicit(&g->sink.cancelled, WS__SINK_CANCELLED, memory_order_relaxed) ==
       WS__SINK_LIVE)
     atomic_fetch_add_explicit(&ws__group_pool(g)->cancels, 1, memory_order_release);
+  return 0;
+}
+
+int ws_group_label(ws_group_t *g_, const char *label)
+{
+  ws__group *g = G(g_);
+  if (g_ == NULL || (g->magic != WS__GROUP_INSIDE && g->magic != WS__GROUP_OUTSIDE))
+    return WS_EINVAL;
+  if (g->magic == WS__GROUP_INSIDE && g->owner != ws__tls_worker)
+    return WS_EINVAL; /* only the task that initialised g */
+  if (g->spawned != 0)
+    return WS_EBUSY; /* a child may be reading it (internal.h, ws__sink.label) */
+  g->sink.label = label;
   return 0;
 }
 

@@ -24,7 +24,8 @@ enum {
   WS__EV_PARK,
   WS__EV_WAKE,
   WS__EV_TPARK,
-  WS__EV_TRESUME
+  WS__EV_TRESUME,
+  WS__EV_LABEL /* recorded by the observation layer itself (ws_task_label) */
 };
 
 #ifndef WS_OBSERVE

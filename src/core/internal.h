@@ -387,6 +387,11 @@ typedef struct ws__sink {
   /* Private to the sink's owner, whatever it needs. A group: the frame
      index after its newest frame child (core/forkjoin.h, WS__G_NEXT). */
   uint32_t owner_word;
+  /* The group's label (ws_group_label), or NULL: written by the owner
+     before the first spawn, read by whoever runs a child while tracing
+     (observe/trace.c, ws__trace_begin); the spawn that publishes the child
+     orders the two. */
+  const char *label;
   /* Profiling (profile.c): children's work summed and the longest "span at
      spawn + child span", updated (relaxed RMW) by whoever finished a child;
      read by the waiter after the group's completion check (acquire). */

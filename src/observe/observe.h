@@ -12,6 +12,10 @@
 /* trace.c: records one event of the calling worker w (WS__HOOK_TRACE). */
 void ws__trace_event(ws__worker *w, uint32_t kind, uint64_t ptr, uint32_t arg);
 
+/* trace.c: the calling worker w begins running task t (WS__HOOK_TRACE): a
+   BEGIN event, and the label of t's group if it has one (ws_group_label). */
+void ws__trace_begin(ws__worker *w, const ws__task *t);
+
 /* profile.c: runs a task (frame or heap) with hooks (hooks.h, run_observed). */
 int ws__run_observed(ws__worker *w, ws__task *t);
 
@@ -24,7 +28,7 @@ extern const ws__observe_ops ws__observe_table;
 
 typedef struct ws__tev {
   int64_t ts; /* ns since the trace started */
-  uint64_t ptr; /* BEGIN: task function; STEAL: flow id */
+  uint64_t ptr; /* BEGIN: task function; STEAL: flow id; LABEL: offset in str */
   uint32_t kind;
   uint32_t arg; /* BEGIN: nesting depth; STEAL: victim */
 } ws__tev;
@@ -37,6 +41,15 @@ typedef struct ws__tbuf {
   uint32_t open_recorded, open_dropped; /* task slices open, kept or dropped */
   uint64_t dropped;
   uint32_t flow_seq;
+  /* The labels of LABEL events (ws_task_label, ws_group_label), copied:
+     NUL-terminated strings back to back in str (str_n bytes used of
+     str_cap), each stored once; idx finds one by its content (open
+     addressing, idx_cap a power of two or 0; an entry is an offset + 1,
+     0 when free; idx_n entries used). */
+  char *str;
+  size_t str_n, str_cap;
+  uint32_t *idx;
+  size_t idx_n, idx_cap;
 } ws__tbuf;
 
 /* Profiling: the strand state of one running task. */

@@ -93,7 +93,7 @@ int ws__run_observed(ws__worker *w, ws__task *t)
 {
   uint32_t h = ws__hooks(w);
   if (h & WS__HOOK_TRACE)
-    ws__trace_event(w, WS__EV_BEGIN, (uint64_t)(uintptr_t)t->fn, 0);
+    ws__trace_begin(w, t);
   int rc;
   if (h & WS__HOOK_PROFILE) {
     ws__prof st = {0}, *prev = w->prof_cur;

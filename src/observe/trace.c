@@ -18,15 +18,29 @@
  * for the append to finish (its store of 0 is a release the controller's
  * load acquires). The flag lives in the worker, which outlives the buffer.
  *
- * Writing. Events become Chrome trace events, one lane (tid) per worker:
- * BEGIN/END pairs become complete ("X") task slices, PARK/WAKE a "parked"
- * slice and a "wakeup" instant, and a STEAL a flow ("s" on the victim's
- * lane, "f" on the thief's) with a fresh id. Time stamps are microseconds
+ * Labels. ws_task_label and a group's label (ws_group_label) record a
+ * LABEL event that names the innermost task slice open on the worker. The
+ * string is copied into the worker's buffer (once per distinct content, so
+ * a label given to a million tasks costs one copy), because the caller's
+ * string may be gone by the time the trace is written. A label is kept
+ * exactly when its slice's BEGIN was, and only while the buffer has room
+ * (WS__TRACE_STR_MAX bytes of labels per worker, WS__LABEL_MAX per label).
+ * Nothing of this runs unless the worker traces: ws_task_label tests the
+ * hook bit, and a group's label is read only by the hooked run.
+ *
+ * Writing. Events become Chrome trace events, one lane (tid) per worker
+ * under the process's real pid: BEGIN/END pairs become complete ("X") task
+ * slices, named by their label, else their function's symbol (dladdr),
+ * else "<module>+0x<offset>" (which addr2line resolves), PARK/WAKE a
+ * "parked" slice and a "wakeup" instant, and a STEAL a flow ("s" on the
+ * victim's lane, "f" on the thief's) with a fresh id. Every string goes
+ * through one escaping writer (json.h). Time stamps are microseconds
  * printed from integer nanoseconds, so a nested slice never seems to end
  * after its parent. Each lane is sorted by time (longer slice first on ties).
  */
 #include "internal.h"
 #include "hooks.h"
+#include "json.h"
 #include "observe.h"
 
 #include <dlfcn.h>
@@ -34,10 +48,15 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define WS__TRACE_DEFAULT_EVENTS ((size_t)1 << 18)
 /* Smallest per-worker cap: smaller max_events are raised to it (wsched.h). */
 #define WS__TRACE_MIN_EVENTS 16
+/* Bytes kept of one label (ws_task_label documents it), and of all the
+   labels of one worker's buffer. */
+#define WS__LABEL_MAX 255
+#define WS__TRACE_STR_MAX ((size_t)1 << 20)
 
 /* Allocations go through ws__malloc, like every other one, so that the
    tests' fault injection reaches them. */
@@ -108,6 +127,138 @@ void ws__trace_event(ws__worker *w, uint32_t kind, uint64_t ptr, uint32_t arg)
   }
   /* Release: the controller that sees 0 sees the appended event. */
   atomic_store_explicit(&w->trace_writing, 0, memory_order_release);
+}
+
+/* FNV-1a. */
+static uint32_t label_hash(const char *s, size_t n)
+{
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ (unsigned char)s[i]) * 16777619u;
+  return h;
+}
+
+/* *off receives the offset in b->str of a copy of the n bytes at s (no NUL
+   among them), stored now unless an equal string is there already. False,
+   b unchanged but for a larger index, when there is no room. */
+static bool intern(ws__tbuf *b, const char *s, size_t n, uint32_t *off)
+{
+  if (2 * (b->idx_n + 1) > b->idx_cap) {
+    size_t cap = b->idx_cap ? 2 * b->idx_cap : 64;
+    uint32_t *idx = zalloc(cap * sizeof *idx);
+    if (idx == NULL)
+      return false;
+    for (size_t i = 0; i < b->idx_cap; i++) /* rehash */
+      if (b->idx[i] != 0) {
+        const char *c = b->str + b->idx[i] - 1;
+        size_t k = label_hash(c, strlen(c)) & (cap - 1);
+        while (idx[k] != 0)
+          k = (k + 1) & (cap - 1);
+        idx[k] = b->idx[i];
+      }
+    ws__free(b->idx);
+    b->idx = idx;
+    b->idx_cap = cap;
+  }
+  size_t k = label_hash(s, n) & (b->idx_cap - 1);
+  for (; b->idx[k] != 0; k = (k + 1) & (b->idx_cap - 1)) {
+    const char *c = b->str + b->idx[k] - 1;
+    if (strncmp(c, s, n) == 0 && c[n] == '\0') {
+      *off = b->idx[k] - 1;
+      return true;
+    }
+  }
+  if (b->str_n + n + 1 > WS__TRACE_STR_MAX)
+    return false;
+  if (b->str_n + n + 1 > b->str_cap) {
+    size_t cap = b->str_cap ? 2 * b->str_cap : 4096;
+    while (cap < b->str_n + n + 1)
+      cap *= 2;
+    if (cap > WS__TRACE_STR_MAX)
+      cap = WS__TRACE_STR_MAX;
+    char *str = grow(b->str, b->str_n, cap);
+    if (str == NULL)
+      return false;
+    b->str = str;
+    b->str_cap = cap;
+  }
+  memcpy(b->str + b->str_n, s, n);
+  b->str[b->str_n + n] = '\0';
+  *off = (uint32_t)b->str_n;
+  b->idx[k] = (uint32_t)b->str_n + 1;
+  b->idx_n++;
+  b->str_n += n + 1;
+  return true;
+}
+
+/* The bytes of label kept: at most WS__LABEL_MAX, cut before a UTF-8
+   character that would not fit whole. */
+static size_t label_len(const char *label)
+{
+  size_t n = strnlen(label, WS__LABEL_MAX + 1);
+  if (n > WS__LABEL_MAX) {
+    n = WS__LABEL_MAX;
+    while (n > 0 && ((unsigned char)label[n] & 0xC0) == 0x80)
+      n--; /* label[n] continues a character: cut before its lead byte */
+  }
+  return n;
+}
+
+/* Names the innermost task slice open on the calling worker w: a LABEL
+   event (see the top). The same bracket as ws__trace_event's. */
+static void trace_label(ws__worker *w, const char *label)
+{
+  /* seq_cst store then load: the Dekker pair with ws_trace_stop's swap. */
+  atomic_store_explicit(&w->trace_writing, 1, memory_order_seq_cst);
+  ws__tbuf *b = atomic_load_explicit(&w->tbuf, memory_order_seq_cst);
+  if (b != NULL) {
+    uint32_t off;
+    ws__tev e = {0, 0, WS__EV_LABEL, 0}; /* no time: it belongs to its slice */
+    if (b->open_dropped != 0) {
+      b->dropped++; /* the slice's BEGIN was dropped */
+    } else if (b->open_recorded == 0) {
+      /* the slice began before tracing did: not recorded */
+    } else if (b->n + b->open_recorded + 1 > b->max || !intern(b, label, label_len(label), &off)) {
+      b->dropped++;
+    } else {
+      e.ptr = off;
+      if (!append(b, &e))
+        b->dropped++;
+    }
+  }
+  /* Release: the controller that sees 0 sees the appended event. */
+  atomic_store_explicit(&w->trace_writing, 0, memory_order_release);
+}
+
+void ws__trace_begin(ws__worker *w, const ws__task *t)
+{
+  ws__trace_event(w, WS__EV_BEGIN, (uint64_t)(uintptr_t)t->fn, 0);
+  /* A group child's sink is its group's (task.h): a frame child that is
+     not a join half, or a heap one. */
+  uint32_t f = t->flags;
+  if (((f & (WS__TASK_FRAME | WS__TASK_JOIN)) == WS__TASK_FRAME || (f & WS__TASK_GROUP)) &&
+      t->sink->label != NULL)
+    trace_label(w, t->sink->label);
+}
+
+int ws_task_label(const char *label)
+{
+  ws__worker *w = ws__tls_worker;
+  if (label == NULL || w == NULL)
+    return WS_EINVAL;
+  if (__builtin_expect(ws__hooks(w) & WS__HOOK_TRACE, 0))
+    trace_label(w, label);
+  return 0;
+}
+
+static void tbuf_free(ws__tbuf *b)
+{
+  if (b == NULL)
+    return;
+  ws__free(b->ev);
+  ws__free(b->str);
+  ws__free(b->idx);
+  ws__free(b);
 }
 
 size_t ws__trace_env_events(char *notes, size_t notes_len)
@@ -204,6 +355,7 @@ const ws__observe_ops ws__observe_table = {
 typedef struct outev {
   int64_t ts, dur;
   uint64_t ptr, id;
+  const char *label; /* a task slice's label (in its buffer's str), or NULL */
   uint32_t lane, arg;
   char ph; /* 'X' slice, 's'/'f' flow, 'i' instant */
   char what; /* 't' task, 'p' parked, 'w' wakeup, 'S' steal, 'k' task parked, 'r' task resumed */
@@ -251,13 +403,76 @@ static void put_us(FILE *f, int64_t ns)
   fprintf(f, "%" PRId64 ".%03" PRId64, ns / 1000, ns % 1000);
 }
 
-static void put_fn(FILE *f, uint64_t ptr)
+/* What dladdr says of a task function, remembered: a trace names the same
+   few functions over and over. A direct-mapped cache (fn 0: empty). */
+typedef struct fn_info {
+  uint64_t fn;
+  const char *sym; /* its exported symbol, or NULL */
+  const char *module; /* the object it is in, or NULL */
+  uint64_t off; /* fn - the object's load address */
+} fn_info;
+
+enum { FN_CACHE = 256 };
+
+static const fn_info *fn_lookup(fn_info *cache, uint64_t fn)
 {
+  fn_info *c = &cache[(fn >> 4) % FN_CACHE];
+  if (c->fn == fn)
+    return c;
   Dl_info info;
-  fprintf(f, "\"fn\":\"0x%" PRIx64 "\"", ptr);
-  if (ptr != 0 && dladdr((void *)(uintptr_t)ptr, &info) != 0 && info.dli_sname != NULL &&
-      (uintptr_t)info.dli_saddr == ptr)
-    fprintf(f, ",\"label\":\"%s\"", info.dli_sname);
+  *c = (fn_info){fn, NULL, NULL, 0};
+  if (fn != 0 && dladdr((void *)(uintptr_t)fn, &info) != 0) {
+    /* Only an exact match: the nearest exported symbol below a static
+       function or a lambda is another function's name. */
+    if (info.dli_sname != NULL && (uintptr_t)info.dli_saddr == fn)
+      c->sym = info.dli_sname;
+    if (info.dli_fname != NULL && info.dli_fname[0] != '\0') {
+      c->module = info.dli_fname;
+      c->off = fn - (uint64_t)(uintptr_t)info.dli_fbase;
+    }
+  }
+  return c;
+}
+
+static void put_str(FILE *f, const char *s)
+{
+  ws__json_str(f, s, strlen(s));
+}
+
+/* A task slice's name, then its args but the closing brace (see the top). */
+static void put_task(FILE *f, fn_info *cache, const outev *e)
+{
+  const fn_info *fi = fn_lookup(cache, e->ptr);
+  fputs(",\"name\":", f);
+  if (e->label != NULL)
+    put_str(f, e->label);
+  else if (fi->sym != NULL)
+    put_str(f, fi->sym);
+  else if (fi->module != NULL) {
+    /* "libfoo.so+0x1a2b" ("addr2line -e libfoo.so 0x1a2b"); a long name is
+       cut, and the writer mends a character cut in two */
+    const char *base = strrchr(fi->module, '/');
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s+0x%" PRIx64, base != NULL ? base + 1 : fi->module, fi->off);
+    put_str(f, buf);
+  } else
+    put_str(f, "task");
+  fprintf(f, ",\"cat\":\"task\",\"dur\":");
+  put_us(f, e->dur);
+  fprintf(f, ",\"args\":{\"fn\":\"0x%" PRIx64 "\"", e->ptr);
+  if (e->label != NULL) {
+    fputs(",\"label\":", f);
+    put_str(f, e->label);
+  }
+  if (fi->sym != NULL) {
+    fputs(",\"symbol\":", f);
+    put_str(f, fi->sym);
+  }
+  if (fi->module != NULL) {
+    fputs(",\"module\":", f);
+    put_str(f, fi->module);
+    fprintf(f, ",\"offset\":\"0x%" PRIx64 "\"", fi->off);
+  }
 }
 
 /* The task slices open on a context when it parked (their functions, the
@@ -268,6 +483,7 @@ typedef struct parked_slices {
   uint64_t ctx; /* 0: a free entry */
   uint32_t depth;
   uint64_t *fn;
+  const char **lab; /* their labels (NULL: none) */
 } parked_slices;
 
 typedef struct parked_map {
@@ -315,11 +531,12 @@ static void parked_remove(parked_map *m, parked_slices *q)
 {
   size_t i = (size_t)(q - m->v);
   ws__free(q->fn);
-  m->v[i] = (parked_slices){0, 0, NULL};
+  ws__free(q->lab);
+  m->v[i] = (parked_slices){0, 0, NULL, NULL};
   m->n--;
   for (size_t j = (i + 1) & (m->cap - 1); m->v[j].ctx != 0; j = (j + 1) & (m->cap - 1)) {
     parked_slices x = m->v[j];
-    m->v[j] = (parked_slices){0, 0, NULL};
+    m->v[j] = (parked_slices){0, 0, NULL, NULL};
     size_t k = (size_t)(x.ctx >> 4) & (m->cap - 1);
     while (m->v[k].ctx != 0)
       k = (k + 1) & (m->cap - 1);
@@ -333,6 +550,7 @@ static void convert(outvec *o, unsigned lane, const ws__tbuf *b, int64_t stop_ts
   enum { MAXD = 4096 };
   int64_t begin[MAXD];
   uint64_t fn[MAXD];
+  const char *lab[MAXD];
   uint32_t depth = 0, lost = 0;
   int64_t park_at = -1;
   parked_map pm = {0};
@@ -342,24 +560,28 @@ static void convert(outvec *o, unsigned lane, const ws__tbuf *b, int64_t stop_ts
     case WS__EV_TPARK: {
       /* The open slices end here, marked as parked; they reopen when the
          context resumes. */
-      push(o, (outev){e->ts, 0, 0, 0, lane, 0, 'i', 'k', false, false});
+      push(o, (outev){e->ts, 0, 0, 0, NULL, lane, 0, 'i', 'k', false, false});
       parked_slices *q = depth != 0 ? parked_find(&pm, e->ptr, true) : NULL;
       if (q != NULL) {
         ws__free(q->fn);
+        ws__free(q->lab);
         q->fn = ws__malloc(depth * sizeof *q->fn);
-        q->depth = q->fn != NULL ? depth : 0;
-        if (q->fn != NULL)
+        q->lab = ws__malloc(depth * sizeof *q->lab);
+        q->depth = q->fn != NULL && q->lab != NULL ? depth : 0;
+        if (q->depth != 0) {
           memcpy(q->fn, fn, depth * sizeof *fn);
+          memcpy(q->lab, lab, depth * sizeof *lab);
+        }
       }
       while (depth > 0) {
         depth--;
-        push(o, (outev){begin[depth], e->ts - begin[depth], fn[depth], 0, lane, depth, 'X', 't',
-                        false, true});
+        push(o, (outev){begin[depth], e->ts - begin[depth], fn[depth], 0, lab[depth], lane, depth,
+                        'X', 't', false, true});
       }
       break;
     }
     case WS__EV_TRESUME: {
-      push(o, (outev){e->ts, 0, 0, 0, lane, 0, 'i', 'r', false, false});
+      push(o, (outev){e->ts, 0, 0, 0, NULL, lane, 0, 'i', 'r', false, false});
       parked_slices *q = parked_find(&pm, e->ptr, false);
       if (q != NULL) {
         /* This context's slices go on above what runs now: none (a context
@@ -367,6 +589,7 @@ static void convert(outvec *o, unsigned lane, const ws__tbuf *b, int64_t stop_ts
         for (uint32_t k = 0; k < q->depth && depth < MAXD; k++, depth++) {
           begin[depth] = e->ts;
           fn[depth] = q->fn[k];
+          lab[depth] = q->lab[k];
         }
         parked_remove(&pm, q);
       }
@@ -376,6 +599,7 @@ static void convert(outvec *o, unsigned lane, const ws__tbuf *b, int64_t stop_ts
       if (depth < MAXD) {
         begin[depth] = e->ts;
         fn[depth] = e->ptr;
+        lab[depth] = NULL;
         depth++;
       } else {
         lost++;
@@ -386,42 +610,49 @@ static void convert(outvec *o, unsigned lane, const ws__tbuf *b, int64_t stop_ts
         lost--;
       } else if (depth > 0) {
         depth--;
-        push(o, (outev){begin[depth], e->ts - begin[depth], fn[depth], 0, lane, depth, 'X', 't',
-                        false, false});
+        push(o, (outev){begin[depth], e->ts - begin[depth], fn[depth], 0, lab[depth], lane, depth,
+                        'X', 't', false, false});
       }
+      break;
+    case WS__EV_LABEL:
+      if (lost == 0 && depth > 0) /* else its slice was lost (MAXD) */
+        lab[depth - 1] = b->str + e->ptr;
       break;
     case WS__EV_PARK:
       park_at = e->ts;
       break;
     case WS__EV_WAKE:
       if (park_at >= 0)
-        push(o, (outev){park_at, e->ts - park_at, 0, 0, lane, 0, 'X', 'p', false, false});
-      push(o, (outev){e->ts, 0, 0, 0, lane, 0, 'i', 'w', false, false});
+        push(o, (outev){park_at, e->ts - park_at, 0, 0, NULL, lane, 0, 'X', 'p', false, false});
+      push(o, (outev){e->ts, 0, 0, 0, NULL, lane, 0, 'i', 'w', false, false});
       park_at = -1;
       break;
     case WS__EV_STEAL: {
       uint64_t id = ((uint64_t)lane << 32) | (e->ptr & 0xFFFFFFFFu);
-      push(o, (outev){e->ts, 0, 0, id, e->arg, 0, 's', 'S', false, false});
-      push(o, (outev){e->ts, 0, 0, id, lane, 0, 'f', 'S', false, false});
+      push(o, (outev){e->ts, 0, 0, id, NULL, e->arg, 0, 's', 'S', false, false});
+      push(o, (outev){e->ts, 0, 0, id, NULL, lane, 0, 'f', 'S', false, false});
       break;
     }
     }
   }
   while (depth > 0) { /* still running when the trace stopped */
     depth--;
-    push(o, (outev){begin[depth], stop_ts - begin[depth], fn[depth], 0, lane, depth, 'X', 't', true,
-                    false});
+    push(o, (outev){begin[depth], stop_ts - begin[depth], fn[depth], 0, lab[depth], lane, depth,
+                    'X', 't', true, false});
   }
   if (park_at >= 0)
-    push(o, (outev){park_at, stop_ts - park_at, 0, 0, lane, 0, 'X', 'p', true, false});
-  for (size_t k = 0; k < pm.cap; k++)
+    push(o, (outev){park_at, stop_ts - park_at, 0, 0, NULL, lane, 0, 'X', 'p', true, false});
+  for (size_t k = 0; k < pm.cap; k++) {
     ws__free(pm.v[k].fn);
+    ws__free(pm.v[k].lab);
+  }
   ws__free(pm.v);
   if (pm.failed)
     o->failed = true;
 }
 
-static int write_json(const char *path, ws__tbuf **bufs, unsigned nlanes, int64_t stop_ts)
+static int write_json(ws_pool_t *p, const char *path, ws__tbuf **bufs, unsigned nlanes,
+                      int64_t stop_ts)
 {
   outvec o = {0};
   uint64_t dropped = 0;
@@ -442,26 +673,39 @@ static int write_json(const char *path, ws__tbuf **bufs, unsigned nlanes, int64_
     ws__free(o.v);
     return WS_ESYS;
   }
-  fprintf(f,
-          "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"version\":\"wsched %d.%d.%d\","
-          "\"workers\":%u,\"dropped_events\":%" PRIu64 "},\"traceEvents\":[\n",
-          WS_VERSION_MAJOR, WS_VERSION_MINOR, WS_VERSION_PATCH, nlanes, dropped);
-  for (unsigned i = 0; i < nlanes; i++)
-    fprintf(f,
-            "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":%u,\"args\":{\"name\":"
-            "\"worker %u\"}},\n",
-            i, i);
+  /* The process's pid, so that traces of several processes open side by
+     side; lanes are slots, not thread ids (a steal names its victim by
+     slot), each named as its thread names itself (wsched.h, "Threads"). */
+  long pid = (long)getpid();
+  char name[64];
+  snprintf(name, sizeof name, "wsched %d.%d.%d", WS_VERSION_MAJOR, WS_VERSION_MINOR,
+           WS_VERSION_PATCH);
+  fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"version\":", f);
+  put_str(f, name);
+  fprintf(f, ",\"workers\":%u,\"dropped_events\":%" PRIu64 "},\"traceEvents\":[\n", nlanes,
+          dropped);
+  fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%ld,\"args\":{\"name\":", pid);
+  put_str(f, p->name); /* the pool's name, "ws" by default */
+  fputs("}},\n", f);
+  for (unsigned i = 0; i < nlanes; i++) {
+    char role[16];
+    snprintf(role, sizeof role, "%c%u", i < p->nworkers ? 'w' : 's', i);
+    ws__thread_name_format(name, p->name, role);
+    fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%ld,\"tid\":%u,\"args\":{\"name\":",
+            pid, i);
+    put_str(f, name);
+    fputs("}},\n", f);
+  }
+  fn_info cache[FN_CACHE] = {{0}};
   for (size_t k = 0; k < o.n; k++) {
     const outev *e = &o.v[k];
     const char *sep = k + 1 < o.n ? ",\n" : "\n";
-    fprintf(f, "{\"pid\":1,\"tid\":%u,\"ts\":", e->lane);
+    fprintf(f, "{\"pid\":%ld,\"tid\":%u,\"ts\":", pid, e->lane);
     put_us(f, e->ts);
     switch (e->what) {
     case 't':
-      fprintf(f, ",\"ph\":\"X\",\"name\":\"task\",\"cat\":\"task\",\"dur\":");
-      put_us(f, e->dur);
-      fprintf(f, ",\"args\":{");
-      put_fn(f, e->ptr);
+      fputs(",\"ph\":\"X\"", f);
+      put_task(f, cache, e);
       fprintf(f, ",\"depth\":%u%s%s}}%s", e->arg, e->open ? ",\"open\":true" : "",
               e->parks ? ",\"parked\":true" : "", sep);
       break;
@@ -523,22 +767,17 @@ int ws_trace_stop(ws_pool_t *p, const char *path)
       continue;
     if (bufs != NULL)
       bufs[i] = b;
-    else {
-      ws__free(b->ev);
-      ws__free(b);
-    }
+    else
+      tbuf_free(b);
   }
   pthread_mutex_unlock(&p->comp_lock);
   p->tracing = false;
   pthread_mutex_unlock(&p->trace_lock);
   int rc = bufs == NULL ? WS_ENOMEM : 0;
   if (rc == 0 && path != NULL)
-    rc = write_json(path, bufs, nlanes, stop_ts);
-  for (unsigned i = 0; i < nlanes; i++) {
-    if (bufs[i] != NULL)
-      ws__free(bufs[i]->ev);
-    ws__free(bufs[i]);
-  }
+    rc = write_json(p, path, bufs, nlanes, stop_ts);
+  for (unsigned i = 0; i < nlanes; i++)
+    tbuf_free(bufs[i]);
   ws__free(bufs);
   return rc;
 }
