@@ -157,6 +157,17 @@ struct first_exception {
       std::rethrow_exception(exc);
   }
 };
+
+// f, named `label` in traces when it runs (pool::submit(label, f)).
+template <class F> struct labelled {
+  const char *label;
+  F fn;
+  decltype(auto) operator()()
+  {
+    (void)ws_task_label(label); // a worker runs it: cannot fail
+    return std::invoke(fn);
+  }
+};
 } // namespace detail
 
 class pool;
@@ -618,6 +629,15 @@ public:
     return future<R>(h, s);
   }
 
+  // submit(f), with the task named `label` in traces: a lambda has no
+  // symbol of its own. label must stay valid until the task starts (a
+  // string literal does); it is copied then, and only while tracing.
+  template <class F>
+  auto submit(const char *label, F &&f) -> future<std::invoke_result_t<std::decay_t<F> &>>
+  {
+    return submit(detail::labelled<std::decay_t<F>>{label, std::forward<F>(f)});
+  }
+
 private:
   void destroy() noexcept
   {
@@ -804,6 +824,18 @@ public:
     detail::check(rc);
     return true;
   }
+  // Names the group's children in traces (ws_group_label): this round's,
+  // unless it already has children, and every later round's. label must
+  // outlive the group (a string literal does); nullptr removes it. Owner
+  // only; costs nothing when the pool is not tracing.
+  void label(const char *label) noexcept
+  {
+    label_ = label; // owner only
+    // Relaxed: only the owner writes open_. WS_EBUSY (children already
+    // spawned) leaves this round as it is.
+    if (open_.load(std::memory_order_relaxed))
+      (void)ws_group_label(&g_, label);
+  }
   // Cancels the group's current round, or the next one if no round is
   // open (see above). Any thread, any number of times.
   void cancel() noexcept
@@ -859,6 +891,8 @@ private:
       // initialised here, not at the end of wait(), so that the C group
       // opens (takes its frame-stack mark) where its children are spawned.
       detail::check(ws_group_init(&g_, pool_));
+      if (label_ != nullptr)
+        (void)ws_group_label(&g_, label_); // no child yet: cannot fail
       // seq_cst store: its release publishes g_'s initialisation to a
       // cancel() that loads open_ == true; with the seq_cst load of cancel_
       // below, the other half of the Dekker pair with cancel().
@@ -888,6 +922,7 @@ private:
   ws_pool_t *pool_; // owner only
   node_base *nodes_ = nullptr; // owner only: every node since the last wait, newest first
   bool pending_ = false; // owner only: a child was spawned since the last wait
+  const char *label_ = nullptr; // owner only: label(), given to each round
   // True from the construction to the first wait(), then from each first
   // run() after a wait() to the next wait(): a round is open and g_ holds
   // it. Written by the owner only (relaxed reads there); cancel() reads it.
@@ -904,6 +939,14 @@ private:
 inline bool cancelled() noexcept
 {
   return ws_cancelled();
+}
+
+// Names the running task in the trace in progress (ws_task_label: copied,
+// the first 255 bytes). False outside a worker; costs a thread-local load
+// and a test when the pool is not tracing.
+inline bool task_label(const char *label) noexcept
+{
+  return ws_task_label(label) == 0;
 }
 
 // ---------------------------------------------------------------------------

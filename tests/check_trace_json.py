@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""ctest observe_json and observe_labels: parse what test_observe writes with
-python3's json module (strict: a raw control character in a string fails).
+"""ctests observe_json, observe_labels and cpp_labels: parse the JSON that
+test_observe and test_cpp write with python3's json module (strict: a raw
+control character in a string fails).
 
     check_trace_json.py TEST_OBSERVE json
         Each case is [hex of the input bytes, the string json.h wrote]: the
@@ -12,6 +13,9 @@ python3's json module (strict: a raw control character in a string fails).
         Runs the traced labels workload (test_observe.c, part labels), then
         checks the trace with tools/traceview/check_trace.py, that every
         event's pid is the process's, and each label's slices by name.
+    check_trace_json.py TEST_CPP cpp
+        Runs test_cpp's labels part (on 1, 2 and 8 workers) and checks the
+        names its lambdas get in each trace.
 """
 import json
 import os
@@ -111,12 +115,32 @@ def check_labels(bin_, src):
           % (len(tasks), len(names), pid, {k: summary[k] for k in ("tasks", "workers")}))
 
 
+def check_cpp(bin_):
+    with tempfile.TemporaryDirectory() as d:
+        base = os.path.join(d, "trace")
+        env = dict(os.environ, WS_TEST_TRACE=base)
+        p = subprocess.Popen([bin_, "labels"], env=env)
+        assert p.wait() == 0, "test_cpp labels failed"
+        for w in (1, 2, 8):
+            trace = load("%s.%d.json" % (base, w))
+            assert {e["pid"] for e in trace["traceEvents"]} == {p.pid}
+            names = Counter(e["name"] for e in trace["traceEvents"]
+                            if e["ph"] == "X" and e.get("cat") == "task")
+            assert names['lambda "\u03bb"'] == 1, names
+            assert names["void lambda"] == 1, names
+            assert names["labelled inside\n"] >= 1, names
+            assert names["group child"] == 15, names
+            print("cpp, %d workers: %s" % (w, dict(names)))
+
+
 def main():
     bin_, what = sys.argv[1], sys.argv[2]
     if what == "json":
         check_json(bin_)
     elif what == "labels":
         check_labels(bin_, sys.argv[3])
+    elif what == "cpp":
+        check_cpp(bin_)
     else:
         sys.exit("check_trace_json.py: unknown check %r" % what)
 

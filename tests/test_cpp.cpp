@@ -5,8 +5,12 @@
 // join (results, exceptions, deep fib, no heap allocation), task groups
 // (group_refused: a wait the C library refuses keeps the children;
 // group_cancel: cancel before any child, and concurrent with run()), the
-// algorithms, and the pool options (options: FIFO order really reaches the
-// pool), each part on pools of 1, 2 and 8 workers.
+// algorithms, the pool options (options: FIFO order really reaches the
+// pool), and names in traces (labels: lambdas named at submit, by
+// ws::task_label and by task_group::label, in two rounds of a group; the
+// traces go to $WS_TEST_TRACE.<workers>.json, which
+// tests/check_trace_json.py checks), each part on pools of 1, 2 and 8
+// workers.
 // test.h is C (stdatomic, _Noreturn), so this program has its own runner,
 // with test.h's conventions: `test_cpp` runs every part, `test_cpp PART`
 // one, `test_cpp --list` names them, an unknown part fails.
@@ -1018,6 +1022,33 @@ static void algorithms_on(unsigned w)
                                     }).get());
 }
 
+// --- labels ----------------------------------------------------------------------
+
+static void labels_on(unsigned w)
+{
+  const char *base = std::getenv("WS_TEST_TRACE");
+  std::string path = std::string(base != nullptr ? base : "/tmp/ws-test-cpp-trace") + "." +
+                     std::to_string(w) + ".json";
+  ws::pool p = make_pool(w);
+  CHECK(!ws::task_label("outside")); // not a worker
+  CHECK_EQ(ws_trace_start(p.native(), 0), 0);
+  CHECK_EQ(p.submit("lambda \"\xce\xbb\"", [] { return 1; }).get(), 1);
+  p.submit("void lambda", [] {}).get();
+  p.submit([] {
+     CHECK(ws::task_label("labelled inside\n"));
+     ws::task_group g;
+     g.label("group child");
+     for (int i = 0; i < 10; i++)
+       g.run([] {});
+     g.wait();
+     for (int i = 0; i < 5; i++) // the next round keeps the label
+       g.run([] {});
+     g.wait();
+   }).get();
+  p.wait_idle();
+  CHECK_EQ(ws_trace_stop(p.native(), path.c_str()), 0);
+}
+
 // --- the runner -------------------------------------------------------------------
 
 struct part {
@@ -1027,7 +1058,7 @@ struct part {
 static const part parts[] = {
     {"futures", futures_on},       {"when_all", when_all_on},     {"join", join_on},
     {"group", group_on},           {"group_refused", refused_on}, {"group_cancel", cancel_on},
-    {"algorithms", algorithms_on}, {"options", options_on},
+    {"algorithms", algorithms_on}, {"options", options_on},       {"labels", labels_on},
 };
 
 static void run_part(const part &pt)
