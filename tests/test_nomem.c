@@ -14,7 +14,8 @@
  *   batch  — ws_submit_batch is all or nothing: with the k-th record of a
  *            batch of 40 refused (every k, from outside the pool and from a
  *            task), WS_ENOMEM, every future NULL, nothing runs; with none
- *            refused all run once. Also its argument errors (WS_EINVAL,
+ *            refused all run once; without futures (entries, 600), the
+ *            k-th segment refused, for every k: the same. Also its argument errors (WS_EINVAL,
  *            n = 0) and WS_ESHUTDOWN after ws_shutdown, nothing run.
  *   entries — submissions from outside without a future are entries of the
  *            global queue; with every record allocation refused the worker
@@ -276,6 +277,34 @@ static void batch(void)
   for (long i = 0; i < BATCH; i++)
     ASSERT_EQ(ran[i], 1);
   memset((void *)ran, 0, BATCH);
+
+  /* Without futures, from outside: entries, whose segments (three or
+     more for 600) are made before the claim; the k-th of them refused,
+     for every k until none is: WS_ENOMEM and nothing ran, or all ran once. */
+  enum { ENTRY_BATCH = 600 };
+  static void *eargs[ENTRY_BATCH];
+  for (long i = 0; i < ENTRY_BATCH; i++)
+    eargs[i] = (void *)(intptr_t)i;
+  memset((void *)ran, 0, ENTRY_BATCH); /* earlier parts marked some */
+  long refused = 0;
+  for (long k = 1;; k++) {
+    ws__alloc_fault(k, 0);
+    int rc = ws_submit_batch(pool, mark, eargs, ENTRY_BATCH, NULL);
+    ws__alloc_fault(0, 0);
+    ASSERT_OK(ws_pool_wait_idle(pool, WS_FOREVER));
+    if (rc == WS_ENOMEM) {
+      for (long i = 0; i < ENTRY_BATCH; i++)
+        ASSERT_EQ(ran[i], 0);
+      refused++;
+      continue;
+    }
+    ASSERT_OK(rc);
+    for (long i = 0; i < ENTRY_BATCH; i++)
+      ASSERT_EQ(ran[i], 1);
+    memset((void *)ran, 0, ENTRY_BATCH);
+    break;
+  }
+  ASSERT_GT(refused, 0); /* the refusal path ran */
 
   /* Argument errors: the futures are NULLed, nothing is queued. */
   void *args[2] = {(void *)0, (void *)1};
