@@ -1,175 +1,78 @@
 /* SPDX-License-Identifier: MIT */
-/*
- * pipeline: stages joined by bounded channels, with back-pressure.
- *
- * A producer task sends M items into a channel of capacity CAP: when it
- * is full the producer's send parks until a worker takes one, so it never
- * runs more than CAP items ahead. K worker tasks compute a checksum of each
- * item into a second channel, which a collector task sums. The workers
- * also count into a shared table (items per worker, a histogram of the
- * checksums) under a ws_mutex_t: a task that finds it locked parks, and
- * its worker thread runs other tasks meanwhile.
- *
- * Ending: the producer closes the item channel after the last item; each
- * worker drains it, gets WS_ECLOSED and calls ws_waitgroup_done. When the
- * wait group is at 0 no worker sends any more, so the main task closes the
- * result channel, which ends the collector. Then the channels can go.
- *
- * Usage: pipeline [M [K]]   (default 10000 items, 4 workers; checked serially)
- */
-#include <stdint.h>
+/* pipeline [M [K [FAIL_AT [DEADLINE_MS]]]]: M items fetched -> parsed by K tasks -> reduced,
+   over bounded channels. Item FAIL_AT fails to parse (code 1000), which stops every stage
+   (Go's errgroup); the deadline stops them all (Go's context). Exit 0: the sum is right. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <wsched.h>
 
-#define CAP 16 /* items waiting in each channel at most */
-#define MAXK 64 /* the most worker tasks */
-#define BUCKETS 8 /* histogram buckets: checksum % BUCKETS */
-
-struct pipeline {
-  long m; /* items */
-  int k; /* worker tasks */
-  ws_chan_t *items, *sums;
-  ws_waitgroup_t wg; /* the workers still running */
-  ws_mutex_t mu; /* guards the table below */
-  long done[MAXK], hist[BUCKETS];
-  uint64_t total; /* the collector's sum of the checksums */
+struct job {
+  long m, fail_at, k, sum;
+  ws_chan_t *raw, *parsed; /* 16 places each: a full one parks its sender */
 };
 
-struct worker {
-  struct pipeline *p;
-  int id;
-};
-
-/* The work of one item: a few rounds of splitmix64's mixer. */
-static uint64_t checksum(uint64_t x)
+static int fetch(void *arg)
 {
-  for (int i = 0; i < 16; i++) {
-    x += 0x9e3779b97f4a7c15u;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
-    x ^= x >> 31;
-  }
-  return x;
+  struct job *j = arg;
+  int rc = 0;
+  for (long i = 0; i < j->m && rc == 0; i++)
+    rc = ws_chan_send(j->raw, &i); /* WS_ECANCELED or WS_ETIMEDOUT once stopped */
+  ws_chan_close(j->raw);
+  return WS_IS_ERROR(rc) ? 0 : rc; /* stopped by the group: not a failure of ours */
 }
 
-static int producer(void *arg)
+static int parse(void *arg)
 {
-  struct pipeline *p = arg;
-  for (long i = 0; i < p->m; i++)
-    if (ws_chan_send(p->items, &i) != 0) /* parks while the channel is full */
-      break;
-  ws_chan_close(p->items); /* the workers drain it, then get WS_ECLOSED */
+  struct job *j = arg;
+  long i;
+  int rc;
+  while ((rc = ws_chan_recv(j->raw, &i)) == 0 && (rc = i == j->fail_at ? 1000 : 0) == 0 &&
+         (rc = ws_chan_send(j->parsed, &(long){i % 1000})) == 0)
+    ;
+  return WS_IS_ERROR(rc) ? 0 : rc; /* closed, or stopped; 1000 is ours */
+}
+
+static int reduce(void *arg)
+{
+  struct job *j = arg;
+  long v;
+  for (long n = 0; n < j->m && ws_chan_recv(j->parsed, &v) == 0; n++) /* or stopped */
+    j->sum += v;
   return 0;
 }
 
-static int worker(void *arg)
+static int run(void *arg) /* under the deadline's token, as everything it spawns */
 {
-  struct worker *w = arg;
-  struct pipeline *p = w->p;
-  long item;
-  while (ws_chan_recv(p->items, &item) == 0) {
-    uint64_t r = checksum((uint64_t)item);
-    ws_mutex_lock(&p->mu);
-    p->done[w->id]++;
-    p->hist[r % BUCKETS]++;
-    ws_mutex_unlock(&p->mu);
-    if (ws_chan_send(p->sums, &r) != 0)
-      break;
-  }
-  ws_waitgroup_done(&p->wg);
-  return 0;
-}
-
-static int collector(void *arg)
-{
-  struct pipeline *p = arg;
-  uint64_t r;
-  while (ws_chan_recv(p->sums, &r) == 0) /* until closed and drained */
-    p->total += r;
-  return 0;
-}
-
-/* The main task: starts the stages, closes the results, cleans up. */
-static int run(void *arg)
-{
-  struct pipeline *p = arg;
-  struct worker w[MAXK];
-  ws_pool_t *pool = ws_current_pool();
-  ws_future_t *prod = NULL, *coll = NULL;
-  if (ws_chan_create(sizeof(long), CAP, &p->items) != 0 ||
-      ws_chan_create(sizeof(uint64_t), CAP, &p->sums) != 0) {
-    ws_chan_destroy(p->items);
-    return 1;
-  }
-  int rc = ws_submit(pool, collector, p, &coll);
-  for (int i = 0; i < p->k; i++) {
-    w[i] = (struct worker){p, i};
-    ws_waitgroup_add(&p->wg, 1); /* before the worker may call done */
-    if (ws_submit(pool, worker, &w[i], NULL) != 0) {
-      ws_waitgroup_done(&p->wg);
-      rc = 1;
-    }
-  }
-  if (rc != 0 || ws_submit(pool, producer, p, &prod) != 0) {
-    rc = 1;
-    ws_chan_close(p->items); /* no producer: the workers stop at once */
-  }
-  ws_waitgroup_wait(&p->wg); /* every worker has returned */
-  ws_chan_close(p->sums); /* so the collector ends once it has drained it */
-  ws_future_wait(coll, WS_FOREVER);
-  ws_future_wait(prod, WS_FOREVER);
-  ws_future_release(coll);
-  ws_future_release(prod);
-  ws_chan_destroy(p->items); /* no call on them is in progress any more */
-  ws_chan_destroy(p->sums);
+  struct job *j = arg;
+  ws_group_t g;
+  ws_group_init(&g, NULL);
+  ws_group_config(&g, WS_GROUP_CANCEL_ON_ERROR, NULL);
+  ws_group_spawn(&g, fetch, j);
+  ws_group_spawn(&g, reduce, j);
+  for (long k = 0; k < j->k; k++)
+    ws_group_spawn(&g, parse, j);
+  int rc = ws_group_wait(&g), failed = ws_group_status(&g) == WS_FUTURE_FAILED;
+  if (rc != 0) /* 1000 exactly, or the library's WS_ETIMEDOUT: the status tells which */
+    printf(failed ? "a stage failed with code %d\n" : "stopped: %d, %s\n", rc, ws_strerror(rc));
   return rc;
 }
 
 int main(int argc, char **argv)
 {
-  static struct pipeline p; /* zero: the wait group and the mutex too */
-  p.m = argc > 1 ? atol(argv[1]) : 10000;
-  p.k = argc > 2 ? atoi(argv[2]) : 4;
-  if (p.m < 0 || p.k < 1 || p.k > MAXK) {
-    fprintf(stderr, "usage: pipeline [M [K]], M >= 0, K in 1..%d\n", MAXK);
-    return 2;
-  }
-  ws_options_t opt;
-  ws_options_init(&opt);
-  opt.workers = 2; /* fewer threads than tasks: the waits park */
+  long a[4] = {10000, 4, -1, 60000};
+  for (int i = 1; i < argc && i <= 4; i++)
+    sscanf(argv[i], "%ld", &a[i - 1]);
+  struct job j = {a[0], a[2], a[1], 0, NULL, NULL};
   ws_pool_t *pool;
-  ws_future_t *f;
-  int rc = -1;
-  if (ws_pool_create(&pool, &opt) != 0)
+  ws_token_t *deadline;
+  if (a[1] < 1 || ws_pool_create(&pool, NULL) || ws_chan_create(sizeof(long), 16, &j.raw) ||
+      ws_chan_create(sizeof(long), 16, &j.parsed) ||
+      ws_token_create_deadline(pool, NULL, a[3] * 1000000, &deadline) ||
+      ws_submit_token(pool, run, &j, 0, deadline, NULL))
     return 1;
-  if (ws_submit(pool, run, &p, &f) == 0) {
-    ws_future_wait(f, WS_FOREVER);
-    ws_future_result(f, &rc);
-    ws_future_release(f);
-  }
-  ws_stats_t st;
-  ws_pool_stats(pool, &st, NULL, 0);
-  ws_pool_destroy(pool);
-
-  /* The serial check: the same sums and histogram, every item counted once. */
-  uint64_t want = 0;
-  long hist[BUCKETS] = {0}, n = 0;
-  for (long i = 0; i < p.m; i++) {
-    uint64_t r = checksum((uint64_t)i);
-    want += r;
-    hist[r % BUCKETS]++;
-  }
-  int ok = rc == 0 && p.total == want;
-  for (int b = 0; b < BUCKETS; b++)
-    ok &= p.hist[b] == hist[b];
-  printf("pipeline: %ld items; items per worker task:", p.m);
-  for (int i = 0; i < p.k; i++) {
-    printf(" %ld", p.done[i]);
-    n += p.done[i];
-  }
-  ok &= n == p.m;
-  printf("; sum %016llx (serial %016llx); %llu task parks: %s\n", (unsigned long long)p.total,
-         (unsigned long long)want, (unsigned long long)st.total.task_parks, ok ? "ok" : "WRONG");
-  return ok ? 0 : 1;
+  ws_token_release(deadline); /* the work holds it: its timer goes when the work ends */
+  ws_pool_wait_idle(pool, WS_FOREVER);
+  long want = j.m / 1000 * 499500 + (j.m % 1000) * (j.m % 1000 - 1) / 2;
+  printf("%ld items, sum %ld (%s)\n", j.m, j.sum, j.sum == want ? "right" : "cut short");
+  ws_pool_destroy(pool), ws_chan_destroy(j.raw), ws_chan_destroy(j.parsed);
+  return j.sum != want;
 }

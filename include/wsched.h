@@ -72,27 +72,48 @@ WS_EXTERN int ws_version(void);
 /* ------------------------------------------------------------------------ */
 /* Error codes. Every public function that can fail returns one of these.   */
 
+/*
+ * Two number spaces. The library's conditions are the WS_E* codes below,
+ * all in one band, WS_ERR_MIN..WS_ERR_MAX (-20127..-20001): far from 0,
+ * from small integers and from every -errno, so that no value a task is
+ * likely to return is one of them. A task's return value is the user's
+ * integer, any int, and the library reports it exactly where it reports it
+ * (ws_future_result, ws_join, ws_group_wait, the algorithms): it never
+ * maps, replaces or interprets it. Where one return value could carry
+ * either, the library's condition is also told by a status that a task
+ * cannot forge: a future's status (WS_FUTURE_CANCELLED, with
+ * ws_future_result giving why), a group's (ws_group_status). So a task
+ * that returns WS_ECANCELED itself is told from a cancelled one
+ * (docs/ERRORS.md has the whole model, with a table).
+ */
+#define WS_ERR_MAX (-20001) /* the library's codes are WS_ERR_MIN..WS_ERR_MAX */
+#define WS_ERR_MIN (-20127) /* the lowest code of the band (see WS_ERR_MAX) */
+/* True when rc is in the library's band (see above). */
+#define WS_IS_ERROR(rc) ((rc) >= WS_ERR_MIN && (rc) <= WS_ERR_MAX)
+
 #define WS_OK 0 /* success */
-#define WS_EINVAL (-1) /* an argument or option is invalid (NULL function, ...) */
-#define WS_ENOMEM (-2) /* out of memory; nothing was queued, the pool is still usable */
-#define WS_ESHUTDOWN (-3) /* the pool no longer accepts root submissions; the task never runs */
-#define WS_ETIMEDOUT (-4) /* the timeout expired before the awaited event */
-#define WS_ECANCELED (-5) /* the task was cancelled before it was claimed; it never ran */
+#define WS_EINVAL (-20001) /* an argument or option is invalid (NULL function, ...) */
+#define WS_ENOMEM (-20002) /* out of memory; nothing was queued, the pool is still usable */
+#define WS_ESHUTDOWN (-20003) /* the pool no longer accepts root submissions; the task never runs */
+#define WS_ETIMEDOUT (-20004) /* the timeout (or a cancellation token's deadline) expired first */
+#define WS_ECANCELED                                                                               \
+  (-20005) /* cancelled (ws_future_cancel, a group, a token) before it ran, or while waiting */
 #define WS_EBUSY                                                                                   \
-  (-6) /* the object is in a state that does not allow the call
+  (-20006) /* the object is in a state that does not allow the call
                              (cancel after the task was claimed; result before it finished) */
 #define WS_EDEADLK                                                                                 \
-  (-7) /* the call would wait for itself (for example awaiting the
+  (-20007) /* the call would wait for itself (for example awaiting the
                              pool's termination from one of its own tasks) */
-#define WS_ESYS (-8) /* the operating system refused a resource (thread creation) */
-#define WS_ENOTSUP (-9) /* not available on this platform (I/O readiness without epoll) */
-#define WS_ECLOSED (-10) /* the channel is closed (and, for a receive, drained) */
-#define WS_EAGAIN (-11) /* the call would have to wait, and was asked not to (try, timeout 0) */
+#define WS_ESYS (-20008) /* the operating system refused a resource (thread creation) */
+#define WS_ENOTSUP (-20009) /* not available on this platform (I/O readiness without epoll) */
+#define WS_ECLOSED (-20010) /* the channel is closed (and, for a receive, drained) */
+#define WS_EAGAIN (-20011) /* the call would have to wait, and was asked not to (try, timeout 0) */
 
-/* Codes -64 to -127 belong to optional components (wsched_mpi.h:
-   WS_MPI_EMISMATCH -64, WS_MPI_ETHREAD -65, WS_MPI_EMPI -66).
+/* Codes -20064 to -20127 belong to optional components (wsched_mpi.h:
+   WS_MPI_EMISMATCH -20064, WS_MPI_ETHREAD -20065, WS_MPI_EMPI -20066).
    Returns a static, human-readable description of `code`, these included
-   (never NULL). */
+   (never NULL): "success" for 0, and for any other value outside the
+   library's band "not a wsched code (a task's own value?)". */
 WS_EXTERN const char *ws_strerror(int code);
 
 /* Timeouts are in nanoseconds, relative to the call. 0 polls once.
@@ -530,7 +551,8 @@ typedef enum ws_future_status {
   WS_FUTURE_RUNNING = 1, /* claimed by a worker and running */
   WS_FUTURE_DONE = 2, /* the task returned 0 */
   WS_FUTURE_FAILED = 3, /* the task returned non-zero (see ws_future_result) */
-  WS_FUTURE_CANCELLED = 4 /* cancelled before it was claimed; it never ran */
+  WS_FUTURE_CANCELLED = 4 /* cancelled, by ws_future_cancel, a token or the pool's
+                             shutdown (ws_future_result says which); it never ran */
 } ws_future_status_t;
 
 /*
@@ -579,9 +601,15 @@ WS_EXTERN int ws_future_wait(ws_future_t *f, int64_t timeout_ns);
 /* The current ws_future_status_t, or WS_EINVAL. Any thread. */
 WS_EXTERN int ws_future_status(const ws_future_t *f);
 
-/* When the task has finished, stores its return value in *task_rc and returns
-   0. Returns WS_ECANCELED if it was cancelled, WS_EBUSY if it has not
-   finished, WS_EINVAL on NULL arguments. Any thread. */
+/* When the task has finished (DONE or FAILED), stores its return value in
+   *task_rc, exactly as the task returned it, and returns 0. When it was
+   cancelled (WS_FUTURE_CANCELLED) returns why, and *task_rc is untouched:
+   WS_ECANCELED (ws_future_cancel, or its token was cancelled), WS_ETIMEDOUT
+   (its token's deadline passed), WS_ESHUTDOWN (a ws_after timer that the
+   pool's shutdown cancelled). Returns WS_EBUSY if it has not finished,
+   WS_EINVAL on NULL arguments. So a task's own value is never read as the
+   library's condition: the return value and the status tell them apart.
+   Any thread. */
 WS_EXTERN int ws_future_result(const ws_future_t *f, int *task_rc);
 
 /* Cancels the task if no worker has claimed it yet; it will then never run
@@ -623,10 +651,29 @@ WS_EXTERN void ws_future_release(ws_future_t *f);
    nothing was attached and *next is NULL. Any thread. */
 WS_EXTERN int ws_future_then(ws_future_t *f, ws_task_fn fn, void *arg, ws_future_t **next);
 
+/* A continuation that receives the outcome of the future it follows:
+   `status` is its ws_future_status_t (DONE, FAILED or CANCELLED) and
+   `result` its task's return value, exactly (DONE, FAILED), or why it was
+   cancelled (CANCELLED: WS_ECANCELED, WS_ETIMEDOUT or WS_ESHUTDOWN, as
+   ws_future_result returns). Its return value is the continuation's own
+   result. */
+typedef int (*ws_then_fn)(void *arg, int status, int result);
+
+/* ws_future_then, with fn receiving f's outcome (ws_then_fn): no handle to
+   f has to be kept for it (the continuation holds f until it ran, or, if
+   *next is cancelled before it starts, until it is discarded). Returns as
+   ws_future_then. Any thread. */
+WS_EXTERN int ws_future_then_result(ws_future_t *f, ws_then_fn fn, void *arg, ws_future_t **next);
+
 /* *all receives a future that becomes final once each of the n futures is:
-   DONE if every one of them is DONE, else FAILED with, as its result, the
-   result of the first one in index order that failed (WS_ECANCELED for one
-   that was cancelled). The futures must be of one pool; each may be
+   DONE if every one of them is DONE; otherwise it has the outcome of the
+   first of them, in time, to end other than DONE: FAILED with that task's
+   result, or CANCELLED for the same reason (ws_future_result). "First in
+   time" is the order in which the futures became final (for futures
+   already final at the call, index order): one that a thread has seen
+   final (a wait returned, a status read) comes before every one that
+   becomes final after that; every input is still waited
+   for, and none is cancelled. The futures must be of one pool; each may be
    released after the call. The combined future cannot be cancelled
    (ws_future_cancel returns WS_EBUSY: it is claimed from the start) and is
    waited for, continued and released like any other. Returns 0, WS_EINVAL
@@ -637,12 +684,106 @@ WS_EXTERN int ws_future_then(ws_future_t *f, ws_task_fn fn, void *arg, ws_future
 WS_EXTERN int ws_when_all(ws_future_t *const *futures, size_t n, ws_future_t **all);
 
 /* Like ws_when_all, but *any becomes final as soon as one of the futures is
-   (the first to become final; the others are not cancelled): its status is
-   DONE if that one is DONE, else FAILED, and its result is that one's
-   result (WS_ECANCELED if it was cancelled). With `index` non-NULL,
+   (the first to become final; the others are not cancelled): it has that
+   one's outcome, DONE, FAILED with its result, or CANCELLED for the same
+   reason. With `index` non-NULL,
    *index receives that future's position in `futures` before *any is
    final; it must stay valid until then. */
 WS_EXTERN int ws_when_any(ws_future_t *const *futures, size_t n, ws_future_t **any, size_t *index);
+
+/* ------------------------------------------------------------------------ */
+/* Cancellation tokens                                                       */
+
+/*
+ * A token (Go's context) says "stop": created standalone, as the child of
+ * another (cancelling a token cancels its descendants), or with a deadline
+ * (a timer of a pool cancels it then). Work is put under a token with
+ * ws_submit_token or ws_group_config; what a task under a token submits
+ * (ws_submit, ws_submit_ex, ws_submit_batch, from any pool) is under the
+ * same token, and so are its fork/join children (ws_join halves, group
+ * children, ws_parallel_for's chunks), so one cancel reaches the whole
+ * tree of work. Once a token is cancelled:
+ *   - a task under it that has not started never starts: its future
+ *     becomes CANCELLED (ws_future_result: WS_ECANCELED, or WS_ETIMEDOUT
+ *     for a deadline) when a worker reaches it, and a group child counts
+ *     as finished without running;
+ *   - ws_cancelled() is true in the tasks under it, which may return early;
+ *   - a task under it that is parked (or blocks, on a spare worker) in
+ *     ws_future_wait, a channel operation or select, ws_cond_wait,
+ *     ws_sem_wait, ws_waitgroup_wait, ws_io_wait, ws_read, ws_write,
+ *     ws_accept or ws_connect returns the token's code (WS_ECANCELED or
+ *     WS_ETIMEDOUT) at once, and such a wait begun later returns it without
+ *     waiting; a channel operation so interrupted has moved no element.
+ *     Not interrupted: ws_mutex_lock (as a pthread mutex), ws_sleep,
+ *     ws_suspend (its resumer decides), ws_join and ws_group_wait (they
+ *     wait for the children that started; cancelled children that have not
+ *     started do not start), and waits outside every pool.
+ * A waiting task listens to the token nearest on its chain: its group's
+ * (ws_group_config), else its own (ws_submit_token or inherited).
+ * Cancelling is never a preemption: a running task stops only where it
+ * looks (ws_cancelled) or waits. Tokens are not tied to a pool (a deadline
+ * uses one's timers); every call below works from any thread.
+ *
+ *     ws_token_t *t;
+ *     ws_token_create_deadline(pool, NULL, 2000000000, &t); // 2 s from now
+ *     ws_submit_token(pool, fetch_all, &job, 0, t, &f);        // and all it submits
+ *     int rc = ws_future_wait(f, WS_FOREVER);
+ *     ...
+ *     ws_token_release(t);
+ */
+
+/* A cancellation token (opaque): ws_token_create gives it,
+   ws_token_release drops it. */
+typedef struct ws_token ws_token_t;
+
+/* Creates a live token, a child of `parent` when it is not NULL (the
+   child is cancelled when its parent is, and born cancelled if the parent
+   already is; it keeps its parent alive). Returns 0, WS_EINVAL (NULL
+   token, a parent that is not a live handle) or WS_ENOMEM; on error *token
+   is NULL. */
+WS_EXTERN int ws_token_create(ws_token_t *parent, ws_token_t **token);
+
+/* ws_token_create, and a deadline: a timer of `pool` (ws_after) cancels
+   the token timeout_ns from now, with WS_ETIMEDOUT as its code (never
+   early; late by the timer's wait for a worker, see ws_after). The timer
+   holds the token, not the work under it, so it cannot race with the end
+   of that work: whatever ended before the deadline keeps its outcome.
+   Until it fires, the timer is an outstanding task of the pool, as any
+   ws_after (ws_pool_wait_idle waits for it): releasing the token's last
+   holder cancels it, so hand the token to the work and release your
+   handle (the work holds it while it runs). A pool shut down before the
+   deadline cancels the timer too, and the deadline then never comes.
+   Returns 0, WS_EINVAL (NULL pool or token, negative timeout_ns, a bad
+   parent), WS_ENOMEM or WS_ESHUTDOWN (the pool's timers are refused). */
+WS_EXTERN int ws_token_create_deadline(ws_pool_t *pool, ws_token_t *parent, int64_t timeout_ns,
+                                       ws_token_t **token);
+
+/* Cancels the token and its descendants (above) with WS_ECANCELED; a token
+   already cancelled (or past its deadline) keeps its first code. Returns 0
+   or WS_EINVAL. */
+WS_EXTERN int ws_token_cancel(ws_token_t *token);
+
+/* 0 while the token is live, WS_ECANCELED or WS_ETIMEDOUT once cancelled
+   (what the cancel made visible before it is visible to the caller who
+   sees the code); WS_EINVAL for a handle that is not live. */
+WS_EXTERN int ws_token_status(const ws_token_t *token);
+
+/* Drops the caller's handle. The token lives on while anything holds it
+   (its children, the tasks and groups under it), and a cancel through
+   another holder still reaches them. NULL is ignored; a handle released
+   twice aborts with "wsched: misuse: ...". */
+WS_EXTERN void ws_token_release(ws_token_t *token);
+
+/* The token the calling task is under (see above), borrowed: valid while
+   the task runs; NULL outside every task or when it is under none. */
+WS_EXTERN ws_token_t *ws_current_token(void);
+
+/* ws_submit_ex, under `token` (NULL: the token the caller is under, if
+   any, as ws_submit_ex itself): the task holds it until it ends or is
+   discarded. Returns as ws_submit_ex, and WS_EINVAL for a token that is
+   not a live handle. */
+WS_EXTERN int ws_submit_token(ws_pool_t *pool, ws_task_fn fn, void *arg, unsigned flags,
+                              ws_token_t *token, ws_future_t **future);
 
 /* ------------------------------------------------------------------------ */
 /* Timers and I/O readiness                                                  */
@@ -1363,18 +1504,51 @@ WS_EXTERN int ws_group_spawn(ws_group_t *g, ws_task_fn fn, void *arg);
 
 /* Cancels g (see above); any thread, any number of times, until
    ws_group_wait(g) returns (a call that races with the return is a misuse).
-   Returns 0, or WS_EINVAL if g is not an initialised group. */
+   A group configured with ws_group_config also cancels its token, which
+   reaches the tasks its children submitted with ws_submit (an
+   unconfigured group's cancel does not: configure it, or cancel their
+   futures). Returns 0, or WS_EINVAL if g is not an initialised group. */
 WS_EXTERN int ws_group_cancel(ws_group_t *g);
 
+/* ws_group_config flag: the errgroup behaviour (Go's errgroup.WithContext):
+   the first child to fail (return non-zero) cancels g, and ws_group_wait
+   returns that failure. */
+#define WS_GROUP_CANCEL_ON_ERROR 0x1u
+
+/* Configures g, after ws_group_init and before its first spawn, from the
+   task (thread) that initialised it: `flags` (0 or WS_GROUP_CANCEL_ON_ERROR)
+   and a token. g gets a token of its own, a child of `token` (NULL: of the
+   token the caller is under, if any): g's children are under it (see
+   "Cancellation tokens"), ws_group_cancel and, with
+   WS_GROUP_CANCEL_ON_ERROR, the first failure cancel it, and cancelling
+   `token` cancels g. g holds it until ws_group_wait returns. Returns 0,
+   WS_EINVAL (not an initialised group, another thread, an unknown flag, a
+   token that is not live), WS_EBUSY (g has children, or was configured
+   already) or WS_ENOMEM. */
+WS_EXTERN int ws_group_config(ws_group_t *g, unsigned flags, ws_token_t *token);
+
+/* After ws_group_wait(g) returned: WS_FUTURE_DONE (every child returned
+   0, nothing cancelled), WS_FUTURE_FAILED (a child failed: the wait
+   returned its value, exactly) or WS_FUTURE_CANCELLED (nothing failed,
+   but g, its token or an enclosing group or token was cancelled: the wait
+   returned WS_ECANCELED or WS_ETIMEDOUT, and children may have been
+   skipped). This tells a child's own value from the library's code
+   whatever the value. WS_EINVAL before the wait returned. */
+WS_EXTERN int ws_group_status(const ws_group_t *g);
+
 /* True inside a child of a cancelled group, or of a group nested in one
-   (see above); false elsewhere, including outside every pool. Costs a load
-   while no group of the pool is cancelled, else a walk up the chain of
-   enclosing fork/join records (one load per level). Any thread. */
+   (see above), or in a task under a cancelled token ("Cancellation
+   tokens"); false elsewhere, including outside every pool. Costs two loads
+   while no group of the pool and no token is cancelled, else a walk up the
+   chain of enclosing fork/join records (one load per level). Any thread. */
 WS_EXTERN bool ws_cancelled(void);
 
 /* Waits for every task spawned into g; returns the first non-zero return
-   value among them (in completion order), or 0; WS_ECANCELED instead if g
-   or an enclosing group was cancelled (see above). Every child that starts
+   value among them in time (completion order), exactly, even when g was
+   cancelled (the failure comes first: with WS_GROUP_CANCEL_ON_ERROR it
+   caused the cancel); else WS_ECANCELED if g or an enclosing group was
+   cancelled, or the code of a cancelled token g is under (WS_ECANCELED,
+   WS_ETIMEDOUT; see above); else 0. ws_group_status tells which. Every child that starts
    runs to the end whatever the others' results. WS_EINVAL if called from another thread than the
    one that initialised g. WS_EBUSY, without waiting, when a join or group
    opened after g in the same task is still open and g has children in the

@@ -371,11 +371,13 @@ public:
     int task_rc = 0;
     int rc = ws_future_result(h_, &task_rc);
     future keep(std::move(*this)); // released however we leave
-    detail::check(rc);
-    // A value present is the result whatever task_rc says: a task's
-    // trampoline stores one only when its callable returned (and then
-    // returns 0), and a ready_state (when_all's) holds one from the start,
-    // while its native future fails when one of its inputs did.
+    // A value present is the result whatever the native future says: a
+    // task's trampoline stores one only when its callable returned (and
+    // then returns 0), and a ready_state (when_all's) holds one from the
+    // start, while its native future fails, or is cancelled, when one of
+    // its inputs did.
+    if (!keep.s_->value)
+      detail::check(rc);
     if (task_rc != 0 && !keep.s_->value) {
       if (keep.s_->exc)
         std::rethrow_exception(keep.s_->exc);

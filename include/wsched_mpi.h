@@ -74,11 +74,11 @@ extern "C" {
 /* The ranks did not register the same task types in the same order (or the
    same payload limit): detected by ws_mpi_run on every rank before any work
    moves, which then returns this code on every rank. */
-#define WS_MPI_EMISMATCH (-64)
+#define WS_MPI_EMISMATCH (-20064)
 /* MPI was initialized with less thread support than the library needs. */
-#define WS_MPI_ETHREAD (-65)
+#define WS_MPI_ETHREAD (-20065)
 /* An MPI call failed with an error handler that returns (MPI_ERRORS_RETURN). */
-#define WS_MPI_EMPI (-66)
+#define WS_MPI_EMPI (-20066)
 
 /* One rank's side of the distributed pool: opaque. */
 typedef struct ws_mpi ws_mpi_t;

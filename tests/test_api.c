@@ -9,22 +9,39 @@
  */
 #include "test.h"
 
+#include <limits.h>
 #include <stdbool.h>
+#include <string.h>
 #include <unistd.h>
 
 static void strerror_table(void)
 {
-  static const int codes[] = {WS_OK,        WS_EINVAL, WS_ENOMEM,  WS_ESHUTDOWN, WS_ETIMEDOUT,
-                              WS_ECANCELED, WS_EBUSY,  WS_EDEADLK, WS_ESYS};
-  const char *unknown = ws_strerror(12345);
-  ASSERT(unknown != NULL);
+  static const int codes[] = {WS_OK,        WS_EINVAL,    WS_ENOMEM,  WS_ESHUTDOWN,
+                              WS_ETIMEDOUT, WS_ECANCELED, WS_EBUSY,   WS_EDEADLK,
+                              WS_ESYS,      WS_ENOTSUP,   WS_ECLOSED, WS_EAGAIN};
+  const char *foreign = ws_strerror(12345);
+  ASSERT(foreign != NULL);
   for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
     const char *m = ws_strerror(codes[i]);
     ASSERT(m != NULL && *m != '\0');
-    ASSERT(strcmp(m, unknown) != 0);
+    ASSERT(strcmp(m, foreign) != 0);
+    ASSERT(codes[i] == WS_OK || WS_IS_ERROR(codes[i]));
     for (size_t j = 0; j < i; j++)
       ASSERT(strcmp(m, ws_strerror(codes[j])) != 0);
   }
+  /* The two spaces (wsched.h, "Error codes"): what tasks commonly return
+     (small integers, -errno) is outside the library's band, and
+     ws_strerror says so instead of naming a library condition. */
+  static const int user[] = {
+      1, -1, -2, -3, -4, -5, 42, -4095, INT_MIN, INT_MAX, WS_ERR_MIN - 1, WS_ERR_MAX + 1};
+  for (size_t i = 0; i < sizeof user / sizeof user[0]; i++) {
+    ASSERT(!WS_IS_ERROR(user[i]));
+    ASSERT_STREQ(ws_strerror(user[i]), foreign);
+  }
+  ASSERT(strstr(foreign, "not a wsched code") != NULL);
+  /* Inside the band but unassigned: the library's, unknown. */
+  ASSERT(WS_IS_ERROR(-20100));
+  ASSERT(strcmp(ws_strerror(-20100), foreign) != 0);
 }
 
 static int noop(void *arg);

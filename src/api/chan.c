@@ -231,7 +231,7 @@ static int wait_result(unsigned why, const chan_wait *wt)
 {
   if (why == WS__TP_EVENT)
     return wt->ok ? 0 : WS_ECLOSED;
-  return why == WS__TP_TIMER ? WS_ETIMEDOUT : WS_ESHUTDOWN;
+  return ws__tpark_code(&wt->r, why);
 }
 
 /* One direction: send (elem read) or receive (elem written). */

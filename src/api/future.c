@@ -82,7 +82,8 @@ int ws_future_wait(ws_future_t *f, int64_t timeout_ns)
     return 0;
   /* It runs elsewhere (or we are a worker of another pool, or too deep in
      our stack): wait without running anything else, compensated. */
-  ws__waitfor wf = {future_final, future_announce, t, &t->state, NULL, NULL, future_announce_park};
+  ws__waitfor wf = {future_final, future_announce,      t,   &t->state, NULL,
+                    NULL,         future_announce_park, true};
   /* Profiling: waiting is not the task's work (the dependency itself is
      not followed: futures are opaque to the profiler). */
   ws__prof_strand_end(w);
@@ -103,9 +104,11 @@ int ws_future_result(const ws_future_t *f, int *task_rc)
 {
   if (f == NULL || task_rc == NULL)
     return WS_EINVAL;
-  int s = ws_future_status(f); /* acquire: rc below is the runner's */
+  /* Acquire: see future_final; rc below is the runner's. */
+  uint32_t st = atomic_load_explicit(&ws__handle_task(f)->state, memory_order_acquire);
+  int s = ws__task_status(st);
   if (s == WS_FUTURE_CANCELLED)
-    return WS_ECANCELED;
+    return ws__task_cancel_code(st);
   if (s != WS_FUTURE_DONE && s != WS_FUTURE_FAILED)
     return WS_EBUSY;
   *task_rc = ws__handle_task(f)->rc;
@@ -116,17 +119,7 @@ int ws_future_cancel(ws_future_t *f)
 {
   if (f == NULL)
     return WS_EINVAL;
-  ws__task *t = ws__handle_task(f);
-  /* The run/cancel decision (task.h). The record stays queued (and counted
-     outstanding) until a worker claims and discards it; only the waiters
-     are released now. The state word is in the record, which the caller's
-     handle keeps alive: nothing of the pool is touched. */
-  if (!ws__task_leave_pending(t, WS_FUTURE_CANCELLED, NULL))
-    return WS_EBUSY; /* claimed (running or finished) or already cancelled */
-  ws__future_settle(t); /* its continuations run now: it is final */
-  if (t->flags & WS__TASK_TIMER)
-    ws__timer_cancelled(t); /* out of the timer heap now, not at its deadline */
-  return 0;
+  return ws__future_cancel_record(ws__handle_task(f)) ? 0 : WS_EBUSY;
 }
 
 void ws_future_release(ws_future_t *f)
@@ -181,29 +174,56 @@ int ws_future_then(ws_future_t *f, ws_task_fn fn, void *arg, ws_future_t **next)
   return 0;
 }
 
+int ws_future_then_result(ws_future_t *f, ws_then_fn fn, void *arg, ws_future_t **next)
+{
+  if (next != NULL)
+    *next = NULL;
+  if (f == NULL || fn == NULL)
+    return WS_EINVAL;
+  ws__task *t = ws__handle_task(f);
+  ws__then_result *c = ws__malloc(sizeof *c);
+  if (c == NULL)
+    return WS_ENOMEM;
+  c->fn = fn;
+  c->arg = arg;
+  c->pred = t;
+  /* Relaxed: the caller's handle keeps the count above zero. */
+  atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
+  int rc = ws_future_then(f, ws__then_result_run, c, next);
+  if (rc != 0) {
+    ws__worker *w = ws__self_in(t->pool);
+    ws__task_unref(cache_of(w), depot_of(w, t->pool), t); /* not the last: the caller's */
+    ws__free(c);
+  }
+  return rc;
+}
+
 /* A combinator (ws_when_all, ws_when_any): one arrival task per input,
    queued when that input is final; the combined future `out` is a record
    that never runs (RUNNING from the start, so that no waiter claims it),
-   made final by the last arrival (all) or the first (any). */
+   made final by the winner's arrival (any) or the last one (all). */
 struct comb;
 struct comb_in {
   struct comb *c;
   ws__task *in; /* the input's record: the arrival holds a reference */
   size_t i;
-  int rc; /* written by this input's arrival, read by the last one */
+  uint32_t state; /* the input's final state: written by its arrival, read by the finisher */
+  int rc; /* and its task's result (FAILED) */
 };
 struct comb {
   ws__task *out; /* the combined future: the combinator holds a reference */
   size_t *index; /* ws_when_any: where the winner's index goes, or NULL */
   bool any;
   /* Arrivals not yet done: the last one (acq_rel fetch_sub, so that it sees
-     every other arrival's rc) finishes an all, drops out and frees this. */
+     every other arrival's outcome) finishes an all, drops out and frees
+     this. */
   _Atomic size_t left;
-  /* ws_when_any: the comb_in of the first input to become final, NULL
-     until then. The core CASes it as it queues that input's arrival, at
-     the input's settle (task.h, WS__TASK_RACE), not when the arrivals run:
-     they may run in any order. The winner's results are published by
-     out's finish. */
+  /* The comb_in whose outcome decides: for ws_when_any the first input to
+     become final, for ws_when_all the first to become final without being
+     DONE (a failure or a cancel, first in time); NULL until then. The core
+     CASes it as it queues that input's arrival, at the input's settle
+     (task.h, WS__TASK_RACE and WS__TASK_RACE_FAIL), not when the arrivals
+     run: they may run in any order. */
   _Atomic(void *) won;
   size_t n;
   struct comb_in in[];
@@ -217,12 +237,16 @@ static int never_runs(void *arg)
   return WS_EINVAL;
 }
 
-/* An input's outcome as a result: its rc, or WS_ECANCELED. */
-static int outcome(ws__task *in)
+/* Makes the combined future final with the outcome of input s: DONE,
+   FAILED with its task's result, or CANCELLED for the same reason. */
+static void comb_finish(struct comb *c, const struct comb_in *s)
 {
-  /* Acquire: pairs with the release of the final status; rc is the runner's. */
-  uint32_t s = atomic_load_explicit(&in->state, memory_order_acquire);
-  return ws__task_status(s) == WS_FUTURE_CANCELLED ? WS_ECANCELED : in->rc;
+  if (s == NULL || ws__task_status(s->state) == WS_FUTURE_DONE)
+    ws__future_finish(c->out, 0);
+  else if (ws__task_status(s->state) == WS_FUTURE_FAILED)
+    ws__future_finish(c->out, s->rc);
+  else
+    ws__future_end(c->out, WS_FUTURE_CANCELLED | (s->state & WS__ST_WHY), 0);
 }
 
 static int comb_arrive(void *arg)
@@ -231,22 +255,22 @@ static int comb_arrive(void *arg)
   struct comb *c = s->c;
   ws_pool_t *p = c->out->pool;
   ws__worker *w = ws__self_in(p); /* arrivals run as tasks of p */
-  s->rc = outcome(s->in);
+  /* Acquire: pairs with the release of the final status; rc is the runner's. */
+  s->state = atomic_load_explicit(&s->in->state, memory_order_acquire);
+  s->rc = s->in->rc;
   ws__task_unref(cache_of(w), depot_of(w, p), s->in);
   /* Relaxed: the core CASed it before it queued us (task.h, RACE). */
   if (c->any && atomic_load_explicit(&c->won, memory_order_relaxed) == s) {
     if (c->index != NULL)
       *c->index = s->i; /* published by the finish's release */
-    ws__future_finish(c->out, s->rc);
+    comb_finish(c, s);
   }
   if (atomic_fetch_sub_explicit(&c->left, 1, memory_order_acq_rel) != 1)
     return 0;
-  if (!c->any) {
-    int rc = 0;
-    for (size_t i = 0; i < c->n && rc == 0; i++)
-      rc = c->in[i].rc; /* the first failure in index order */
-    ws__future_finish(c->out, rc);
-  }
+  /* The last arrival: every other one's outcome is ours to read (acq_rel
+     above), and every input's queueing, so the race's CAS, came before. */
+  if (!c->any)
+    comb_finish(c, atomic_load_explicit(&c->won, memory_order_relaxed));
   ws__task_unref(cache_of(w), depot_of(w, p), c->out);
   ws__free(c);
   return 0;
@@ -278,11 +302,11 @@ static int combine(ws_future_t *const *futures, size_t n, ws_future_t **out, siz
   ws__task *arrivals = NULL, **tail = &arrivals;
   size_t made = 0;
   while (o != NULL && made < n) {
-    ws__task *a = ws__task_new(w, p, comb_arrive, &c->in[made], any ? WS__TASK_RACE : 0, 1, NULL);
+    ws__task *a = ws__task_new(w, p, comb_arrive, &c->in[made],
+                               any ? WS__TASK_RACE : WS__TASK_RACE_FAIL, 1, NULL);
     if (a == NULL)
       break;
-    if (any)
-      a->race = &c->won;
+    a->race = &c->won;
     a->next = NULL;
     *tail = a;
     tail = &a->next;
@@ -313,6 +337,7 @@ static int combine(ws_future_t *const *futures, size_t n, ws_future_t **out, siz
     c->in[i].in = ws__handle_task(futures[i]);
     c->in[i].i = i;
     c->in[i].rc = 0;
+    c->in[i].state = 0;
     /* Relaxed: the caller's handle keeps the count above zero. */
     atomic_fetch_add_explicit(&c->in[i].in->refs, 1, memory_order_relaxed);
   }

@@ -48,6 +48,9 @@ int ws_group_init(ws_group_t *g_, ws_pool_t *pool)
   atomic_init(&g->sink.prof_work, 0);
   atomic_init(&g->sink.prof_lspan, 0);
   g->sink.label = NULL;
+  g->sink.token = NULL;
+  g->sink.mode = 0;
+  g->status = WS_FUTURE_PENDING;
   if (w != NULL) {
     g->owner = w;
     /* An open group holds its worker (g->owner, the frame stack) until
@@ -138,6 +141,48 @@ int ws_group_spawn(ws_group_t *g_, ws_task_fn fn, void *arg)
   return 0;
 }
 
+/* After the wait: g's result (wsched.h, ws_group_wait), its status for
+   ws_group_status, and its token's reference goes. */
+static int group_outcome(ws__group *g)
+{
+  ws_pool_t *p = ws__group_pool(g);
+  g->magic = 0;
+  ws_token_t *k = g->sink.token;
+  /* Relaxed: ordered by ws__group_done, as the children's completions are. */
+  int rc = atomic_load_explicit(&g->error, memory_order_relaxed);
+  /* Relaxed: a cancel happens before the wait returns (wsched.h), through
+     the children's completions or the caller's own program order. */
+  bool cancelled =
+      atomic_load_explicit(&g->sink.cancelled, memory_order_relaxed) == WS__SINK_CANCELLED;
+  if (cancelled)
+    atomic_fetch_sub_explicit(&p->cancels, 1, memory_order_relaxed); /* a gate, see internal.h */
+  int why = 0;
+  if (cancelled) {
+    why = WS_ECANCELED;
+    /* A deadline that cancelled the token (and so g) says so. */
+    if (k != NULL && ws__token_code(k) != 0)
+      why = ws__token_code(k);
+  } else if (k != NULL && ws__token_code(k) != 0) {
+    why = ws__token_code(k);
+  } else {
+    ws__worker *self = ws__tls_worker;
+    /* Relaxed: our own group (a join's: see join_observed). An enclosing
+       group or token was cancelled: children may have been skipped. */
+    if (atomic_load_explicit(&g->sink.cancelled, memory_order_relaxed) != WS__SINK_JOIN &&
+        self != NULL && ws__cancel_gate(self->pool) && ws__chain_cancelled(self->jf.cur)) {
+      ws_token_t *outer = ws__chain_token(self->jf.cur);
+      why = outer != NULL && ws__token_code(outer) != 0 ? ws__token_code(outer) : WS_ECANCELED;
+    }
+  }
+  if (k != NULL) {
+    g->sink.token = NULL;
+    ws__token_unref(k);
+  }
+  /* The first failure in time wins over the cancellation it caused. */
+  g->status = rc != 0 ? WS_FUTURE_FAILED : why != 0 ? WS_FUTURE_CANCELLED : WS_FUTURE_DONE;
+  return rc != 0 ? rc : why;
+}
+
 int ws_group_wait(ws_group_t *g_)
 {
   ws__group *g = G(g_);
@@ -181,7 +226,7 @@ int ws_group_wait(ws_group_t *g_)
     ws__worker *self = ws__tls_worker;
     if (self != NULL) {
       /* A worker of another pool: blocked, compensated in its own pool. */
-      ws__waitfor wf = {ws__group_done, ws__group_announce, g, &g->remote, NULL, NULL, NULL};
+      ws__waitfor wf = {ws__group_done, ws__group_announce, g, &g->remote, NULL, NULL, NULL, false};
       ws__wait_inside(self, &wf, WS__NO_DEADLINE);
     } else {
       uint32_t v;
@@ -191,20 +236,7 @@ int ws_group_wait(ws_group_t *g_)
   } else {
     return WS_EINVAL;
   }
-  ws_pool_t *p = ws__group_pool(g);
-  g->magic = 0;
-  /* Relaxed: a cancel happens before the wait returns (wsched.h), through
-     the children's completions or the caller's own program order. */
-  if (atomic_load_explicit(&g->sink.cancelled, memory_order_relaxed) == WS__SINK_CANCELLED) {
-    atomic_fetch_sub_explicit(&p->cancels, 1, memory_order_relaxed); /* a gate, see internal.h */
-    return WS_ECANCELED;
-  }
-  ws__worker *self = ws__tls_worker;
-  /* Relaxed: our own group (a join's: see join_observed). */
-  if (atomic_load_explicit(&g->sink.cancelled, memory_order_relaxed) != WS__SINK_JOIN &&
-      self != NULL && ws__cancel_gate(self->pool) && ws__chain_cancelled(self->jf.cur))
-    return WS_ECANCELED; /* an enclosing group was cancelled: children may have been skipped */
-  return atomic_load_explicit(&g->error, memory_order_relaxed); /* ordered by ws__group_done */
+  return group_outcome(g);
 }
 
 int ws_group_cancel(ws_group_t *g_)
@@ -212,12 +244,43 @@ int ws_group_cancel(ws_group_t *g_)
   ws__group *g = G(g_);
   if (g_ == NULL || (g->magic != WS__GROUP_INSIDE && g->magic != WS__GROUP_OUTSIDE))
     return WS_EINVAL;
-  /* Relaxed: published by the release increment below (see
-     ws__cancel_gate); only the first cancel counts the group. */
-  if (atomic_exchange_explicit(&g->sink.cancelled, WS__SINK_CANCELLED, memory_order_relaxed) ==
-      WS__SINK_LIVE)
-    atomic_fetch_add_explicit(&ws__group_pool(g)->cancels, 1, memory_order_release);
+  ws__group_cancel(g);
   return 0;
+}
+
+int ws_group_config(ws_group_t *g_, unsigned flags, ws_token_t *token)
+{
+  ws__group *g = G(g_);
+  if (g_ == NULL || (g->magic != WS__GROUP_INSIDE && g->magic != WS__GROUP_OUTSIDE) ||
+      (flags & ~(unsigned)WS_GROUP_CANCEL_ON_ERROR) != 0 ||
+      (token != NULL && !ws__token_valid(token)))
+    return WS_EINVAL;
+  if (g->magic == WS__GROUP_INSIDE && g->owner != ws__tls_worker)
+    return WS_EINVAL; /* only the task that initialised g */
+  if (g->spawned != 0 || g->sink.token != NULL)
+    return WS_EBUSY; /* children may be reading them; configured once */
+  /* The group's own token, a child of the one in force: cancelling g (or
+     its first failure) reaches what its children submit, and cancelling
+     the outer token reaches g. */
+  ws_token_t *outer = token;
+  ws__worker *w = ws__tls_worker;
+  if (outer == NULL && w != NULL && w->jf.cur != NULL)
+    outer = ws__chain_token(w->jf.cur);
+  ws_token_t *k;
+  int rc = ws__token_new(outer, &k);
+  if (rc != 0)
+    return rc;
+  g->sink.token = k;
+  g->sink.mode = flags;
+  return 0;
+}
+
+int ws_group_status(const ws_group_t *g_)
+{
+  const ws__group *g = (const ws__group *)(const void *)g_;
+  if (g_ == NULL || g->magic != 0 || g->status == WS_FUTURE_PENDING)
+    return WS_EINVAL; /* not waited for (or never initialised) */
+  return g->status;
 }
 
 int ws_group_label(ws_group_t *g_, const char *label)

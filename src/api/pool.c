@@ -365,6 +365,12 @@ int ws_submit(ws_pool_t *p, ws_task_fn fn, void *arg, ws_future_t **future)
   if (p == NULL || fn == NULL)
     return WS_EINVAL;
 
+  /* A task submitted by a task under a cancellation token is under it too
+     (wsched.h, "Cancellation tokens"), whichever pool it goes to. */
+  ws__worker *self = ws__tls_worker;
+  ws_token_t *k = self != NULL ? ws__inherited_token(self->jf.cur, fn) : NULL;
+  if (__builtin_expect(k != NULL, 0))
+    return ws__submit_under(p, fn, arg, 0, k, future);
   ws__worker *w = ws__self_in(p);
   if (w == NULL && future == NULL)
     return ws__submit_entry(p, fn, arg); /* no record on this side (data/inject.h) */
@@ -393,6 +399,10 @@ int ws_submit_ex(ws_pool_t *p, ws_task_fn fn, void *arg, unsigned flags, ws_futu
   if (p == NULL || fn == NULL || (flags & ~WS_SUBMIT_HIGH) != 0)
     return WS_EINVAL;
   ws__worker *w = ws__self_in(p);
+  ws__worker *self = ws__tls_worker; /* inherits, as ws_submit (any pool's task) */
+  ws_token_t *k = self != NULL ? ws__inherited_token(self->jf.cur, fn) : NULL;
+  if (__builtin_expect(k != NULL, 0))
+    return ws__submit_under(p, fn, arg, flags, k, future);
   ws__task *t = ws__task_new(w, p, fn, arg, future != NULL ? WS__TASK_FUTURE : 0,
                              future != NULL ? 2 : 1, NULL);
   if (t == NULL)
@@ -405,6 +415,43 @@ int ws_submit_ex(ws_pool_t *p, ws_task_fn fn, void *arg, unsigned flags, ws_futu
   return rc;
 }
 
+/* ws_submit_batch under token k: a ws__tokened per task, made first (all
+   or nothing), then one batch of tokened records. */
+static int batch_under(ws_pool_t *p, ws_task_fn fn, void *const *args, size_t n, ws_token_t *k,
+                       ws_future_t **futures)
+{
+  if (n > SIZE_MAX / sizeof(void *))
+    return WS_ENOMEM;
+  void **wrapped = ws__malloc(n * sizeof *wrapped);
+  if (wrapped == NULL)
+    return WS_ENOMEM;
+  size_t made = 0;
+  for (; made < n; made++) {
+    ws__tokened *e = ws__malloc(sizeof *e);
+    if (e == NULL)
+      break;
+    e->fn = fn;
+    e->arg = args[made];
+    e->token = k;
+    e->claimed = false;
+    wrapped[made] = e;
+  }
+  int rc = WS_ENOMEM;
+  if (made == n) {
+    for (size_t i = 0; i < n; i++)
+      ws__token_ref(k); /* each record's, dropped when it runs or is discarded */
+    rc = ws_submit_batch(p, ws__token_run, wrapped, n, futures);
+    if (rc != 0)
+      for (size_t i = 0; i < n; i++)
+        ws__token_unref(k); /* ours (the running task's) keeps it above 0 */
+  }
+  if (rc != 0)
+    for (size_t i = 0; i < made; i++)
+      ws__free(wrapped[i]);
+  ws__free(wrapped);
+  return rc;
+}
+
 int ws_submit_batch(ws_pool_t *p, ws_task_fn fn, void *const *args, size_t n, ws_future_t **futures)
 {
   if (futures != NULL)
@@ -414,6 +461,10 @@ int ws_submit_batch(ws_pool_t *p, ws_task_fn fn, void *const *args, size_t n, ws
     return WS_EINVAL;
   if (n == 0)
     return 0;
+  ws__worker *self = ws__tls_worker; /* inherits, as ws_submit */
+  ws_token_t *k = self != NULL ? ws__inherited_token(self->jf.cur, fn) : NULL;
+  if (__builtin_expect(k != NULL, 0))
+    return batch_under(p, fn, args, n, k, futures);
   ws__worker *w = ws__self_in(p);
   if (w == NULL && futures == NULL)
     return ws__submit_entries(p, fn, args, n); /* no records on this side (data/inject.h) */

@@ -162,11 +162,9 @@ static int q_busy(sync_q *q)
   return n != 0 ? WS_EBUSY : 0;
 }
 
-static int why_rc(unsigned why)
+static int why_rc(const sync_waiter *w, unsigned why)
 {
-  if (why == WS__TP_EVENT)
-    return 0;
-  return why == WS__TP_TIMER ? WS_ETIMEDOUT : WS_ESHUTDOWN;
+  return ws__tpark_code(&w->r, why);
 }
 
 /* A timeout argument: 0 and WS_FOREVER and positive values are valid. */
@@ -418,7 +416,7 @@ int ws_cond_wait_timeout(ws_cond_t *c, ws_mutex_t *m, int64_t timeout_ns)
     q_remove(&x->q, &w);
   q_unlock(&x->q);
   WS__CHECK(ws_mutex_lock(m) == 0);
-  return why_rc(why);
+  return why_rc(&w, why);
 }
 
 int ws_cond_wait(ws_cond_t *c, ws_mutex_t *m)
@@ -543,7 +541,7 @@ int ws_sem_wait_timeout(ws_sem_t *sem, int64_t timeout_ns)
   q_unlock(&x->q);
   if (rc == 0 && w.handoff)
     return 0;
-  return rc != 0 ? rc : why_rc(why);
+  return rc != 0 ? rc : why_rc(&w, why);
 }
 
 int ws_sem_wait(ws_sem_t *s)
@@ -700,7 +698,7 @@ int ws_waitgroup_wait_timeout(ws_waitgroup_t *wg, int64_t timeout_ns)
   q_unlock(&x->q);
   /* Woken: the dones' work reached us through the acq_rel CAS of the add
      that reached 0, then q's lock and the wake. */
-  return why_rc(why);
+  return why_rc(&w, why);
 }
 
 int ws_waitgroup_wait(ws_waitgroup_t *wg)

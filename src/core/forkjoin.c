@@ -27,8 +27,21 @@ void ws__group_record_error(ws__group *g, int rc)
   int zero = 0;
   /* Relaxed: published to the waiter by the count update that follows (a
      release RMW, or the owner's own program order). */
-  atomic_compare_exchange_strong_explicit(&g->error, &zero, rc, memory_order_relaxed,
-                                          memory_order_relaxed);
+  if (atomic_compare_exchange_strong_explicit(&g->error, &zero, rc, memory_order_relaxed,
+                                              memory_order_relaxed) &&
+      (g->sink.mode & WS_GROUP_CANCEL_ON_ERROR))
+    ws__group_cancel(g); /* errgroup: the first failure stops the rest */
+}
+
+void ws__group_cancel(ws__group *g)
+{
+  /* Relaxed: published by the release increment below (see
+     ws__cancel_gate); only the first cancel counts the group. */
+  if (atomic_exchange_explicit(&g->sink.cancelled, WS__SINK_CANCELLED, memory_order_relaxed) ==
+      WS__SINK_LIVE)
+    atomic_fetch_add_explicit(&ws__group_pool(g)->cancels, 1, memory_order_release);
+  if (g->sink.token != NULL) /* what the children submitted holds it too */
+    ws__token_cancel(g->sink.token, WS_ECANCELED);
 }
 
 /* Before a waiter sleeps on g->remote: sets the waiter bit, so that the
@@ -165,8 +178,8 @@ void ws__group_wait_inside(ws__worker *w, ws__group *g, bool frames)
     return;
   /* Published children (ours to pop back, or stolen), heap children: help
      with them and their descendants only, then block. */
-  ws__waitfor wf = {ws__group_done, ws__group_announce,  g,   &g->remote,
-                    &g->sink,       &g->sink.last_thief, NULL};
+  ws__waitfor wf = {ws__group_done, ws__group_announce,  g,    &g->remote,
+                    &g->sink,       &g->sink.last_thief, NULL, false};
   ws__wait_inside(w, &wf, WS__NO_DEADLINE);
 }
 
@@ -267,7 +280,7 @@ int ws__join_public_sync(ws__worker *w, int ra, uint32_t mark)
   if (!ws__join_done(t)) {
     /* Stolen, or under a task fa left: run t and its descendants only
        (core/wait.c); the thief is in t->thief. */
-    ws__waitfor wf = {ws__join_done, ws__join_announce, t, &t->state, t, &t->thief, NULL};
+    ws__waitfor wf = {ws__join_done, ws__join_announce, t, &t->state, t, &t->thief, NULL, false};
     ws__wait_inside(w, &wf, WS__NO_DEADLINE);
   }
   int rb = t->rc; /* ordered by ws__join_done's acquire */

@@ -35,6 +35,9 @@ typedef struct ws__group {
   _Atomic int error; /* first non-zero result: CAS 0 -> rc by whoever ran it */
   uint32_t mark; /* owner-private: jf.top at init */
   uint32_t magic; /* WS__GROUP_INSIDE or WS__GROUP_OUTSIDE once initialised, else 0 */
+  /* After the wait: the group's ws_future_status_t (ws_group_status);
+     owner-private. */
+  int32_t status;
   /* The record the owner ran when it initialised g (its jf.cur; NULL
      outside the pool): the `parent` of every child of g, frame or heap, so
      that a cancel of an enclosing group reaches them (ws__chain_cancelled)
@@ -96,6 +99,10 @@ bool ws__group_announce(void *arg, uint32_t *expect);
 
 /* The first non-zero result of g's children: CAS 0 -> rc. */
 void ws__group_record_error(ws__group *g, int rc);
+
+/* ws_group_cancel's work: marks g cancelled (once: the pool's gate counts
+   it until the wait) and cancels its token if it has one. Any thread. */
+void ws__group_cancel(ws__group *g);
 
 /* Owner only: waits until group g is complete (see forkjoin.c). */
 void ws__group_wait_inside(ws__worker *w, ws__group *g, bool frames);

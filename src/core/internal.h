@@ -18,6 +18,7 @@
 #include "platform.h"
 #include "runq.h"
 #include "task.h"
+#include "token.h"
 #include "topology.h"
 
 #include "counters.h"
@@ -387,11 +388,19 @@ typedef struct ws__sink {
   /* Private to the sink's owner, whatever it needs. A group: the frame
      index after its newest frame child (core/forkjoin.h, WS__G_NEXT). */
   uint32_t owner_word;
+  /* WS_GROUP_* flags of ws_group_config: written by the owner before the
+     first spawn (which publishes them), read by whoever finishes a child. */
+  uint32_t mode;
   /* The group's label (ws_group_label), or NULL: written by the owner
      before the first spawn, read by whoever runs a child while tracing
      (observe/trace.c, ws__trace_begin); the spawn that publishes the child
      orders the two. */
   const char *label;
+  /* The group's cancellation token (ws_group_config), or NULL: written by
+     the owner before the first spawn (which publishes it), read by
+     whoever runs or waits inside a child (ws__chain_token). The group
+     holds a user reference until its wait returns. */
+  ws_token_t *token;
   /* Profiling (profile.c): children's work summed and the longest "span at
      spawn + child span", updated (relaxed RMW) by whoever finished a child;
      read by the waiter after the group's completion check (acquire). */
@@ -408,16 +417,21 @@ enum { WS__SINK_LIVE = 0, WS__SINK_CANCELLED = 1, WS__SINK_JOIN = 2 };
 void ws__sink_done(ws__sink *s, ws__worker *w, int rc, uint32_t n);
 
 /* Is any group cancelled (ws_group_cancel) and not yet waited for in pool
-   p? Acquire: pairs with the release increment of ws_group_cancel, so that
-   the cancelled flags set before it are seen by ws__chain_cancelled. */
+   p, or any cancellation token cancelled and not yet freed? Acquire: pairs
+   with the release increment of ws_group_cancel (and of a token's cancel,
+   core/token.c), so that the cancelled flags and codes set before it are
+   seen by ws__chain_cancelled. Two loads of words that change only when
+   something is cancelled. */
 static inline bool ws__cancel_gate(ws_pool_t *p)
 {
-  return atomic_load_explicit(&p->cancels, memory_order_acquire) != 0;
+  return atomic_load_explicit(&p->cancels, memory_order_acquire) != 0 ||
+         atomic_load_explicit(&ws__tokens_cancelled, memory_order_acquire) != 0;
 }
 
 /* Walks record n and its parents (the records that were running where each
    was spawned, task.h): true if one of them is a child of a cancelled
-   group. Call only after ws__cancel_gate said yes. The chain is alive while
+   group or of a group whose token is cancelled, or the heap record ending
+   the chain has a cancelled token. Call only after ws__cancel_gate said yes. The chain is alive while
    n is unfinished. */
 bool ws__chain_cancelled(const ws__task *n);
 
@@ -512,11 +526,15 @@ typedef struct ws__waitfor {
      sleeping on it, where the completer tells the two apart (a future's
      WS__ST_WAIT_PARK); NULL: announce. */
   bool (*park_announce)(void *arg, uint32_t *expect);
+  /* A parked wait that the waiting task's cancellation token interrupts
+     (a future's: core/token.c); it then returns the token's code. */
+  bool token;
 } ws__waitfor;
 
 /* Inside a task of w's pool: waits for wf, running only tasks the wait
    depends on, then blocking with compensation (a spare takes the worker's
-   place while it sleeps). Returns 0 or WS_ETIMEDOUT. */
+   place while it sleeps). Returns 0, WS_ETIMEDOUT, or (wf->token) the code of the
+   waiting task's cancelled token. */
 int ws__wait_inside(ws__worker *w, const ws__waitfor *wf, int64_t deadline);
 
 /* --------------------------------------------------------------------- */
@@ -605,6 +623,9 @@ void ws__tpark_shutdown(ws_pool_t *p);
 int ws__tpark_wait_init(ws__tpark *r, int64_t deadline, bool cancellable);
 unsigned ws__tpark_wait(ws__tpark *r);
 bool ws__tpark_wake(ws__tpark *r, unsigned why);
+/* What a wait's end (why, from ws__tpark_wait) returns: 0, WS_ETIMEDOUT,
+   WS_ESHUTDOWN, or the code of the token that interrupted it. */
+int ws__tpark_code(const ws__tpark *r, unsigned why);
 /* find_work and park.c's re-check: ws_shutdown wants w's cancellable
    parked waits readied (owner only). */
 static inline bool ws__tpark_cancel_due(const ws__worker *w)

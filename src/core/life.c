@@ -19,6 +19,7 @@
  */
 #include "internal.h"
 #include "life.h"
+#include "netpoll.h"
 #include "park.h"
 #include "spares.h"
 
@@ -213,10 +214,14 @@ int ws__life_reserve(ws_pool_t *p, ws__worker *w, uint64_t n)
 /* Queues counted record c of pool p (ws__life_reserve counted it). `next`:
    the task running on this worker just made c ready (it finished c's
    future), so c runs next on it (ws__push_next). */
-static void queue_counted(ws__task *c, bool next)
+/* Queues continuation c of future t, which is final. */
+static void queue_counted(ws__task *t, ws__task *c, bool next)
 {
   ws_pool_t *p = c->pool;
-  if (c->flags & WS__TASK_RACE) {
+  /* Relaxed: our caller made t final or saw it final with acquire. */
+  if ((c->flags & WS__TASK_RACE) ||
+      ((c->flags & WS__TASK_RACE_FAIL) &&
+       ws__task_status(atomic_load_explicit(&t->state, memory_order_relaxed)) != WS_FUTURE_DONE)) {
     /* Its future became final (or was final when c was attached): the
        first of the race to get here wins, whatever order the queued
        records run in later. Relaxed: each record reads the word after it
@@ -256,7 +261,18 @@ void ws__future_attach(ws__task *t, ws__task *c)
   ws__task *head = atomic_load_explicit(&t->conts, memory_order_acquire);
   do {
     if (head == WS__CONTS_CLOSED) {
-      queue_counted(c, false); /* like a submission: the ring's tail */
+      /* ws__future_end closes the list just before the final status, so
+         that no race is decided after the status shows: that status is a
+         few instructions away on the finishing thread. Acquire: pairs with
+         its release CAS (the status, rc and the task's effects). */
+      for (unsigned spins = 0;
+           !ws__task_final(atomic_load_explicit(&t->state, memory_order_acquire)); spins++) {
+        if (spins < 64)
+          ws__cpu_relax();
+        else
+          ws__yield(); /* the finisher was descheduled in between */
+      }
+      queue_counted(t, c, false); /* like a submission: the ring's tail */
       return;
     }
     c->next = head;
@@ -266,17 +282,9 @@ void ws__future_attach(ws__task *t, ws__task *c)
                                                   memory_order_acquire));
 }
 
-void ws__future_settle(ws__task *t)
+/* Queues the continuations `c` (newest first) of t, which is final. */
+static void queue_list(ws__task *t, ws__task *c)
 {
-  /* Tasks parked waiting for t (core/tpark.c): their announce set the
-     waiter bit before the final status, which keeps it. Relaxed: our own
-     final CAS came before. */
-  if (atomic_load_explicit(&t->state, memory_order_relaxed) & WS__ST_WAIT_PARK)
-    ws__tpark_wake_word(&t->state);
-  /* Acquire: pairs with the attachers' release CAS (the records and their
-     links). Release: an attacher that finds CLOSED sees the final status
-     and the task's effects (pairs with its acquire). */
-  ws__task *c = atomic_exchange_explicit(&t->conts, WS__CONTS_CLOSED, memory_order_acq_rel);
   /* The list is newest first. Into a FIFO (a FIFO-order worker's ring, the
      global queue) it goes reversed: the first attached runs first (next,
      on a worker) and the others in the order they were attached. Onto a
@@ -295,13 +303,93 @@ void ws__future_settle(ws__task *t)
   }
   for (bool first = true; order != NULL; first = false) {
     ws__task *next = order->next; /* before the queue: it may run and be freed at once */
-    queue_counted(order, first);
+    queue_counted(t, order, first);
     order = next;
   }
 }
 
+/* Wakes the tasks parked waiting for t (core/tpark.c): their announce set
+   the waiter bit before the final status, which keeps it. Relaxed: our own
+   final CAS came before. */
+static void wake_parked(ws__task *t)
+{
+  if (atomic_load_explicit(&t->state, memory_order_relaxed) & WS__ST_WAIT_PARK)
+    ws__tpark_wake_word(&t->state);
+}
+
+void ws__future_settle(ws__task *t)
+{
+  wake_parked(t);
+  /* Acquire: pairs with the attachers' release CAS (the records and their
+     links). Release: an attacher that finds CLOSED sees the final status
+     and the task's effects (pairs with its acquire). */
+  queue_list(t, atomic_exchange_explicit(&t->conts, WS__CONTS_CLOSED, memory_order_acq_rel));
+}
+
+void ws__future_end(ws__task *t, uint32_t to, int rc)
+{
+  /* Close the list first and decide the races of the combinators waiting
+     (ws_when_all: the first failure in time; ws_when_any: the first
+     final), then make the status final: whoever sees t final (a wait, a
+     status) and then makes another input final cannot have that one win
+     (an attacher that finds CLOSED waits for the status, ws__future_attach).
+     Acquire: pairs with the attachers' release CAS. */
+  ws__task *c = atomic_exchange_explicit(&t->conts, WS__CONTS_CLOSED, memory_order_acquire);
+  for (ws__task *r = c; r != NULL; r = r->next)
+    if ((r->flags & WS__TASK_RACE) ||
+        ((r->flags & WS__TASK_RACE_FAIL) && ws__task_status(to) != WS_FUTURE_DONE)) {
+      void *none = NULL; /* relaxed: see queue_counted */
+      atomic_compare_exchange_strong_explicit(r->race, &none, r->arg, memory_order_relaxed,
+                                              memory_order_relaxed);
+    }
+  ws__task_finish_as(t, to, rc);
+  wake_parked(t);
+  queue_list(t, c);
+}
+
 void ws__future_finish(ws__task *t, int rc)
 {
-  ws__task_finish(t, rc);
-  ws__future_settle(t);
+  ws__future_end(t, rc == 0 ? WS_FUTURE_DONE : WS_FUTURE_FAILED, rc);
+}
+
+bool ws__future_cancel_record(ws__task *t)
+{
+  /* The run/cancel decision (task.h). The record stays queued (and counted
+     outstanding) until a worker claims and discards it; only the waiters
+     are released now. */
+  if (!ws__task_leave_pending(t, WS__CANCELLED_FOR(WS__WHY_CANCELED), NULL))
+    return false; /* claimed (running or finished) or already cancelled */
+  ws__future_settle(t); /* its continuations run now: it is final */
+  if (t->flags & WS__TASK_TIMER)
+    ws__timer_cancelled(t); /* out of the timer heap now, not at its deadline */
+  return true;
+}
+
+int ws__then_result_run(void *arg)
+{
+  ws__then_result *c = arg;
+  ws__task *t = c->pred;
+  /* Acquire: pairs with the release of the final status; rc is the runner's. */
+  uint32_t st = atomic_load_explicit(&t->state, memory_order_acquire);
+  int status = ws__task_status(st);
+  int result = status == WS_FUTURE_CANCELLED ? ws__task_cancel_code(st) : t->rc;
+  ws_then_fn fn = c->fn;
+  void *a = c->arg;
+  ws__worker *w = ws__self_in(t->pool);
+  ws__task_unref(w != NULL ? &w->records : NULL, w != NULL ? &t->pool->depot : NULL, t);
+  ws__free(c);
+  return fn(a, status, result);
+}
+
+void ws__discard_arg(ws__task *t)
+{
+  if (t->fn == ws__token_run) {
+    ws__tokened_discard(t);
+  } else if (t->fn == ws__then_result_run) {
+    ws__then_result *c = t->arg;
+    ws__worker *w = ws__self_in(c->pred->pool);
+    ws__task_unref(w != NULL ? &w->records : NULL, w != NULL ? &c->pred->pool->depot : NULL,
+                   c->pred);
+    ws__free(c);
+  }
 }

@@ -88,8 +88,36 @@ void ws__future_attach(ws__task *t, ws__task *c);
    that a chain of continuations does not grow any stack. */
 void ws__future_settle(ws__task *t);
 
-/* ws__task_finish and then ws__future_settle: the runner of t is done. */
+/* The claimer of future t (its runner, or whoever else took it out of
+   PENDING) ends it with status `to` (task.h: with the cancel reason for
+   CANCELLED) and result rc: like ws__task_finish_as and then
+   ws__future_settle, but the continuations' list is closed and the races
+   of ws_when_all and ws_when_any decided before the status becomes final,
+   so that a future seen final wins over every one that ends later. */
+void ws__future_end(ws__task *t, uint32_t to, int rc);
+
+/* ws__future_end with DONE (rc == 0) or FAILED: the runner of t is done. */
 void ws__future_finish(ws__task *t, int rc);
+
+/* ws_future_cancel's work on record t (a future): PENDING -> CANCELLED
+   (WS_ECANCELED), its continuations queued, a timer taken out of its heap.
+   Returns false (and does nothing) if t had left PENDING. Any thread. */
+bool ws__future_cancel_record(ws__task *t);
+
+/* ws_future_then_result's continuations: the record's function, and what
+   its arg is. `pred` is the future it follows, a reference held until
+   the continuation has run or was discarded. */
+typedef struct ws__then_result {
+  ws_then_fn fn;
+  void *arg;
+  ws__task *pred;
+} ws__then_result;
+int ws__then_result_run(void *arg);
+
+/* Record t never runs (a cancelled future, discarded by a worker): frees
+   what its arg owns if its function is one of the library's trampolines
+   (ws__token_run, ws__then_result_run); nothing otherwise. */
+void ws__discard_arg(ws__task *t);
 
 /* n accepted tasks have finished (or were discarded). */
 void ws__life_done(ws_pool_t *pool, uint64_t n);

@@ -858,7 +858,7 @@ int ws__io_wait(ws_pool_t *p, int fd, unsigned events, int64_t deadline)
   uint32_t revents = wt.revents;
   pd_unlock(pd);
   if (why != WS__TP_EVENT)
-    return why == WS__TP_TIMER ? WS_ETIMEDOUT : WS_ESHUTDOWN;
+    return ws__tpark_code(&wt.r, why);
   if ((revents & IO_CLOSED) != 0)
     return WS_ECLOSED;
   /* What concerns this wait: the registration reports both directions. */
@@ -1226,7 +1226,7 @@ void ws__polls_shutdown(ws_pool_t *p)
     ws__task *t = h[i].t;
     if (t == NULL)
       continue;
-    if (ws__task_leave_pending(t, WS_FUTURE_CANCELLED, NULL))
+    if (ws__task_leave_pending(t, WS__CANCELLED_FOR(WS__WHY_SHUTDOWN), NULL))
       ws__future_settle(t); /* its continuations run: they were counted */
     ws__task_unref(NULL, NULL, t); /* the heap's reference */
   }

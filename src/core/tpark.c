@@ -878,6 +878,26 @@ static void tp_init(ws__tpark *r, ws__worker *w)
   atomic_init(&r->state, WS__TP_PARKING);
 }
 
+/* A wait of a task on w (NULL: a thread) that a cancellation token may
+   interrupt (`cancellable`) listens to its task's token, if it has one
+   (core/token.c): a cancel readies r with WS__TP_CANCEL, at once if the
+   token is cancelled already. */
+static void tp_listen(ws__tpark *r, ws__worker *w, bool cancellable)
+{
+  if (!cancellable || w == NULL || w->jf.cur == NULL)
+    return;
+  ws_token_t *k = ws__chain_token(w->jf.cur);
+  if (k != NULL)
+    ws__token_listen(k, r);
+}
+
+/* Before r's wait returns: no cancel touches r after this. */
+static void tp_unlisten(ws__tpark *r)
+{
+  if (r->token != NULL)
+    ws__token_unlisten(r->token, r);
+}
+
 /* Why r was readied (after its wait). */
 static unsigned woken_why(ws__tpark *r)
 {
@@ -998,14 +1018,16 @@ int ws__tpark_word(ws__worker *w, const ws__waitfor *wf, int64_t deadline)
     bucket_unlock(b);
     return WS__TP_CANNOT;
   }
+  tp_listen(&r, w, wf->token);
   park(w, &r);
   if (timed)
     (void)ws__timer_unlink(&r.timer); /* no firing touches r after this */
+  tp_unlisten(&r);
   b = bucket_lock(r.key); /* perhaps another one: the table may have grown */
   if (r.in_bucket)
     bucket_remove(&r);
   bucket_unlock(b);
-  return woken_why(&r) == WS__TP_TIMER ? WS_ETIMEDOUT : 0;
+  return ws__tpark_code(&r, woken_why(&r));
 }
 
 void ws__tpark_wake_word(const void *word)
@@ -1068,6 +1090,7 @@ int ws__tpark_wait_init(ws__tpark *r, int64_t deadline, bool cancellable)
     atomic_fetch_add_explicit(&nwaiting, 1, memory_order_relaxed); /* a count */
     bucket_unlock(b);
   }
+  tp_listen(r, w, cancellable);
   return 0;
 }
 
@@ -1078,6 +1101,7 @@ unsigned ws__tpark_wait(ws__tpark *r)
     park(w, r);
     if (r->deadline != WS__NO_DEADLINE)
       (void)ws__timer_unlink(&r->timer); /* no firing touches r after this */
+    tp_unlisten(r);
     return woken_why(r);
   }
   ws__worker *bw = r->blocker;
@@ -1103,7 +1127,22 @@ unsigned ws__tpark_wait(ws__tpark *r)
       bucket_remove(r);
     bucket_unlock(b);
   }
+  tp_unlisten(r);
   return woken_why(r);
+}
+
+int ws__tpark_code(const ws__tpark *r, unsigned why)
+{
+  switch (why) {
+  case WS__TP_EVENT:
+    return 0;
+  case WS__TP_TIMER:
+    return WS_ETIMEDOUT;
+  case WS__TP_CANCEL:
+    return ws__token_code(r->token); /* final before it readied us */
+  default:
+    return WS_ESHUTDOWN;
+  }
 }
 
 bool ws__tpark_wake(ws__tpark *r, unsigned why)

@@ -68,7 +68,7 @@ enum {
 };
 
 /* Why a parked task was readied (ws__tpark.why). */
-enum { WS__TP_EVENT = 0, WS__TP_TIMER = 1, WS__TP_SHUTDOWN = 2 };
+enum { WS__TP_EVENT = 0, WS__TP_TIMER = 1, WS__TP_SHUTDOWN = 2, WS__TP_CANCEL = 3 };
 
 /* A task that waits. Lives in the frame of the wait that parked it, on the
    parked context's stack, from before it registers to after it has left
@@ -119,6 +119,10 @@ typedef struct ws__tpark {
   void *uarg;
   ws_resume_t handle;
   int saved_errno;
+  /* The cancellation token the wait listens to (core/token.c), or NULL;
+     and its place on that token's list (the token's lock). */
+  ws_token_t *token;
+  struct ws__tpark *tnext, **tpprev;
 } ws__tpark;
 
 #endif /* WS_TPARK_H */

@@ -175,7 +175,8 @@ int ws__wait_inside(ws__worker *w, const ws__waitfor *wf, int64_t deadline)
       return 0;
     if (deadline != WS__NO_DEADLINE && ws__now_ns() >= deadline)
       return WS_ETIMEDOUT;
-    if (wait_blocked(w, wf, deadline) != 0)
-      return wf->done(wf->arg) ? 0 : WS_ETIMEDOUT;
+    int rc = wait_blocked(w, wf, deadline);
+    if (rc != 0) /* timed out, or the task's token was cancelled (wf->token) */
+      return wf->done(wf->arg) ? 0 : rc;
   }
 }

@@ -636,6 +636,23 @@ static void run_entry_now(ws__worker *w, ws__entry e)
   ws__life_credit_add(w);
 }
 
+/* Future record t, just claimed (RUNNING), has a cancelled token: it does
+   not run; its status becomes CANCELLED for the token's reason. The claim
+   made it ours, so no cancel or other claim races with this. */
+static bool token_stops(ws__task *t)
+{
+  ws_token_t *k = ws__record_token(t);
+  if (__builtin_expect(k == NULL, 1))
+    return false;
+  int code = ws__token_code(k);
+  if (code == 0) {
+    ((ws__tokened *)t->arg)->claimed = true; /* it runs (ws__token_run) */
+    return false;
+  }
+  ws__future_end(t, WS__CANCELLED_FOR(ws__why_of(code)), 0);
+  return true;
+}
+
 bool ws__try_run_future(ws__worker *w, ws__task *t)
 {
   /* Acquire: pairs with the release that clears HELD (life.c). */
@@ -645,6 +662,10 @@ bool ws__try_run_future(ws__worker *w, ws__task *t)
      claimed or cancelled it (task.h). */
   if (!ws__task_leave_pending(t, WS_FUTURE_RUNNING, NULL))
     return false;
+  /* A cancelled token: done (it never runs); its queued record is
+     discarded, with its ws__tokened, by whoever takes it (ws__run). */
+  if (token_stops(t))
+    return true;
   int rc = run_body(w, t);
   count_run(w, rc);
   ws__future_finish(t, rc);
@@ -668,10 +689,14 @@ bool ws__chain_cancelled(const ws__task *n)
     /* A group child (not a join half, whose sink field is its owner).
        Relaxed: ordered after the acquire of pool->cancels (internal.h). */
     if (((f & (WS__TASK_FRAME | WS__TASK_JOIN)) == WS__TASK_FRAME || (f & WS__TASK_GROUP)) &&
-        atomic_load_explicit(&n->sink->cancelled, memory_order_relaxed) == WS__SINK_CANCELLED)
+        (atomic_load_explicit(&n->sink->cancelled, memory_order_relaxed) == WS__SINK_CANCELLED ||
+         (n->sink->token != NULL && ws__token_code(n->sink->token) != 0)))
       return true;
-    if (!(f & (WS__TASK_FRAME | WS__TASK_GROUP)))
-      return false; /* another heap record ends the chain (its union holds its pool) */
+    if (!(f & (WS__TASK_FRAME | WS__TASK_GROUP))) {
+      /* Another heap record ends the chain (its union holds its pool). */
+      ws_token_t *k = ws__record_token(n);
+      return k != NULL && ws__token_code(k) != 0;
+    }
   }
   return false;
 }
@@ -768,8 +793,17 @@ void ws__run(ws__worker *w, ws__task *t)
   if ((flags & WS__TASK_FUTURE) && !ws__task_leave_pending(t, WS_FUTURE_RUNNING, &seen)) {
     /* Cancelled, or claimed and run by a waiter (ws_future_wait): it does
        not run here; the queue's reference and count go. */
-    if (seen == WS_FUTURE_CANCELLED)
+    if (seen == WS_FUTURE_CANCELLED) {
       ws__stat1(&w->stats, WS__S_tasks_cancelled, 1);
+      ws__discard_arg(t); /* it never ran: what its trampoline would have freed */
+    }
+    ws__task_unref(&w->records, &w->pool->depot, t);
+    ws__life_credit_add(w);
+    return;
+  }
+  if ((flags & WS__TASK_FUTURE) && __builtin_expect(token_stops(t), 0)) {
+    ws__stat1(&w->stats, WS__S_tasks_cancelled, 1);
+    ws__discard_arg(t);
     ws__task_unref(&w->records, &w->pool->depot, t);
     ws__life_credit_add(w);
     return;

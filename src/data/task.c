@@ -226,12 +226,16 @@ bool ws__task_leave_pending(ws__task *t, int to, int *seen)
 
 void ws__task_finish(ws__task *t, int rc)
 {
+  ws__task_finish_as(t, rc == 0 ? WS_FUTURE_DONE : WS_FUTURE_FAILED, rc);
+}
+
+void ws__task_finish_as(ws__task *t, uint32_t to, int rc)
+{
   t->rc = rc; /* published by the release CAS below */
   uint32_t s = atomic_load_explicit(&t->state, memory_order_relaxed);
-  uint32_t fin = rc == 0 ? WS_FUTURE_DONE : WS_FUTURE_FAILED;
   /* Release: waiters that see the final status also see rc and every
-     effect of the task. Keeps the waiter bit. */
-  while (!atomic_compare_exchange_weak_explicit(&t->state, &s, (s & ~WS__ST_STATUS) | fin,
+     effect of the task. Keeps the waiter bits. */
+  while (!atomic_compare_exchange_weak_explicit(&t->state, &s, (s & ~WS__ST_STATUS) | to,
                                                 memory_order_release, memory_order_relaxed))
     ;
   wake_sleepers(t, s);

@@ -33,6 +33,14 @@ struct ws__worker;
    completer makes no futex system call for parked waiters (a chain of
    10,000 futures made 2 per link, 2/3 of its system calls). */
 #define WS__ST_WAIT_PARK 0x20u
+/* With WS_FUTURE_CANCELLED: why, as WS__WHY_* (two bits), written by the
+   CAS that made the status final, so that whoever sees CANCELLED sees why
+   (ws_future_result returns it). */
+#define WS__ST_WHY_SHIFT 6
+#define WS__ST_WHY (0x3u << WS__ST_WHY_SHIFT)
+enum { WS__WHY_CANCELED = 0, WS__WHY_TIMEDOUT = 1, WS__WHY_SHUTDOWN = 2 };
+/* The status word of a cancel for reason `why` (ws__task_leave_pending's `to`). */
+#define WS__CANCELLED_FOR(why) (WS_FUTURE_CANCELLED | ((uint32_t)(why) << WS__ST_WHY_SHIFT))
 
 /* flags */
 #define WS__TASK_FUTURE 0x1u /* a handle exists: claim with a CAS on state; refcounted */
@@ -53,6 +61,11 @@ struct ws__worker;
   0x20u /* a continuation of ws_when_any (api/future.c):
                                 whoever queues it first claims `race` for it
                                 (core/life.c, queue_counted) */
+
+#define WS__TASK_RACE_FAIL                                                                         \
+  0x200u /* like RACE, but only when the future it waited for
+                                did not end DONE: the first input of a
+                                ws_when_all to fail or be cancelled, in time */
 
 #define WS__TASK_TIMER                                                                             \
   0x10u /* with FUTURE: a ws_after timer; while it waits
@@ -206,6 +219,21 @@ static inline int ws__task_status(uint32_t state)
   return (int)(state & WS__ST_STATUS);
 }
 
+/* The code a cancelled record reports (state's status is CANCELLED). */
+static inline int ws__task_cancel_code(uint32_t state)
+{
+  static const int code[] = {WS_ECANCELED, WS_ETIMEDOUT, WS_ESHUTDOWN, WS_ECANCELED};
+  return code[(state & WS__ST_WHY) >> WS__ST_WHY_SHIFT];
+}
+
+/* The reason (WS__WHY_*) of a cancel code. */
+static inline uint32_t ws__why_of(int code)
+{
+  return code == WS_ETIMEDOUT   ? WS__WHY_TIMEDOUT
+         : code == WS_ESHUTDOWN ? WS__WHY_SHUTDOWN
+                                : WS__WHY_CANCELED;
+}
+
 static inline int ws__task_final(uint32_t state)
 {
   return (state & WS__ST_STATUS) >= WS_FUTURE_DONE;
@@ -213,7 +241,7 @@ static inline int ws__task_final(uint32_t state)
 
 /* The run/cancel decision on a record with a future: moves its status from
    PENDING to `to`, WS_FUTURE_RUNNING (a claim: acquire, pairs with the
-   submitter's publication and with a cancel) or WS_FUTURE_CANCELLED (a
+   submitter's publication and with a cancel) or WS__CANCELLED_FOR(why) (a
    cancel: release, and the sleepers on `state` are woken). Returns true if
    it did; false, with the status found in *seen (may be NULL), when the
    record had already left PENDING. Any thread. */
@@ -223,6 +251,11 @@ bool ws__task_leave_pending(ws__task *t, int to, int *seen);
    (release: rc and the task's effects before the status), keeping the
    waiter bit, and the sleepers on `state` are woken. The runner only. */
 void ws__task_finish(ws__task *t, int rc);
+
+/* Like ws__task_finish, but the status becomes `to`, a
+   WS__CANCELLED_FOR(why): a record claimed from the start that stands for
+   others (a combinator's, api/future.c) reports their cancellation. */
+void ws__task_finish_as(ws__task *t, uint32_t to, int rc);
 
 /* A thread's private free list of records (a worker's: owner only). */
 typedef struct ws__task_cache {

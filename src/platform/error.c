@@ -30,13 +30,13 @@ const char *ws_strerror(int code)
   case WS_EAGAIN:
     return "the call would have to wait";
   /* libwsched_mpi's codes (wsched_mpi.h): numbers only, the core knows no MPI. */
-  case -64:
+  case WS_ERR_MIN + 63: /* WS_MPI_EMISMATCH */
     return "MPI ranks registered different task types (names, order or payload limit)";
-  case -65:
+  case WS_ERR_MIN + 62: /* WS_MPI_ETHREAD */
     return "MPI was initialized without MPI_THREAD_SERIALIZED support";
-  case -66:
+  case WS_ERR_MIN + 61: /* WS_MPI_EMPI */
     return "an MPI call failed";
   default:
-    return "unknown error";
+    return WS_IS_ERROR(code) ? "unknown wsched error" : "not a wsched code (a task's own value?)";
   }
 }

@@ -517,37 +517,78 @@ static bool final_by_id(int id)
   }
 }
 
-/* The result a final future of id must carry (0: DONE, WS_ECANCELED, or a
-   task's rc): false if the harness cannot know (a ws_when_any without an
-   index). Inputs have lower ids: the recursion ends. */
-static bool expect_outcome(int id, int *out)
+/* A final future's outcome as one int: 0 for DONE, the task's result for
+   FAILED, ws_future_result's code for CANCELLED (the tasks' results are
+   outside the library's band, so the three never meet). */
+static int outcome_of(int st, int res, int rc)
+{
+  return st == WS_FUTURE_CANCELLED ? res : st == WS_FUTURE_DONE ? 0 : rc;
+}
+
+/* Whether id is certainly DONE (1), certainly not (0), or the harness
+   cannot know (-1: a ws_when_any without an index). Inputs have lower ids:
+   the recursion ends. */
+static int done_state(int id)
 {
   const ftask *t = &tasks[id];
   switch (t->kind) {
-  case K_ALL:
+  case K_ALL: {
+    int all = 1;
     for (int i = 0; i < t->nin; i++) {
-      int o;
-      if (!expect_outcome(t->in[i], &o))
-        return false;
-      if (o != 0) {
-        *out = o; /* the first failure in index order */
-        return true;
-      }
+      int d = done_state(t->in[i]);
+      if (d == 0)
+        return 0;
+      if (d < 0)
+        all = -1;
     }
-    *out = 0;
-    return true;
+    return all;
+  }
   case K_ANY:
-    if (t->index == SIZE_MAX)
-      return false;
-    CHECK(t->index < (size_t)t->nin, "ws_when_any %d: index %zu of %d inputs", id, t->index,
-          t->nin);
-    CHECK(final_by_id(t->in[t->index]), "ws_when_any %d: the winner (task %d) is not final", id,
-          t->in[t->index]);
-    return expect_outcome(t->in[t->index], out);
+    return t->index == SIZE_MAX ? -1 : done_state(t->in[t->index]);
   default:
-    /* Final: it ran to the end, or was cancelled and never ran. */
-    *out = atomic_load(&ran[id]) != 0 ? t->rc : WS_ECANCELED;
-    return true;
+    return atomic_load(&ran[id]) != 0 && t->rc == 0;
+  }
+}
+
+/* Whether final future id may have outcome o (wsched.h): a when_all has
+   the outcome of the first input, in time, to end other than DONE, which
+   the harness does not know, so it asks whether some such input has it; a
+   when_any its winner's. */
+static bool may_be(int id, int o)
+{
+  const ftask *t = &tasks[id];
+  switch (t->kind) {
+  case K_ALL: {
+    int d = done_state(id);
+    if (d == 1)
+      return o == 0;
+    for (int i = 0; i < t->nin; i++)
+      if (done_state(t->in[i]) != 1 && may_be(t->in[i], o))
+        return true;
+    return d < 0 && o == 0;
+  }
+  case K_ANY:
+    if (t->index != SIZE_MAX) {
+      CHECK(t->index < (size_t)t->nin, "ws_when_any %d: index %zu of %d inputs", id, t->index,
+            t->nin);
+      CHECK(final_by_id(t->in[t->index]), "ws_when_any %d: the winner (task %d) is not final", id,
+            t->in[t->index]);
+      return may_be(t->in[t->index], o);
+    }
+    /* No index: some final input's outcome (a combined input's index may
+       not be written yet: not looked at). */
+    for (int i = 0; i < t->nin; i++) {
+      int in = t->in[i];
+      if (final_by_id(in) && (tasks[in].kind != K_TASK || may_be(in, o)))
+        return true;
+    }
+    return false;
+  default:
+    /* Final: it ran to the end, or was cancelled and never ran (a timer
+       by ws_future_cancel or by the shutdown). */
+    if (atomic_load(&ran[id]) != 0)
+      return o == t->rc;
+    return o == WS_ECANCELED || (t->timer && o == WS_ESHUTDOWN);
   }
 }
 
@@ -558,29 +599,19 @@ static void check_combined(const ws_future_t *f, int id, const char *when)
   int rc = 12345;
   int res = ws_future_result(f, &rc);
   if (st == WS_FUTURE_RUNNING) { /* claimed from the start; may finish meanwhile */
-    CHECK(res == WS_EBUSY || res == 0, "%s: combined %d running, ws_future_result = %d", when, id,
-          res);
+    CHECK(res == WS_EBUSY || res == 0 || res == WS_ECANCELED,
+          "%s: combined %d running, ws_future_result = %d", when, id, res);
     return;
   }
-  CHECK(st == WS_FUTURE_DONE || st == WS_FUTURE_FAILED, "%s: combined future %d has status %d",
-        when, id, st);
-  CHECK(res == 0, "%s: combined %d status %d but ws_future_result = %d", when, id, st, res);
-  CHECK((st == WS_FUTURE_DONE) == (rc == 0), "%s: combined %d status %d with result %d", when, id,
-        st, rc);
-  int want;
-  if (expect_outcome(id, &want)) {
-    CHECK(rc == want, "%s: combined future %d (%s of %d) has result %d, its inputs say %d", when,
-          id, tasks[id].kind == K_ALL ? "all" : "any", tasks[id].nin, rc, want);
-  } else { /* an any without an index: the result of some final input */
-    bool some = false;
-    for (int i = 0; i < tasks[id].nin && !some; i++) {
-      int o;
-      int in = tasks[id].in[i];
-      /* A combined input's index may not be written yet: not looked at. */
-      some = final_by_id(in) && (tasks[in].kind != K_TASK || (expect_outcome(in, &o) && o == rc));
-    }
-    CHECK(some, "%s: ws_when_any %d has result %d, no final input has it", when, id, rc);
-  }
+  CHECK(st == WS_FUTURE_DONE || st == WS_FUTURE_FAILED || st == WS_FUTURE_CANCELLED,
+        "%s: combined future %d has status %d", when, id, st);
+  CHECK(st == WS_FUTURE_CANCELLED ? res == WS_ECANCELED || res == WS_ESHUTDOWN : res == 0,
+        "%s: combined %d status %d but ws_future_result = %d", when, id, st, res);
+  CHECK(st == WS_FUTURE_CANCELLED || (st == WS_FUTURE_DONE) == (rc == 0),
+        "%s: combined %d status %d with result %d", when, id, st, rc);
+  int o = outcome_of(st, res, rc);
+  CHECK(may_be(id, o), "%s: combined future %d (%s of %d) has outcome %d, none its inputs allow",
+        when, id, tasks[id].kind == K_ALL ? "all" : "any", tasks[id].nin, o);
 }
 
 /* What a final status says about the task. */
@@ -606,13 +637,14 @@ static void check_final(const ws_future_t *f, int id, const char *when)
           rc);
     break;
   case WS_FUTURE_CANCELLED:
-    CHECK(res == WS_ECANCELED, "%s: task %d cancelled but ws_future_result = %d", when, id, res);
+    CHECK(res == WS_ECANCELED || (tasks[id].timer && res == WS_ESHUTDOWN),
+          "%s: task %d cancelled but ws_future_result = %d", when, id, res);
     CHECK(atomic_load(&ran[id]) == 0, "%s: task %d cancelled but ran", when, id);
     break;
   case WS_FUTURE_PENDING:
   case WS_FUTURE_RUNNING:
     /* It may finish (or be cancelled) between the two calls. */
-    CHECK(res == WS_EBUSY || res == 0 || res == WS_ECANCELED,
+    CHECK(res == WS_EBUSY || res == 0 || res == WS_ECANCELED || res == WS_ESHUTDOWN,
           "%s: task %d status %d but ws_future_result = %d", when, id, st, res);
     break;
   default:
@@ -877,13 +909,19 @@ static void op_group(const ctx *c, reader *r, bool cancelling)
       atomic_store(&skipped[id], true);
     }
   }
-  if (own || nested_in_cancelled)
-    CHECK(rc == WS_ECANCELED, "ws_group_wait of a cancelled group returned %d", rc);
+  /* A child's failure comes first, exactly, cancelled or not (wsched.h). */
+  int st = ws_group_status(&g.g);
+  if (any_fail)
+    CHECK(match && st == WS_FUTURE_FAILED, "ws_group_wait returned %d (status %d), a child failed",
+          rc, st);
+  else if (own || nested_in_cancelled)
+    CHECK(rc == WS_ECANCELED && st == WS_FUTURE_CANCELLED,
+          "ws_group_wait of a cancelled group returned %d (status %d)", rc, st);
   else if (up) /* an enclosing group was cancelled, maybe after the wait looked */
-    CHECK(rc == WS_ECANCELED || (any_fail ? match : rc == 0),
-          "ws_group_wait (an enclosing group cancelled) returned %d", rc);
+    CHECK((rc == WS_ECANCELED && st == WS_FUTURE_CANCELLED) || (rc == 0 && st == WS_FUTURE_DONE),
+          "ws_group_wait (an enclosing group cancelled) returned %d (status %d)", rc, st);
   else
-    CHECK(any_fail ? match : rc == 0, "ws_group_wait returned %d", rc);
+    CHECK(rc == 0 && st == WS_FUTURE_DONE, "ws_group_wait returned %d (status %d)", rc, st);
 }
 
 static void op_join(const ctx *c, reader *r)
@@ -2302,7 +2340,7 @@ static void check_exactly_once(void)
       CHECK(slots[i].users == 0, "task %d's handle still in use", i);
       int s = ws_future_status(slots[i].f);
       CHECK(s >= WS_FUTURE_DONE, "after destroy: task %d has status %d", i, s);
-      CHECK((s == WS_FUTURE_CANCELLED) == (can || shut_timer),
+      CHECK(tasks[i].kind != K_TASK || (s == WS_FUTURE_CANCELLED) == (can || shut_timer),
             "task %d: status %d, cancel succeeded: %d, a timer never run after a shutdown: %d", i,
             s, (int)can, (int)shut_timer);
       check_final(slots[i].f, i, "after destroy");
