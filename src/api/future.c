@@ -257,7 +257,10 @@ static int comb_arrive(void *arg)
   ws__worker *w = ws__self_in(p); /* arrivals run as tasks of p */
   /* Acquire: pairs with the release of the final status; rc is the runner's. */
   s->state = atomic_load_explicit(&s->in->state, memory_order_acquire);
-  s->rc = s->in->rc;
+  /* A cancelled timer's rc is its heap position (task.h), which the
+     canceller may still be writing: only a run's result is read. */
+  if (ws__task_status(s->state) != WS_FUTURE_CANCELLED)
+    s->rc = s->in->rc;
   ws__task_unref(cache_of(w), depot_of(w, p), s->in);
   /* Relaxed: the core CASed it before it queued us (task.h, RACE). */
   if (c->any && atomic_load_explicit(&c->won, memory_order_relaxed) == s) {
