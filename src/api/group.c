@@ -50,7 +50,6 @@ int ws_group_init(ws_group_t *g_, ws_pool_t *pool)
   g->sink.label = NULL;
   g->sink.token = NULL;
   g->sink.mode = 0;
-  g->status = WS_FUTURE_PENDING;
   if (w != NULL) {
     g->owner = w;
     /* An open group holds its worker (g->owner, the frame stack) until
@@ -145,15 +144,26 @@ int ws_group_spawn(ws_group_t *g_, ws_task_fn fn, void *arg)
    ws_group_status, and its token's reference goes. */
 static int group_outcome(ws__group *g)
 {
-  ws_pool_t *p = ws__group_pool(g);
   g->magic = 0;
   ws_token_t *k = g->sink.token;
   /* Relaxed: ordered by ws__group_done, as the children's completions are. */
   int rc = atomic_load_explicit(&g->error, memory_order_relaxed);
   /* Relaxed: a cancel happens before the wait returns (wsched.h), through
      the children's completions or the caller's own program order. */
-  bool cancelled =
-      atomic_load_explicit(&g->sink.cancelled, memory_order_relaxed) == WS__SINK_CANCELLED;
+  uint32_t mark = atomic_load_explicit(&g->sink.cancelled, memory_order_relaxed);
+  if (__builtin_expect(rc == 0 && mark != WS__SINK_CANCELLED && k == NULL, 1)) {
+    /* The usual end: nothing failed, nothing of g's own was cancelled;
+       only an enclosing group or token may have been (a join's own group
+       cannot tell, see join_observed). */
+    ws__worker *self = ws__tls_worker;
+    if (__builtin_expect(mark == WS__SINK_JOIN || self == NULL || !ws__cancel_gate(self->pool),
+                         1)) {
+      g->status = WS_FUTURE_DONE;
+      return 0;
+    }
+  }
+  ws_pool_t *p = ws__group_pool(g);
+  bool cancelled = mark == WS__SINK_CANCELLED;
   if (cancelled)
     atomic_fetch_sub_explicit(&p->cancels, 1, memory_order_relaxed); /* a gate, see internal.h */
   int why = 0;
@@ -278,8 +288,11 @@ int ws_group_config(ws_group_t *g_, unsigned flags, ws_token_t *token)
 int ws_group_status(const ws_group_t *g_)
 {
   const ws__group *g = (const ws__group *)(const void *)g_;
+  /* A group not waited for yet has its magic; one never initialised
+     (zeroed, as wsched.h asks of a ws_group_t before ws_group_init) has
+     status 0, PENDING. */
   if (g_ == NULL || g->magic != 0 || g->status == WS_FUTURE_PENDING)
-    return WS_EINVAL; /* not waited for (or never initialised) */
+    return WS_EINVAL;
   return g->status;
 }
 
