@@ -698,15 +698,16 @@ WS_EXTERN int ws_when_any(ws_future_t *const *futures, size_t n, ws_future_t **a
  * A token (Go's context) says "stop": created standalone, as the child of
  * another (cancelling a token cancels its descendants), or with a deadline
  * (a timer of a pool cancels it then). Work is put under a token with
- * ws_submit_token or ws_group_config; what a task under a token submits
- * (ws_submit, ws_submit_ex, ws_submit_batch, from any pool) is under the
- * same token, and so are its fork/join children (ws_join halves, group
+ * ws_submit_token, ws_after_token or ws_group_config; what a task under a
+ * token submits (ws_submit, ws_submit_ex, ws_submit_batch, ws_after, from
+ * any pool) is under the same token, and so are its fork/join children (ws_join halves, group
  * children, ws_parallel_for's chunks), so one cancel reaches the whole
  * tree of work. Once a token is cancelled:
  *   - a task under it that has not started never starts: its future
  *     becomes CANCELLED (ws_future_result: WS_ECANCELED, or WS_ETIMEDOUT
  *     for a deadline) when a worker reaches it, and a group child counts
- *     as finished without running;
+ *     as finished without running; a timer under it that has not fired
+ *     leaves the pool's timers at once (ws_after_token);
  *   - ws_cancelled() is true in the tasks under it, which may return early;
  *   - a task under it that is parked (or blocks, on a spare worker) in
  *     ws_future_wait, a channel operation or select, ws_cond_wait,
@@ -830,6 +831,18 @@ WS_EXTERN int ws_submit_token(ws_pool_t *pool, ws_task_fn fn, void *arg, unsigne
    nothing was queued and *future is NULL. Any thread. */
 WS_EXTERN int ws_after(ws_pool_t *pool, int64_t delay_ns, ws_task_fn fn, void *arg,
                        ws_future_t **future);
+
+/* ws_after, under `token` (NULL: the token the caller is under, if any, as
+   ws_after itself: a timer set by a task under a token is under it). Once
+   the token is cancelled, a timer that has not fired is taken out of the
+   pool's timers at once (no longer outstanding: ws_pool_wait_idle does not
+   wait for its deadline), and one that fired but has not started does not
+   start; either way its future becomes CANCELLED with the token's code
+   (ws_future_result: WS_ECANCELED or WS_ETIMEDOUT) and its continuations
+   run. The timer holds the token until it ends. Returns as ws_after, and
+   WS_EINVAL for a token that is not a live handle. Any thread. */
+WS_EXTERN int ws_after_token(ws_pool_t *pool, int64_t delay_ns, ws_task_fn fn, void *arg,
+                             ws_token_t *token, ws_future_t **future);
 
 /* A watch of one file descriptor (opaque): ws_io_watch gives it,
    ws_io_release drops it. */

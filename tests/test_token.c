@@ -25,6 +25,10 @@
  *             tasks its children submitted.
  *   race      a cancel from another thread racing a stream of parks and
  *             completions, repeated with seeds.
+ *   timers    ws_after_token and ws_after inherited: a cancel takes
+ *             hour-long timers out at once (the pool is idle), a deadline
+ *             says WS_ETIMEDOUT, short timers racing a seeded cancel ran
+ *             once or were cancelled, a shutdown frees everything.
  */
 #include "test.h"
 
@@ -502,6 +506,146 @@ static void part_deadline(void)
   ASSERT_OK(ws_pool_destroy(clock));
 }
 
+/* --- timers -------------------------------------------------------------------------- */
+
+#define HOUR_NS INT64_C(3600000000000)
+enum { TM_N = 64 };
+
+static _Atomic long tm_ran;
+
+static int tm_fire(void *arg)
+{
+  (void)arg;
+  atomic_fetch_add(&tm_ran, 1);
+  return 7;
+}
+
+/* Each of n futures of timers under a cancelled token: CANCELLED with code. */
+static void expect_cancelled(ws_future_t **f, int n, int code)
+{
+  for (int i = 0; i < n; i++) {
+    int rc = 12345;
+    ASSERT_OK(ws_future_wait(f[i], TEST_DEADLINE_NS));
+    ASSERT_EQ(ws_future_status(f[i]), WS_FUTURE_CANCELLED);
+    ASSERT_EQ(ws_future_result(f[i], &rc), code);
+    ASSERT_EQ(rc, 12345);
+    ws_future_release(f[i]);
+  }
+}
+
+/* A task under a token sets hour-long timers with plain ws_after: they
+   inherit the token. */
+typedef struct tm_setter {
+  ws_future_t *f[TM_N];
+  ws_token_t *seen;
+} tm_setter;
+
+static int tm_set(void *arg)
+{
+  tm_setter *s = arg;
+  s->seen = ws_current_token();
+  for (int i = 0; i < TM_N; i++)
+    ASSERT_OK(ws_after(ws_current_pool(), HOUR_NS, tm_fire, NULL, i % 4 == 3 ? NULL : &s->f[i]));
+  return 0;
+}
+
+static void part_timers(void)
+{
+  ws_pool_t *p = test_pool_of(2);
+  ws_future_t *f[TM_N];
+  int nf = 0;
+  /* Misuse. */
+  ws_token_t *t;
+  ASSERT_OK(ws_token_create(NULL, &t));
+  ASSERT_EQ(ws_after_token(NULL, 0, tm_fire, NULL, t, &f[0]), WS_EINVAL);
+  ASSERT(f[0] == NULL);
+  ASSERT_EQ(ws_after_token(p, -1, tm_fire, NULL, t, &f[0]), WS_EINVAL);
+  ASSERT_EQ(ws_after_token(p, 0, NULL, NULL, t, &f[0]), WS_EINVAL);
+  /* Hour-long timers, cancelled: out of the heap at once (the pool is idle
+     at once, not in an hour), never run, CANCELLED with the token's code;
+     the ones without a future are cancelled as well (the idle wait). */
+  atomic_store(&tm_ran, 0);
+  for (int i = 0; i < TM_N; i++)
+    ASSERT_OK(ws_after_token(p, HOUR_NS, tm_fire, NULL, t, i % 4 == 3 ? NULL : &f[nf++]));
+  ASSERT_EQ(ws_pool_wait_idle(p, 0), WS_ETIMEDOUT); /* they are outstanding */
+  ASSERT_OK(ws_token_cancel(t));
+  ASSERT_OK(ws_pool_wait_idle(p, TEST_DEADLINE_NS));
+  expect_cancelled(f, nf, WS_ECANCELED);
+  /* Set after the cancel: cancelled at once, even with delay 0. */
+  nf = 0;
+  for (int i = 0; i < 8; i++)
+    ASSERT_OK(ws_after_token(p, i % 2 == 0 ? 0 : HOUR_NS, tm_fire, NULL, t, &f[nf++]));
+  expect_cancelled(f, nf, WS_ECANCELED);
+  ASSERT_OK(ws_pool_wait_idle(p, TEST_DEADLINE_NS));
+  ASSERT_EQ(atomic_load(&tm_ran), 0);
+  ws_token_release(t);
+
+  /* Inherited by ws_after in a task under a token; a deadline's code. */
+  ws_pool_t *clock = test_pool_of(1);
+  ws_token_t *d;
+  ASSERT_OK(ws_token_create_deadline(clock, NULL, 2000000, &d));
+  static tm_setter s;
+  ws_future_t *g;
+  ASSERT_OK(ws_submit_token(p, tm_set, &s, 0, d, &g));
+  ASSERT_OK(ws_future_wait(g, TEST_DEADLINE_NS));
+  ASSERT_EQ(ws_future_status(g), WS_FUTURE_DONE); /* or the test's own failure */
+  ws_future_release(g);
+  ASSERT(s.seen == d);
+  ASSERT_OK(ws_pool_wait_idle(p, TEST_DEADLINE_NS)); /* the deadline takes them out */
+  nf = 0;
+  for (int i = 0; i < TM_N; i++)
+    if (i % 4 != 3)
+      f[nf++] = s.f[i];
+  expect_cancelled(f, nf, WS_ETIMEDOUT);
+  ASSERT_EQ(atomic_load(&tm_ran), 0);
+  ws_token_release(d);
+
+  /* Short timers racing a cancel at a seeded moment: each ran once (DONE
+     with its value) or was cancelled, never both, never neither. */
+  uint64_t seed = test_seed();
+  for (int round = 0; round < 40; round++) {
+    atomic_store(&tm_ran, 0);
+    ASSERT_OK(ws_token_create(NULL, &t));
+    for (int i = 0; i < TM_N; i++)
+      ASSERT_OK(ws_after_token(p, (int64_t)(test_rng(&seed) % 300000), tm_fire, NULL, t, &f[i]));
+    for (int64_t end = test_now_ns() + (int64_t)(test_rng(&seed) % 300000); test_now_ns() < end;)
+      ; /* the cancel lands at a seeded moment among the timers' deadlines */
+    ASSERT_OK(ws_token_cancel(t));
+    long ran = 0, cancelled = 0;
+    for (int i = 0; i < TM_N; i++) {
+      int rc = 0;
+      ASSERT_OK(ws_future_wait(f[i], TEST_DEADLINE_NS));
+      if (ws_future_status(f[i]) == WS_FUTURE_CANCELLED) {
+        ASSERT_EQ(ws_future_result(f[i], &rc), WS_ECANCELED);
+        cancelled++;
+      } else {
+        ASSERT_EQ(ws_future_status(f[i]), WS_FUTURE_FAILED);
+        ASSERT_OK(ws_future_result(f[i], &rc));
+        ASSERT_EQ(rc, 7);
+        ran++;
+      }
+      ws_future_release(f[i]);
+    }
+    ASSERT_OK(ws_pool_wait_idle(p, TEST_DEADLINE_NS));
+    ASSERT_EQ(atomic_load(&tm_ran), ran);
+    ASSERT_EQ(ran + cancelled, TM_N);
+    ws_token_release(t);
+  }
+
+  /* A pool shut down under live timers: WS_ESHUTDOWN, and the token and
+     every timer's record are freed (ASan's leak check). */
+  ws_pool_t *q = test_pool_of(1);
+  ASSERT_OK(ws_token_create(NULL, &t));
+  for (int i = 0; i < 8; i++)
+    ASSERT_OK(ws_after_token(q, HOUR_NS, tm_fire, NULL, t, i < 4 ? &f[i] : NULL));
+  ASSERT_OK(ws_pool_destroy(q));
+  expect_cancelled(f, 4, WS_ESHUTDOWN);
+  ASSERT_OK(ws_token_cancel(t)); /* nothing left to cancel */
+  ws_token_release(t);
+  ASSERT_OK(ws_pool_destroy(clock));
+  ASSERT_OK(ws_pool_destroy(p));
+}
+
 /* --- errgroup ------------------------------------------------------------------------ */
 
 enum { EG_KIDS = 64 };
@@ -684,6 +828,7 @@ static const test_part parts[] = {
     {"basics", part_basics, false},     {"submit", part_submit, false},
     {"waits", part_waits, false},       {"deadline", part_deadline, false},
     {"errgroup", part_errgroup, false}, {"race", part_race, false},
+    {"timers", part_timers, false},
 };
 
 TEST_MAIN(parts)

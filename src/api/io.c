@@ -7,6 +7,7 @@
 #include "life.h"
 #include "netpoll.h"
 #include "spares.h"
+#include "token.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,16 @@ int ws_after(ws_pool_t *p, int64_t delay_ns, ws_task_fn fn, void *arg, ws_future
     *future = NULL;
   if (p == NULL || fn == NULL || delay_ns < 0)
     return WS_EINVAL;
+  /* A timer set by a task under a token is under it (wsched.h). */
+  ws__worker *self = ws__tls_worker;
+  ws_token_t *k = self != NULL ? ws__inherited_token(self->jf.cur, fn) : NULL;
+  if (k != NULL)
+    return ws__after_under(p, delay_ns, fn, arg, k, future);
+  return ws__after(p, delay_ns, fn, arg, future);
+}
+
+int ws__after(ws_pool_t *p, int64_t delay_ns, ws_task_fn fn, void *arg, ws_future_t **future)
+{
   /* Saturating; one below WS__NO_DEADLINE, which means "no timer" in the
      heap's published top. Such a timer never fires, and is still
      cancelled (and counted) like any other. */

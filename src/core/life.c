@@ -354,10 +354,15 @@ void ws__future_finish(ws__task *t, int rc)
 
 bool ws__future_cancel_record(ws__task *t)
 {
+  return ws__future_cancel_why(t, WS__WHY_CANCELED);
+}
+
+bool ws__future_cancel_why(ws__task *t, uint32_t why)
+{
   /* The run/cancel decision (task.h). The record stays queued (and counted
      outstanding) until a worker claims and discards it; only the waiters
      are released now. */
-  if (!ws__task_leave_pending(t, WS__CANCELLED_FOR(WS__WHY_CANCELED), NULL))
+  if (!ws__task_leave_pending(t, WS__CANCELLED_FOR(why), NULL))
     return false; /* claimed (running or finished) or already cancelled */
   ws__future_settle(t); /* its continuations run now: it is final */
   if (t->flags & WS__TASK_TIMER)

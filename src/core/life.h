@@ -104,6 +104,10 @@ void ws__future_finish(ws__task *t, int rc);
    Returns false (and does nothing) if t had left PENDING. Any thread. */
 bool ws__future_cancel_record(ws__task *t);
 
+/* ws__future_cancel_record, for reason `why` (task.h, WS__WHY_*). Takes no
+   token's lock: a token's cancel calls it under one (api/token.c). */
+bool ws__future_cancel_why(ws__task *t, uint32_t why);
+
 /* ws_future_then_result's continuations: the record's function, and what
    its arg is. `pred` is the future it follows, a reference held until
    the continuation has run or was discarded. */

@@ -168,6 +168,10 @@ void ws__timer_cancelled(ws__task *t);
    (t is then the caller's still). */
 int ws__timer_add(ws_pool_t *p, ws__task *t, int64_t deadline);
 
+/* ws_after's work once its arguments are checked, under no token: a timer
+   record of fn(arg) (api/io.c). */
+int ws__after(ws_pool_t *p, int64_t delay_ns, ws_task_fn fn, void *arg, ws_future_t **future);
+
 /* The calls behind ws_io_watch, ws_io_rearm, ws_io_cancel and
    ws_io_release (api/io.c checks the arguments). */
 /* Descriptors a parked wait can serve (the others block in poll(2)). */

@@ -49,8 +49,9 @@ struct ws_token {
      parent's lock. */
   ws_token_t *children, *snext, **spprev;
   /* Parked waits listening (ws__token_listen), linked through their
-     tnext/tpprev: under `lock`. */
+     tnext/tpprev, and hooks (ws__token_hook_add): under `lock`. */
   ws__tpark *waiters;
+  ws__token_hook *hooks;
   /* The deadline's timer record (api/token.c), or NULL: under `lock`;
      the timer's reference to this token is in `refs`. */
   ws__task *timer;
@@ -111,6 +112,8 @@ static void cancel_one(ws_token_t *t, int code, ws_token_t **todo)
     atomic_fetch_add_explicit(&ws__tokens_cancelled, 1, memory_order_release);
     for (ws__tpark *r = t->waiters; r != NULL; r = r->tnext)
       (void)ws__tpark_wake(r, WS__TP_CANCEL);
+    for (ws__token_hook *h = t->hooks; h != NULL; h = h->next)
+      h->fire(h, code);
     for (ws_token_t *c = t->children; c != NULL; c = c->snext) {
       /* Relaxed: c is linked under our lock, so its count is not 0. */
       atomic_fetch_add_explicit(&c->refs, 1, memory_order_relaxed);
@@ -189,7 +192,7 @@ void ws__token_unref(ws_token_t *t)
   /* No child can be left (each held a user reference) and no listener
      (each is inside a task that holds one). */
   WS__CHECK(pthread_mutex_lock(&t->lock) == 0);
-  WS__CHECK(t->children == NULL && t->waiters == NULL);
+  WS__CHECK(t->children == NULL && t->waiters == NULL && t->hooks == NULL);
   ws__task *timer = t->timer;
   if (timer != NULL)
     ws__future_cancel_record(timer); /* its continuation drops the timer's reference */
@@ -231,6 +234,29 @@ void ws__token_listen(ws_token_t *t, ws__tpark *r)
   WS__CHECK(pthread_mutex_unlock(&t->lock) == 0);
 }
 
+void ws__token_hook_add(ws_token_t *t, ws__token_hook *h)
+{
+  WS__CHECK(pthread_mutex_lock(&t->lock) == 0);
+  h->next = t->hooks;
+  if (h->next != NULL)
+    h->next->pprev = &h->next;
+  h->pprev = &t->hooks;
+  t->hooks = h;
+  int code = atomic_load_explicit(&t->code, memory_order_relaxed); /* under the lock */
+  if (code != 0)
+    h->fire(h, code);
+  WS__CHECK(pthread_mutex_unlock(&t->lock) == 0);
+}
+
+void ws__token_hook_remove(ws_token_t *t, ws__token_hook *h)
+{
+  WS__CHECK(pthread_mutex_lock(&t->lock) == 0); /* after it, no cancel touches h */
+  *h->pprev = h->next;
+  if (h->next != NULL)
+    h->next->pprev = h->pprev;
+  WS__CHECK(pthread_mutex_unlock(&t->lock) == 0);
+}
+
 void ws__token_unlisten(ws_token_t *t, ws__tpark *r)
 {
   WS__CHECK(pthread_mutex_lock(&t->lock) == 0); /* after it, no cancel touches r */
@@ -248,6 +274,8 @@ int ws__token_run(void *arg)
   /* A future's claim looked at the token already (core/worker.c): from
      then on it runs. */
   int rc = !k->claimed && ws__token_code(k->token) != 0 ? 0 : fn(a);
+  if (k->kept)
+    return rc; /* its owner frees it (api/token.c, a timer) */
   /* The record keeps pointing at k until it is freed: ws_cancelled and
      the waits of fn found the token through it, and nothing reads it after
      fn returns. */
@@ -258,6 +286,11 @@ int ws__token_run(void *arg)
 
 void ws__tokened_discard(ws__task *t)
 {
+  /* A timer's ws__tokened is kept (api/token.c), and may be gone already:
+     a fired timer cancelled in the queue ends, and its owner frees it,
+     before a worker takes the record and discards it here. */
+  if (t->flags & WS__TASK_TIMER)
+    return;
   ws__tokened *k = t->arg;
   ws__token_unref(k->token);
   ws__free(k);

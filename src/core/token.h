@@ -69,6 +69,10 @@ typedef struct ws__tokened {
   /* Its record is a future that its claim found live: it runs whatever
      the token says now. Written by the claimer before the run. */
   bool claimed;
+  /* Owned by something else that frees it and drops `token` (a timer
+     under a token, api/token.c): ws__token_run leaves it, and the discard
+     leaves every timer's (by the record's flag: it may be freed). Read-only. */
+  bool kept;
 } ws__tokened;
 
 /* The function of a tokened record: runs fn(arg) unless the token is
@@ -81,8 +85,25 @@ static inline ws_token_t *ws__record_token(const ws__task *t)
   return t->fn == ws__token_run ? ((const ws__tokened *)t->arg)->token : NULL;
 }
 
-/* Frees the ws__tokened of a record that will never run (discarded). */
+/* Frees the ws__tokened of a record that will never run (discarded),
+   unless the record is a timer's (kept). */
 void ws__tokened_discard(ws__task *t);
+
+/* Something a token's cancel must stop that is not a parked wait (a
+   timer under the token, api/token.c). `fire` is called once, by the
+   cancel that sets the token's code (or by ws__token_hook_add if it was
+   set already), holding the token's lock: it must take no token's lock and
+   free nothing that a token's lock guards. */
+typedef struct ws__token_hook {
+  void (*fire)(struct ws__token_hook *h, int code);
+  struct ws__token_hook *next, **pprev; /* under the token's lock */
+} ws__token_hook;
+
+/* Links h on t (the caller holds a user reference); fires it at once if t
+   is cancelled. ws__token_hook_remove unlinks it: after it returns, fire
+   is neither running nor ever called. */
+void ws__token_hook_add(ws_token_t *t, ws__token_hook *h);
+void ws__token_hook_remove(ws_token_t *t, ws__token_hook *h);
 
 /* A parked wait (core/tpark.c) listens to token t: a cancel readies r with
    WS__TP_CANCEL while holding t's lock (a registry of the park protocol);
@@ -95,6 +116,12 @@ void ws__token_unlisten(ws_token_t *t, struct ws__tpark *r);
    ws__tokened record holding a reference to it). */
 int ws__submit_under(ws_pool_t *p, ws_task_fn fn, void *arg, unsigned flags, ws_token_t *token,
                      ws_future_t **future);
+
+/* api/token.c: ws_after under token (checked arguments): the timer's record
+   runs fn(arg) through a ws__tokened, and the token's cancel takes it out
+   of the timer heap at once. */
+int ws__after_under(ws_pool_t *p, int64_t delay_ns, ws_task_fn fn, void *arg, ws_token_t *token,
+                    ws_future_t **future);
 
 /* The token a submission from the calling thread inherits: the running
    task's (ws__chain_token) unless fn is already a tokened record's. */
