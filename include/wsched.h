@@ -613,8 +613,15 @@ WS_EXTERN int ws_future_status(const ws_future_t *f);
 WS_EXTERN int ws_future_result(const ws_future_t *f, int *task_rc);
 
 /* Cancels the task if no worker has claimed it yet; it will then never run
-   and waiters are released. Returns 0 on success, WS_EBUSY if it was already
-   claimed (running or finished), or WS_EINVAL. Any thread. */
+   and waiters are released. A continuation made by ws_future_then_result
+   holds its predecessor p, and cancelling it cancels p too (if p has not
+   started) when nothing else can want p: the handle to p was released and
+   this continuation is the only record ever attached to p (no other
+   continuation, combinator or wait); the same goes on up the chain while
+   each predecessor is such a continuation. A ws_future_then continuation
+   does not hold its predecessor, and cancelling it never cancels that.
+   Returns 0 on success (the future itself was cancelled), WS_EBUSY if it
+   was already claimed (running or finished), or WS_EINVAL. Any thread. */
 WS_EXTERN int ws_future_cancel(ws_future_t *f);
 
 /* Releases the caller's reference. The future must not be used afterwards.

@@ -13,8 +13,8 @@
  *              without growing a stack (a run on the finisher's stack would
  *              overflow it); 10^5 continuations of one future.
  *   all      — ws_when_all: DONE when all are, else the first failure in
- *              index order (WS_ECANCELED for a cancelled input), whatever
- *              order they finish in; repeated inputs; inputs released at
+ *              time (an input seen final before another ends wins over
+ *              it; CANCELLED for a cancelled input); repeated inputs; inputs released at
  *              once; the combined future refuses cancel and can be continued
  *              and awaited inside a task; errors.
  *   any      — ws_when_any: the first input to be final decides (made
@@ -33,6 +33,12 @@
  *   shutdown — continuations count as outstanding (termination waits for
  *              them); from outside they are refused once the pool is shut
  *              down, from a task they are accepted while it drains.
+ *   then_result — ws_future_then_result passes its predecessor's status
+ *              and result exactly, through a chain of 1,000 links.
+ *   cancel_up — cancelling a then_result continuation cancels its
+ *              predecessor when nothing else can want it (no handle, the
+ *              only continuation), up the chain, and not otherwise; the
+ *              same racing running chains from another thread.
  */
 #include "test.h"
 
@@ -959,6 +965,160 @@ static void part_then_result(void)
     then_result_on(worker_counts[w]);
 }
 
+/* --- cancel_up: cancelling a then_result continuation cancels what only it wants --- */
+
+static _Atomic long up_ran[4];
+
+static int up_task(void *arg)
+{
+  atomic_fetch_add(&up_ran[(intptr_t)arg], 1);
+  return 0;
+}
+
+static int up_link(void *arg, int status, int result)
+{
+  (void)status;
+  (void)result;
+  atomic_fetch_add(&up_ran[(intptr_t)arg], 1);
+  return 0;
+}
+
+/* A chain f0 -> f1 -> f2 (f0 a continuation of a gate, f1, f2
+   ws_future_then_result continuations), so nothing has started; keep[i]: the test
+   keeps fi's handle; extra: a second continuation on f0. Cancels f2, opens
+   the gate and returns what ran. */
+static void up_case(ws_pool_t *p, const bool keep[3], bool extra, const long expect[4])
+{
+  for (int i = 0; i < 4; i++)
+    atomic_store(&up_ran[i], 0);
+  test_latch l;
+  ws_future_t *g = test_gate(p, &l), *f[3], *x = NULL;
+  ASSERT_OK(ws_future_then(g, up_task, (void *)0, &f[0])); /* held until the gate opens */
+  ASSERT_OK(ws_future_then_result(f[0], up_link, (void *)1, &f[1]));
+  if (extra)
+    ASSERT_OK(ws_future_then_result(f[0], up_link, (void *)3, &x));
+  ASSERT_OK(ws_future_then_result(f[1], up_link, (void *)2, &f[2]));
+  for (int i = 0; i < 2; i++)
+    if (!keep[i]) {
+      ws_future_release(f[i]);
+      f[i] = NULL;
+    }
+  ASSERT_OK(ws_future_cancel(f[2]));
+  ASSERT_EQ(ws_future_cancel(f[2]), WS_EBUSY);
+  latch_count_down(&l);
+  ASSERT_OK(ws_pool_wait_idle(p, TEST_DEADLINE_NS));
+  for (int i = 0; i < 4; i++)
+    ASSERT_EQ(atomic_load(&up_ran[i]), expect[i]);
+  expect_result(f[2], WS_FUTURE_CANCELLED, WS_ECANCELED);
+  for (int i = 0; i < 3; i++)
+    ws_future_release(f[i]);
+  ws_future_release(x);
+  ws_future_release(g);
+  latch_destroy(&l);
+}
+
+/* The race: chains of then_result links over tasks that may already run,
+   the last link cancelled from another thread at a seeded moment. */
+typedef struct up_chain {
+  ws_future_t *last;
+  _Atomic long ran[3];
+} up_chain;
+
+static int up_count(void *arg)
+{
+  atomic_fetch_add(&((up_chain *)arg)->ran[0], 1);
+  return 0;
+}
+
+static int up_count_link(void *arg, int status, int result)
+{
+  (void)status;
+  (void)result;
+  atomic_fetch_add((_Atomic long *)arg, 1);
+  return 0;
+}
+
+static void *up_canceller(void *arg)
+{
+  up_chain *c = arg;
+  for (int i = 0; i < 64; i++)
+    (void)ws_future_cancel(c[i].last);
+  return NULL;
+}
+
+static void part_cancel_up(void)
+{
+  ws_pool_t *p = make_pool(1, WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+  /* Nothing kept: the whole chain is cancelled, nothing runs. */
+  up_case(p, (const bool[3]){false, false, false}, false, (const long[4]){0, 0, 0, 0});
+  /* f0 kept (someone may wait for it): it runs, f1 is cancelled. */
+  up_case(p, (const bool[3]){true, false, false}, false, (const long[4]){1, 0, 0, 0});
+  /* f1 kept: f1 is not cancelled, so f0 and f1 run. */
+  up_case(p, (const bool[3]){false, true, false}, false, (const long[4]){1, 1, 0, 0});
+  /* A second continuation on f0 wants it: f0 and that one run, f1 does not. */
+  up_case(p, (const bool[3]){false, false, false}, true, (const long[4]){1, 0, 0, 1});
+  /* A ws_future_then continuation never cancels its predecessor. */
+  for (int i = 0; i < 4; i++)
+    atomic_store(&up_ran[i], 0);
+  test_latch l;
+  ws_future_t *g = test_gate(p, &l), *f, *n;
+  ASSERT_OK(ws_future_then(g, up_task, (void *)0, &f));
+  ASSERT_OK(ws_future_then(f, up_task, (void *)1, &n));
+  ws_future_release(f);
+  ASSERT_OK(ws_future_cancel(n));
+  latch_count_down(&l);
+  ASSERT_OK(ws_pool_wait_idle(p, TEST_DEADLINE_NS));
+  ASSERT_EQ(atomic_load(&up_ran[0]), 1);
+  ASSERT_EQ(atomic_load(&up_ran[1]), 0);
+  ws_future_release(n);
+  ws_future_release(g);
+  latch_destroy(&l);
+  ASSERT_OK(ws_pool_destroy(p));
+
+  /* Races with running chains: every link ran at most once, a link ran
+     only if the one before it ended, and a cancelled last link never ran. */
+  uint64_t seed = test_seed();
+  static up_chain c[64];
+  static ws_future_t *kept[64];
+  for (int round = 0; round < 200 / TEST_SCALE_DIV + 4; round++) {
+    ws_pool_t *q = make_pool(1 + (unsigned)(round % 3), WS_DEQUE_DEFAULT, WS_STEAL_DEFAULT);
+    for (int i = 0; i < 64; i++) {
+      memset(&c[i], 0, sizeof c[i]);
+      ws_future_t *h0, *h1;
+      ASSERT_OK(ws_submit(q, up_count, &c[i], &h0));
+      ASSERT_OK(ws_future_then_result(h0, up_count_link, &c[i].ran[1], &h1));
+      ASSERT_OK(ws_future_then_result(h1, up_count_link, &c[i].ran[2], &c[i].last));
+      kept[i] = NULL;
+      if (test_rng(&seed) % 4 != 0) /* else someone may still want f0: it runs */
+        ws_future_release(h0);
+      else
+        kept[i] = h0;
+      ws_future_release(h1);
+    }
+    pthread_t th;
+    ASSERT_OK(pthread_create(&th, NULL, up_canceller, c));
+    ASSERT_OK(pthread_join(th, NULL));
+    ASSERT_OK(ws_pool_wait_idle(q, TEST_DEADLINE_NS));
+    for (int i = 0; i < 64; i++) {
+      long r0 = atomic_load(&c[i].ran[0]), r1 = atomic_load(&c[i].ran[1]),
+           r2 = atomic_load(&c[i].ran[2]);
+      ASSERT(r0 <= 1 && r1 <= 1 && r2 <= 1);
+      /* A link is cancelled with the next only when that one is, so a link
+         that ran saw the one before it run. */
+      ASSERT(r2 <= r1 && r1 <= r0);
+      if (kept[i] != NULL) {
+        ASSERT_EQ(r0, 1);
+        ws_future_release(kept[i]);
+      }
+      int st = ws_future_status(c[i].last);
+      ASSERT(st == WS_FUTURE_DONE || st == WS_FUTURE_CANCELLED);
+      ASSERT_EQ(r2, st == WS_FUTURE_DONE ? 1 : 0);
+      ws_future_release(c[i].last);
+    }
+    ASSERT_OK(ws_pool_destroy(q));
+  }
+}
+
 static const test_part parts[] = {
     {"then", part_then, false},
     {"chain", part_chain, false},
@@ -969,6 +1129,7 @@ static const test_part parts[] = {
     {"shutdown", part_shutdown, false},
     {"any_order", part_any_order, false},
     {"then_result", part_then_result, false},
+    {"cancel_up", part_cancel_up, false},
 };
 
 TEST_MAIN(parts)

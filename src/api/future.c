@@ -119,7 +119,7 @@ int ws_future_cancel(ws_future_t *f)
 {
   if (f == NULL)
     return WS_EINVAL;
-  return ws__future_cancel_record(ws__handle_task(f)) ? 0 : WS_EBUSY;
+  return ws__future_cancel_chain(ws__handle_task(f)) ? 0 : WS_EBUSY;
 }
 
 void ws_future_release(ws_future_t *f)
@@ -147,12 +147,9 @@ static ws__task_depot *depot_of(ws__worker *w, ws_pool_t *p)
   return w != NULL ? &p->depot : NULL;
 }
 
-int ws_future_then(ws_future_t *f, ws_task_fn fn, void *arg, ws_future_t **next)
+/* ws_future_then; *first as ws__future_attach_first (NULL: not wanted). */
+static int then_attach(ws_future_t *f, ws_task_fn fn, void *arg, ws_future_t **next, bool *first)
 {
-  if (next != NULL)
-    *next = NULL;
-  if (f == NULL || fn == NULL)
-    return WS_EINVAL;
   ws__task *t = ws__handle_task(f);
   ws_pool_t *p = t->pool;
   ws__worker *w = ws__self_in(p);
@@ -170,8 +167,17 @@ int ws_future_then(ws_future_t *f, ws_task_fn fn, void *arg, ws_future_t **next)
     atomic_store_explicit(&c->state, WS_FUTURE_PENDING | WS__ST_HELD, memory_order_relaxed);
     *next = ws__handle(c); /* before the attach: c may run and finish at once */
   }
-  ws__future_attach(t, c);
+  ws__future_attach_first(t, c, first);
   return 0;
+}
+
+int ws_future_then(ws_future_t *f, ws_task_fn fn, void *arg, ws_future_t **next)
+{
+  if (next != NULL)
+    *next = NULL;
+  if (f == NULL || fn == NULL)
+    return WS_EINVAL;
+  return then_attach(f, fn, arg, next, NULL);
 }
 
 int ws_future_then_result(ws_future_t *f, ws_then_fn fn, void *arg, ws_future_t **next)
@@ -187,9 +193,10 @@ int ws_future_then_result(ws_future_t *f, ws_then_fn fn, void *arg, ws_future_t 
   c->fn = fn;
   c->arg = arg;
   c->pred = t;
+  c->first = false;
   /* Relaxed: the caller's handle keeps the count above zero. */
   atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
-  int rc = ws_future_then(f, ws__then_result_run, c, next);
+  int rc = then_attach(f, ws__then_result_run, c, next, &c->first);
   if (rc != 0) {
     ws__worker *w = ws__self_in(t->pool);
     ws__task_unref(cache_of(w), depot_of(w, t->pool), t); /* not the last: the caller's */

@@ -255,12 +255,19 @@ static void queue_counted(ws__task *t, ws__task *c, bool next)
 
 void ws__future_attach(ws__task *t, ws__task *c)
 {
+  ws__future_attach_first(t, c, NULL);
+}
+
+void ws__future_attach_first(ws__task *t, ws__task *c, bool *first)
+{
   /* Acquire (load and failed CAS): seeing WS__CONTS_CLOSED, we see what the
      settler saw, the future's final status and its task's effects, and so
      does c through the queue. */
   ws__task *head = atomic_load_explicit(&t->conts, memory_order_acquire);
   do {
     if (head == WS__CONTS_CLOSED) {
+      if (first != NULL)
+        *first = false;
       /* ws__future_end closes the list just before the final status, so
          that no race is decided after the status shows: that status is a
          few instructions away on the finishing thread. Acquire: pairs with
@@ -276,6 +283,8 @@ void ws__future_attach(ws__task *t, ws__task *c)
       return;
     }
     c->next = head;
+    if (first != NULL)
+      *first = head == NULL;
     /* Release: c's fields and link before it can be taken by the settler
        (pairs with its exchange). */
   } while (!atomic_compare_exchange_weak_explicit(&t->conts, &head, c, memory_order_release,
@@ -370,6 +379,60 @@ bool ws__future_cancel_why(ws__task *t, uint32_t why)
   return true;
 }
 
+/* Whether pending future p is wanted by nothing but continuation c, a
+   cancelled ws_future_then_result continuation of it that we pinned: c
+   was the first attached and is still the newest (so the only one), and
+   p's references are its runner's, c's and ours (so no handle is left, and
+   nothing can attach or wait any more). */
+static bool wanted_by_none_but(ws__task *p, ws__task *c, const ws__then_result *x)
+{
+  /* Acquire: pairs with the attachers' release CAS (none can come now). */
+  return x->first && atomic_load_explicit(&p->conts, memory_order_acquire) == c &&
+         atomic_load_explicit(&p->refs, memory_order_acquire) == 3;
+}
+
+bool ws__future_cancel_chain(ws__task *t)
+{
+  bool cancelled = false;
+  ws__task *held = NULL; /* a reference of ours, dropped once we moved on */
+  for (;;) {
+    bool pin = t->fn == ws__then_result_run;
+    uint32_t to = WS__CANCELLED_FOR(WS__WHY_CANCELED) | (pin ? WS__ST_PINNED : 0);
+    if (!ws__task_leave_pending(t, (int)to, NULL))
+      break; /* claimed (running or finished) or already cancelled */
+    cancelled = true;
+    ws__task *pred = NULL;
+    if (pin) {
+      /* Pinned: nobody frees x before we unpin (ws__discard_arg). */
+      const ws__then_result *x = t->arg;
+      pred = x->pred;
+      /* Relaxed: x's reference keeps the count above zero. */
+      atomic_fetch_add_explicit(&pred->refs, 1, memory_order_relaxed);
+      bool next = ws__task_status(atomic_load_explicit(&pred->state, memory_order_acquire)) ==
+                      WS_FUTURE_PENDING &&
+                  wanted_by_none_but(pred, t, x);
+      /* Release: pairs with the discarder's acquire; x is not read after. */
+      atomic_fetch_and_explicit(&t->state, ~WS__ST_PINNED, memory_order_release);
+      if (!next) {
+        ws__task_unref(NULL, NULL, pred);
+        pred = NULL;
+      }
+    }
+    ws__future_settle(t); /* its continuations run now: it is final */
+    if (t->flags & WS__TASK_TIMER)
+      ws__timer_cancelled(t);
+    if (held != NULL)
+      ws__task_unref(NULL, NULL, held);
+    held = pred;
+    if (pred == NULL)
+      break;
+    t = pred;
+  }
+  if (held != NULL)
+    ws__task_unref(NULL, NULL, held);
+  return cancelled;
+}
+
 int ws__then_result_run(void *arg)
 {
   ws__then_result *c = arg;
@@ -391,6 +454,15 @@ void ws__discard_arg(ws__task *t)
   if (t->fn == ws__token_run) {
     ws__tokened_discard(t);
   } else if (t->fn == ws__then_result_run) {
+    /* Acquire: pairs with the canceller's unpin (ws__future_cancel_chain):
+       it no longer reads c. */
+    for (unsigned spins = 0; atomic_load_explicit(&t->state, memory_order_acquire) & WS__ST_PINNED;
+         spins++) {
+      if (spins < 64)
+        ws__cpu_relax();
+      else
+        ws__yield(); /* the canceller was descheduled in between */
+    }
     ws__then_result *c = t->arg;
     ws__worker *w = ws__self_in(c->pred->pool);
     ws__task_unref(w != NULL ? &w->records : NULL, w != NULL ? &c->pred->pool->depot : NULL,

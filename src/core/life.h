@@ -82,6 +82,11 @@ int ws__life_reserve(ws_pool_t *p, ws__worker *w, uint64_t n);
    pushed on t's list, or queued at once if t is already final. */
 void ws__future_attach(ws__task *t, ws__task *c);
 
+/* ws__future_attach, also telling whether c is the first record attached
+   to t: *first is written before the push that publishes c (so c's own
+   memory may hold it). */
+void ws__future_attach_first(ws__task *t, ws__task *c, bool *first);
+
 /* Future t has just become final (finished, or cancelled): its
    continuations are queued, on the calling worker's deque if it is a
    worker of their pool, else on the global queue. Never run here, so
@@ -108,6 +113,11 @@ bool ws__future_cancel_record(ws__task *t);
    token's lock: a token's cancel calls it under one (api/token.c). */
 bool ws__future_cancel_why(ws__task *t, uint32_t why);
 
+/* ws_future_cancel of record t: ws__future_cancel_record, and for a
+   ws_future_then_result continuation, its predecessor too when nothing
+   else can want it, up the chain (wsched.h, ws_future_cancel). */
+bool ws__future_cancel_chain(ws__task *t);
+
 /* ws_future_then_result's continuations: the record's function, and what
    its arg is. `pred` is the future it follows, a reference held until
    the continuation has run or was discarded. */
@@ -115,6 +125,10 @@ typedef struct ws__then_result {
   ws_then_fn fn;
   void *arg;
   ws__task *pred;
+  /* The continuation was the first attached to pred (its list was empty):
+     written by the attach before the push that publishes it, read-only
+     after. */
+  bool first;
 } ws__then_result;
 int ws__then_result_run(void *arg);
 

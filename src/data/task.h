@@ -38,6 +38,12 @@ struct ws__worker;
    (ws_future_result returns it). */
 #define WS__ST_WHY_SHIFT 6
 #define WS__ST_WHY (0x3u << WS__ST_WHY_SHIFT)
+/* With WS_FUTURE_CANCELLED, on a ws_future_then_result continuation: its
+   canceller still reads the continuation's ws__then_result (core/life.c,
+   ws__future_cancel_chain). Set by the cancel's CAS, cleared (release) by
+   the canceller; whoever discards the record waits for it to clear
+   (acquire) before freeing the ws__then_result. */
+#define WS__ST_PINNED 0x100u
 enum { WS__WHY_CANCELED = 0, WS__WHY_TIMEDOUT = 1, WS__WHY_SHUTDOWN = 2 };
 /* The status word of a cancel for reason `why` (ws__task_leave_pending's `to`). */
 #define WS__CANCELLED_FOR(why) (WS_FUTURE_CANCELLED | ((uint32_t)(why) << WS__ST_WHY_SHIFT))
