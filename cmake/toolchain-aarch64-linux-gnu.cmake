@@ -1,3 +1,4 @@
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # Cross-building wsched for 64-bit Arm Linux with Debian's cross compiler
 # (gcc-aarch64-linux-gnu, libc6-dev-arm64-cross: scripts/deps.sh), the

@@ -1,3 +1,4 @@
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # Writes the pkg-config files at install time (CMakeLists.txt includes this
 # from install(CODE)), once the prefix is known: `cmake --install --prefix`

@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * echo_load: a closed-loop load generator for TCP echo servers on loopback

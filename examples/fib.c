@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * fib: fork/join with ws_join. fib(n) splits into fib(n-1) and fib(n-2);

@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /* pipeline [M [K [FAIL_AT [DEADLINE_MS]]]]: M items fetched -> parsed by K tasks -> reduced,
    over bounded channels. Item FAIL_AT fails to parse (code 1000), which stops every stage

@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * reduce: a parallel sum by hand: ws_parallel_for over fixed chunks, each

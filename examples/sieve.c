@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * sieve: the concurrent prime sieve of Go's tour, on unbuffered channels.

@@ -1,3 +1,4 @@
+// SPDX-FileCopyrightText: 2026 The wsched authors
 // SPDX-License-Identifier: MIT
 //
 // wsched.hpp — the C++17 API over wsched.h (issue #14). Header-only: it

@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * wsched_mpi.h - work stealing across MPI ranks (libwsched_mpi).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # Builds wsched (Release) and runs wsbench on default settings: every
 # workload, serial vs 1 worker vs all CPUs, medians of 5 interleaved runs,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # Installs what building and testing wsched needs on Debian/Ubuntu, if it is
 # missing: gcc and g++ (the C++ consumer of the install test), clang (the
@@ -14,6 +15,7 @@
 set -euo pipefail
 pkgs=(gcc g++ make cmake pkg-config python3 libssl-dev libhwloc-dev binutils spin clang libclang-rt-dev doxygen)
 pkgs+=(dpkg-dev debhelper fakeroot) # the Debian package and its test (tests/debian/test_deb.sh)
+pkgs+=(reuse) # the license headers (ctest spdx, tests/check_reuse.sh)
 pkgs+=(libopenmpi-dev openmpi-bin) # libwsched_mpi (WSCHED_MPI=AUTO finds it), mpiexec for its tests
 if [ "$(uname -m)" = x86_64 ]; then
   # Debian's gcc-multilib metapackage conflicts with gcc-<v>-aarch64-linux-gnu

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # Builds wsched (Release) and runs the soak test (tests/soak.c): 10^9 tasks
 # by default through every API shape in rounds, a fresh pool per round with

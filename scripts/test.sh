@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # Builds wsched three ways and runs the whole test suite in each:
 #   release — optimized (-O2), warnings as errors

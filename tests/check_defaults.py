@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 """Every default and limit that include/wsched.h documents agrees with the
 code's constant (src/core/options.h): each constant there carries the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # Repository hygiene (issue #30): no tracked file over 1 MB unless listed
 # below with the reason it is that large, no core dump or build output

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # Every C file of the tree is formatted as .clang-format says (issue #11),
 # and the C++ API with its tests and benchmark (issue #14; bench/compare's

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # The gdb helper for parked tasks (tools/gdb/wsched.py, issue #31): runs
 # test_gdb's part `parked` under gdb, which stops in gdb_stop_here with

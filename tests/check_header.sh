@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # ctest header: include/wsched.h, with its inline ws_join, compiles without
 # a warning (-Wall -Wextra -pedantic -Werror) as C11 and, when a C++

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 """The library's layers (docs/DESIGN.md, "Layers") hold in the code.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # The shared library exports exactly the functions (and variables) wsched.h
 # declares WS_EXTERN, and cmake/wsched.map (the linker version script) lists exactly

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # The test list (tests/CMakeLists.txt) against the test programs (issue #11):
 #   - every part a program's --list names is run by a ctest, or listed as
@@ -30,7 +31,7 @@ while IFS=$'\t' read -r what path a b c; do
     program)
       programs[$path]=$c
       src=$a kind=$b
-      head=$(sed -n '1,4p' "$src")
+      head=$(sed -n '1,5p' "$src") # the two SPDX lines, then the first comment
       includes=$(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$src" | grep -v -x -e test.h -e wsched.h -e wsched.hpp -e wsched_mpi.h || true)
       case $kind in
         API)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # Runs a traced fork/join workload with forced steals (test_observe trace),
 # then checks the Chrome Trace JSON it wrote with tools/traceview/check_trace.py

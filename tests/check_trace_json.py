@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 """ctests observe_json, observe_labels and cpp_labels: parse the JSON that
 test_observe and test_cpp write with python3's json module (strict: a raw

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # Runs examples/echo_server against examples/echo_load on loopback: one
 # connection, 64 connections, 32 connections with messages large enough to

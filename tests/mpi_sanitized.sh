@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # Runs an MPI job of a sanitized build (ctest mpi_asan_*, tests/CMakeLists.txt)
 # and fails on any AddressSanitizer or UndefinedBehaviorSanitizer report, and

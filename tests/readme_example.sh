@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # Compiles and runs the first C example of README.md against the build tree,
 # so the README cannot drift from the API.

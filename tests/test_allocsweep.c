@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * White-box test (ws__alloc_fault and ws__malloc, src/platform/platform.h).

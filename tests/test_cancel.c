@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * API test. Group cancellation (ws_group_cancel, ws_cancelled), on 1, 2, 4

@@ -1,3 +1,4 @@
+// SPDX-FileCopyrightText: 2026 The wsched authors
 // SPDX-License-Identifier: MIT
 // API test. wsched.hpp, the C++ API (issue #14): futures (values, void,
 // exceptions, cancel, then chains, when_all, futures dropped before their

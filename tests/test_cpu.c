@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * White-box test (ws__cgroup_cpu_limit and friends, src/platform/topology.h).

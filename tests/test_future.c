@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * API test. Futures, each part but misuse on 1, 2, 4 and 64 workers:

@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * API test. I/O readiness (ws_io_watch, ws_io_rearm, ws_io_cancel,

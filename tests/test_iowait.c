@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * API test. Blocking-style I/O (ws_io_wait, ws_read, ws_write, ws_accept,

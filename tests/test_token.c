@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * API test. Cancellation tokens (wsched.h, "Cancellation tokens") and the two error

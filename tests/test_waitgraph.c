@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * API test. Waiting never deadlocks: acyclic wait-for graphs, and every nesting of the

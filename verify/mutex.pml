@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * mutex.pml -- the task-aware mutex (src/api/sync.c, the top essay and

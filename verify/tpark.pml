@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * tpark.pml -- how a task parks and is readied (issue #31, "Tasks that

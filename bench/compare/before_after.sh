@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # Before/after for one change: two wsbench binaries (e.g. a worktree of the
 # old commit and the current build), run alternately in the same session, R

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # bench/compare/echo.sh: the TCP echo server comparison of issue #16. Builds
 # the Go, Tokio and libuv echo servers and the load generator

@@ -1,3 +1,4 @@
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # bench/compare/lib.sh: what run.sh and echo.sh share, sourced by both (it
 # runs nothing by itself): the Debian packages each peer needs and their

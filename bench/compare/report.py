@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 """Turn a comparison run's raw.txt into results.md, results.csv and chart.png
 (and, for the service workloads, latency.csv and one latency-*.png each).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # bench/compare/run.sh: build wsched's comparison peers, run every workload on
 # every peer at 1 and 2 workers in interleaved rounds, check every answer, and

@@ -1,3 +1,4 @@
+// SPDX-FileCopyrightText: 2026 The wsched authors
 // SPDX-License-Identifier: MIT
 // cppfib: fib(n) with ws::join (wsched.hpp) against the same fib through
 // ws_join from C-style code, in one process on one pool, interleaved

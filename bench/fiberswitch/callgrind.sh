@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # Instructions per context switch of each method fiberswitch has, counted
 # by valgrind's callgrind, which machine noise does not move: the program

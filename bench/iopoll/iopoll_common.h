@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * iopoll_common.h: what epoll_echo.c and uring_echo.c share: the command

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # bench/iopoll/report.py: the markdown report of bench/iopoll/run.sh, from
 # its raw.txt (one line per run) and syscalls.txt (one line per system call

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # bench/iopoll/run.sh: epoll or io_uring for wsched's poller? Builds
 # bench/iopoll's two single-threaded echo servers and the project's load

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # UTS across MPI ranks (docs/DISTRIBUTED.md, "Measured"), interleaved: every
 # round runs each configuration once, in this order, so that the machine's

@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * wsbench-mpi: the UTS tree search (bench/uts) across MPI ranks with

@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * uts.h - the Unbalanced Tree Search (UTS) tree generator, as a small library.

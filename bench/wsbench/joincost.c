@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * wsbench --join-cost [fib SIZE]: what one spawn/sync pair costs, as a

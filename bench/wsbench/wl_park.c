@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * Parked tasks (issue #31; bench/compare's WORKLOADS.md sections 9-11):

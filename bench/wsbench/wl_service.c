@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * service L[/N] and service-bg L[/N] — an open-loop service (bench/compare's

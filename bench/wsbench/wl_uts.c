@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * uts T1 / uts T3 — Unbalanced Tree Search (bench/uts): one group child per

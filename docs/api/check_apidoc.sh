@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # ctest apidoc: builds the API reference from include/wsched.h and
 # include/wsched_mpi.h with Doxygen

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 """Doxygen INPUT_FILTER for include/wsched.h: reads the header's plain C
 comments as documentation, so the header needs no Doxygen markup.
@@ -8,7 +9,7 @@ Usage (by Doxygen): doxyfilter.py FILE  -> the filtered text on stdout.
 Doxygen reads only /** */ and ///; the header documents every declaration
 with a plain /* */ comment. Mechanically, keeping every line where it is
 (so warnings point at the right line):
-  * the first block comment after the SPDX line describes the file: /** @file;
+  * the first block comment after the SPDX lines describes the file: /** @file;
   * a block comment directly followed (no blank line) by a declaration
     documents it: /**;
   * a comment after code on its line (struct fields, enum values, macros)
@@ -16,7 +17,7 @@ with a plain /* */ comment. Mechanically, keeping every line where it is
   * a block comment followed by a blank line is an essay ("Waiting inside a
     task", "schedtrace"): it becomes a page of the reference (@page);
   * a comment just after a "/* ---- */" rule is a section title and stays a
-    plain comment, as do the rules themselves and the SPDX line;
+    plain comment, as do the rules themselves and the SPDX lines;
   * <word> in a comment (WS_TRACE=<file>) is text, not an HTML tag: \\<word\\>;
   * a block that documents a function but is followed by a one-line
     #define first (ws_profile_print) swaps with that #define, so each keeps
@@ -60,7 +61,7 @@ def main():
             end = block_end(lines, i)
             nxt = lines[end + 1] if end + 1 < len(lines) else ""
             indent = line[: len(line) - len(stripped)]
-            if "SPDX-License-Identifier" in line or after_rule or nxt.startswith("#include"):
+            if "SPDX-" in line or after_rule or nxt.startswith("#include"):
                 pass  # license line, section title, a note on an #include
             elif not seen_file_doc:
                 out[i] = indent + "/** @file" + stripped[2:]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # ctest man_pages: the man pages of docs/man, as the build lays them out for
 # installation (MAN_DIR/man3: the pages and their .so redirects).

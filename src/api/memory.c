@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * The allocator hook (wsched.h, "Memory"): ws_set_allocator replaces the

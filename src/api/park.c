@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * Parked tasks: ws_sleep, ws_yield, ws_suspend, ws_resume (the mechanism

@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * ws_parallel_reduce and ws_parallel_invoke (issue #14), on ws_join.

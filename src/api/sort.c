@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * ws_parallel_sort: a stable parallel merge sort (issue #14), the cilksort

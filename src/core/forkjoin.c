@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * Fork/join in the core (forkjoin.h): how a group counts its children and

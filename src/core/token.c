@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * Cancellation tokens (wsched.h, "Cancellation tokens"): Go's context in C.

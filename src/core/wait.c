@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * Waiting inside a task (ws__wait_inside). A task waits for a future, a join's second half or a group's children.

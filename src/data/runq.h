@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * The FIFO run queue of a worker in WS_ORDER_FIFO pools: a bounded ring of

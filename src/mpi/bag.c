@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /* bag.c - the split queue of bag.h. Orderings: every field a thief reads is
    read under the bag's lock, which orders it after the owner's writes (the

@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * mpi.c - libwsched_mpi's context: options, ws_mpi_create, the registry,

@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * mpi_mem.h - the one allocator pair of libwsched_mpi (issue #30; STYLE.md,

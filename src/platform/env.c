@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /* The environment variables: parsing and the once-per-process report (env.h). */
 #include "env.h"

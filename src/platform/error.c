@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /* ws_strerror: one table for every error code of include/wsched.h. */
 #include "wsched.h"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # The Debian package (debian/) builds, holds what it should, and a program
 # compiles and runs against it (issue #12):

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 """Writes the seed corpus of fuzz_api (tests/fuzz/corpus), deterministically.
 

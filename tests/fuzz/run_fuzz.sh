@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # Builds the libFuzzer target fuzz_api (clang, ASan + UBSan, the library
 # instrumented too) in build/fuzz and fuzzes for a fixed time on the seed

@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /* A program that uses an installed wsched: sums 1..1000 with one task per
    number and checks the answer. Built by test_install.sh with CMake and with

@@ -1,3 +1,4 @@
+// SPDX-FileCopyrightText: 2026 The wsched authors
 // SPDX-License-Identifier: MIT
 // The C++ consumer of an installed wsched: wsched.hpp (installed next to
 // wsched.h) compiles against the installed copy and links the library:

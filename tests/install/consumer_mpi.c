@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /* A program that uses an installed libwsched_mpi (test_install.sh runs it on
    2 ranks): rank 0 spawns ROOTS distributable tasks, each the root of a

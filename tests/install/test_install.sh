@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # Installs the build tree into a scratch prefix (not a system directory, as
 # a user's ~/.local or /opt would be), then builds and runs consumers of it:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # wsched under add_subdirectory() (tests/subproject/CMakeLists.txt checks the
 # targets at configure time):

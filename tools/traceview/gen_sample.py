@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 """Write a synthetic wsched trace (Chrome Trace Event JSON) for developing the viewer.
 

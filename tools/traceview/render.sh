@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # render.sh TRACE.json OUT.png [WIDTHxHEIGHT] [--range FROM:TO] [--keep-html FILE]
 # Renders a wsched trace to a PNG with headless Chromium; see render.py --help.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # run.sh - run every C/C++ peer on every workload at its default size.
 #

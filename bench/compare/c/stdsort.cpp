@@ -1,3 +1,4 @@
+// SPDX-FileCopyrightText: 2026 The wsched authors
 // SPDX-License-Identifier: MIT
 /*
  * stdsort.cpp - the serial C++ baseline for the sort workload: std::sort

@@ -1,3 +1,4 @@
+// SPDX-FileCopyrightText: 2026 The wsched authors
 // SPDX-License-Identifier: MIT
 // Command go is the Go peer of wsbench: the comparison workloads written the
 // way a Go programmer would write them, with goroutines, sync.WaitGroup and

@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /* Linux implementation of src/platform/platform.h: futex and membarrier
    (the clock and threads are in src/platform/thread.c). */

@@ -1,3 +1,4 @@
+// SPDX-FileCopyrightText: 2026 The wsched authors
 // SPDX-License-Identifier: MIT
 //! The rayon peer of wsbench: the six comparison workloads written the way a
 //! Rust programmer would write them with rayon, on one `ThreadPool` whose

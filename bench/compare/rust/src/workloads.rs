@@ -1,3 +1,4 @@
+// SPDX-FileCopyrightText: 2026 The wsched authors
 // SPDX-License-Identifier: MIT
 //! fib, nqueens, fanout, tri and sort; uts lives in uts.rs.
 

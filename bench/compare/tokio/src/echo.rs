@@ -1,3 +1,4 @@
+// SPDX-FileCopyrightText: 2026 The wsched authors
 // SPDX-License-Identifier: MIT
 //! tokio-echo: the Tokio peer of the echo server comparison (issue #16,
 //! bench/compare/echo.sh), the way a Tokio user writes one: a multi-thread

@@ -1,3 +1,4 @@
+// SPDX-FileCopyrightText: 2026 The wsched authors
 // SPDX-License-Identifier: MIT
 //! The Tokio peer of wsbench: the workloads where an async runtime is the
 //! natural tool (WORKLOADS.md sections 7 and 8), written the way a Tokio user

@@ -1,3 +1,4 @@
+// SPDX-FileCopyrightText: 2026 The wsched authors
 // SPDX-License-Identifier: MIT
 //! pingpong N (WORKLOADS.md section 7): two tasks, ping and pong, each in a
 //! loop receiving the token on its own channel and sending it on the other's.

@@ -1,3 +1,4 @@
+// SPDX-FileCopyrightText: 2026 The wsched authors
 // SPDX-License-Identifier: MIT
 //! service L and service-bg L (WORKLOADS.md section 8): an open-loop service.
 //! A plain `std::thread`, outside the runtime, starts N requests at

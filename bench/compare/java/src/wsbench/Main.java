@@ -1,3 +1,4 @@
+// SPDX-FileCopyrightText: 2026 The wsched authors
 // SPDX-License-Identifier: MIT
 // The Java peer of wsbench: the six comparison workloads written the way a
 // Java programmer would write them, on one ForkJoinPool whose parallelism is
