@@ -16,6 +16,7 @@ set -euo pipefail
 pkgs=(gcc g++ make cmake pkg-config python3 libssl-dev libhwloc-dev binutils spin clang libclang-rt-dev doxygen)
 pkgs+=(dpkg-dev debhelper fakeroot) # the Debian package and its test (tests/debian/test_deb.sh)
 pkgs+=(reuse) # the license headers (ctest spdx, tests/check_reuse.sh)
+pkgs+=(abigail-tools) # abidw, abidiff: the ABI against its baseline (ctest abi, tests/abi/)
 pkgs+=(libopenmpi-dev openmpi-bin) # libwsched_mpi (WSCHED_MPI=AUTO finds it), mpiexec for its tests
 if [ "$(uname -m)" = x86_64 ]; then
   # Debian's gcc-multilib metapackage conflicts with gcc-<v>-aarch64-linux-gnu

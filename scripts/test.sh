@@ -49,7 +49,8 @@
 #   differ: format and files (source checks) and debian_package in release only;
 #   header (C11 and C++ compiles of the public headers), install and
 #   subproject (consumers of the installed and the embedded library) in
-#   release and clang, the two compilers. posix, tsan and asan skip them:
+#   release and clang, the two compilers; abi (the ABI against its
+#   baseline, gcc's) in release. posix, tsan and asan skip them:
 #   ~150 s of CI's wall time on 2 cores when they ran everywhere.)
 # Usage: scripts/test.sh [release|tsan|asan|fuzz|posix|clang|m32|aarch64 ...]   (default: all eight)
 set -euo pipefail
@@ -92,7 +93,7 @@ for c in "${configs[@]}"; do
       continue ;;
     posix)
       preset=release flags=(-DWSCHED_PLATFORM=posix)
-      ctest_extra=(-LE 'spin|mpi' -E '^(format|files|header|install|subproject|debian_package)$|_fifo$') ;;
+      ctest_extra=(-LE 'spin|mpi' -E '^(format|files|header|install|subproject|debian_package|abi)$|_fifo$') ;;
     clang) preset=release cc=(env CC=clang) ctest_extra=(-LE 'spin|mpi' -E '^(format|files|debian_package)$|_fifo$') ;;
     m32)
       if [ "$(uname -m)" != x86_64 ]; then echo "=== m32: skipped (not an x86-64 host)"; continue; fi

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
+# Kept beside ctest abi (abidiff): that compares the library with its own
+# baseline, not with wsched.h and the version script, nor the SONAME rule.
 # The shared library exports exactly the functions (and variables) wsched.h
 # declares WS_EXTERN, and cmake/wsched.map (the linker version script) lists exactly
 # those: an export added by accident, or a public function left out of the
