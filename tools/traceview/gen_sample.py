@@ -30,6 +30,7 @@ This is a stand-in: traces from the real library replace it.
 import argparse
 import heapq
 import json
+import os
 import random
 import sys
 
@@ -104,7 +105,7 @@ class Sim:
         heapq.heappush(self.heap, (t, self.seq, kind, payload))
 
     def emit(self, wk, ev):
-        ev["pid"] = 1
+        ev["pid"] = self.pid
         ev["tid"] = wk.idx
         wk.events.append(ev)
         self.n_events += 1
@@ -302,10 +303,12 @@ def us(ns):
 
 
 def to_json(sim, meta):
-    out = []
+    # As libwsched writes it: the process's name (the pool's, "ws") and each
+    # lane named as its worker thread names itself.
+    out = [{"ph": "M", "name": "process_name", "pid": sim.pid, "args": {"name": "ws"}}]
     for wk in sim.w:
-        out.append({"ph": "M", "name": "thread_name", "pid": 1, "tid": wk.idx,
-                    "args": {"name": "worker %d" % wk.idx}})
+        out.append({"ph": "M", "name": "thread_name", "pid": sim.pid, "tid": wk.idx,
+                    "args": {"name": "ws-w%d" % wk.idx}})
     for wk in sim.w:
         evs = sorted(wk.events, key=lambda e: (e["ts"], -e.get("dur", -1)))
         for e in evs:
@@ -329,10 +332,13 @@ def main(argv=None):
     ap.add_argument("--big", action="store_true", help="large trace: 8 workers, >= --events events")
     ap.add_argument("--events", type=int, default=100000, help="target event count with --big")
     ap.add_argument("--dropped", type=int, default=0, help="value for otherData.dropped_events")
+    ap.add_argument("--pid", type=int, default=os.getpid(),
+                    help="the events' pid (default: this process's, as a traced program writes its own)")
     a = ap.parse_args(argv)
 
     workers = 8 if a.big and a.workers == 4 else a.workers
     sim = Sim(workers, a.seed, 2.0 if a.big else a.leaf_us)
+    sim.pid = a.pid
     if a.big:
         t = 3000
         i = 0

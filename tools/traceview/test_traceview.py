@@ -164,6 +164,32 @@ class CheckTraceTest(unittest.TestCase):
             self.assertGreater(s["max_depth"], 1)
 
 
+class SamplePidTest(unittest.TestCase):
+    """The sample traces carry a process's pid and names, as libwsched's do (was: pid 1)."""
+
+    def assert_like_library(self, doc, pid=None):
+        pids = {e["pid"] for e in doc["traceEvents"] if "pid" in e}
+        self.assertEqual(len(pids), 1, pids)
+        if pid is not None:
+            self.assertEqual(pids, {pid})
+        self.assertNotIn(1, pids)
+        names = {e["name"]: e["args"]["name"] for e in doc["traceEvents"] if e["ph"] == "M"
+                 and e["name"] == "process_name"}
+        self.assertEqual(names, {"process_name": "ws"})
+        threads = sorted(e["args"]["name"] for e in doc["traceEvents"]
+                         if e["ph"] == "M" and e["name"] == "thread_name")
+        self.assertEqual(threads, ["ws-w%d" % i for i in range(len(threads))])
+
+    def test_generated(self):
+        out = subprocess.run([sys.executable, os.path.join(HERE, "gen_sample.py"), "--pid", "4242"],
+                             capture_output=True, text=True, check=True).stdout
+        self.assert_like_library(json.loads(out), 4242)
+
+    def test_committed_sample(self):
+        with open(os.path.join(HERE, "sample-trace.json"), encoding="utf-8") as f:
+            self.assert_like_library(json.load(f))
+
+
 def png_bytes(w, h, pixel):
     """A minimal RGB PNG (filter 0 on every row); pixel(x, y) -> (r, g, b)."""
     raw = bytearray()
