@@ -4,7 +4,7 @@
 # libwsched's ABI against its committed baseline (ctest abi): abidw describes
 # the shared library as wsched.h exports it (functions, variables and the
 # types they reach, from the library's debug information), and abidiff
-# compares that with tests/abi/<SONAME>.abi.
+# compares that with tests/abi/<name>-<version>.abi (libwsched-0.2.abi).
 #   - a change to what the baseline has (a function's or variable's type, a
 #     struct's layout, an enum's values, a symbol removed) fails, unless
 #     wsched.suppr allows it (fields added at the end of ws_options_t);
@@ -30,7 +30,8 @@ done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 soname=$(objdump -p "$lib" | awk '$1 == "SONAME" {print $2}')
-baseline=$src/tests/abi/$soname.abi
+# libwsched.so.0.2 -> libwsched-0.2.abi (the files check refuses *.so.* names)
+baseline=$src/tests/abi/${soname/.so./-}.abi
 # Only what the public headers declare; no paths of this machine.
 abidw --headers-dir "$src/include" --headers-dir "$(dirname "$lib")/../include" \
   --drop-private-types --no-corpus-path --no-comp-dir-path --short-locs --no-elf-needed "$lib" > "$work/current.abi"
@@ -61,7 +62,7 @@ if [ $rc -ne 0 ]; then
   else
     cat <<MSG
 
-$soname's ABI differs from tests/abi/$soname.abi (above). If the change is a
+$soname's ABI differs from tests/abi/$(basename "$baseline") (above). If the change is a
 mistake, undo it. If it is meant (allowed before 1.0 within an unreleased
 minor version, or with a new SONAME; README, "Versions and ABI"), write the
 baseline anew and commit it with the change, with a CHANGELOG.md line saying
@@ -85,4 +86,4 @@ nm -D --defined-only "$lib" | awk '{print $3}' | sort > "$work/exported"
 grep -o "elf-symbol-id='[^']*'" "$work/current.abi" | sed "s/.*='//; s/'\$//" | sort -u > "$work/typed"
 untyped=$(comm -23 "$work/exported" "$work/typed" | tr '\n' ' ')
 [ -z "$untyped" ] || echo "types not compared (no debug information tied to the symbol): $untyped"
-echo "$soname: nothing the baseline tests/abi/$soname.abi holds has changed"
+echo "$soname: nothing the baseline tests/abi/$(basename "$baseline") holds has changed"
