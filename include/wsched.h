@@ -706,16 +706,18 @@ WS_EXTERN int ws_when_any(ws_future_t *const *futures, size_t n, ws_future_t **a
  * A token (Go's context) says "stop": created standalone, as the child of
  * another (cancelling a token cancels its descendants), or with a deadline
  * (a timer of a pool cancels it then). Work is put under a token with
- * ws_submit_token, ws_after_token or ws_group_config; what a task under a
- * token submits (ws_submit, ws_submit_ex, ws_submit_batch, ws_after, from
- * any pool) is under the same token, and so are its fork/join children (ws_join halves, group
+ * ws_submit_token, ws_after_token, ws_io_watch_token or ws_group_config;
+ * what a task under a token submits (ws_submit, ws_submit_ex,
+ * ws_submit_batch, ws_after, ws_io_watch, from any pool) is under the same
+ * token, and so are its fork/join children (ws_join halves, group
  * children, ws_parallel_for's chunks), so one cancel reaches the whole
  * tree of work. Once a token is cancelled:
  *   - a task under it that has not started never starts: its future
  *     becomes CANCELLED (ws_future_result: WS_ECANCELED, or WS_ETIMEDOUT
  *     for a deadline) when a worker reaches it, and a group child counts
  *     as finished without running; a timer under it that has not fired
- *     leaves the pool's timers at once (ws_after_token);
+ *     leaves the pool's timers at once (ws_after_token), and a watch under
+ *     it is cancelled (ws_io_watch_token);
  *   - ws_cancelled() is true in the tasks under it, which may return early;
  *   - a task under it that is parked (or blocks, on a spare worker) in
  *     ws_future_wait, a channel operation or select, ws_cond_wait,
@@ -900,6 +902,17 @@ typedef int (*ws_io_fn)(void *arg, int fd, unsigned revents, ws_io_t *io);
    thread. */
 WS_EXTERN int ws_io_watch(ws_pool_t *pool, int fd, unsigned events, ws_io_fn fn, void *arg,
                           ws_io_t **io);
+
+/* ws_io_watch, under `token` (NULL: the token the caller is under, if any,
+   as ws_io_watch itself: a watch set by a task under a token is under it).
+   The watch holds the token; its handlers run under it (ws_cancelled(),
+   and what they submit inherits it). Once the token is cancelled the watch
+   is cancelled as by ws_io_cancel: disarmed for good (ws_io_rearm returns
+   WS_ECANCELED), and a handler already queued still runs. Returns as
+   ws_io_watch, and WS_EINVAL for a token that is not a live handle. Any
+   thread. */
+WS_EXTERN int ws_io_watch_token(ws_pool_t *pool, int fd, unsigned events, ws_io_fn fn, void *arg,
+                                ws_token_t *token, ws_io_t **io);
 
 /* Arms a watch that fired again, for events. Returns 0, WS_EBUSY (it, or
    another watch of the pool on its descriptor, is armed), WS_ECANCELED (it

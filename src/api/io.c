@@ -82,7 +82,24 @@ int ws_io_watch(ws_pool_t *p, int fd, unsigned events, ws_io_fn fn, void *arg, w
   if (p == NULL || fn == NULL || io == NULL || fd < 0 || events == 0 ||
       (events & ~(WS_IO_READ | WS_IO_WRITE)) != 0)
     return WS_EINVAL;
-  return ws__io_watch(p, fd, events, fn, arg, io);
+  /* A watch set by a task under a token is under it (wsched.h). */
+  ws__worker *self = ws__tls_worker;
+  return ws__io_watch(p, fd, events, fn, arg,
+                      self != NULL && self->jf.cur != NULL ? ws__chain_token(self->jf.cur) : NULL,
+                      io);
+}
+
+int ws_io_watch_token(ws_pool_t *p, int fd, unsigned events, ws_io_fn fn, void *arg,
+                      ws_token_t *token, ws_io_t **io)
+{
+  if (token == NULL)
+    return ws_io_watch(p, fd, events, fn, arg, io); /* inherits, as ws_io_watch */
+  if (io != NULL)
+    *io = NULL;
+  if (p == NULL || fn == NULL || io == NULL || fd < 0 || events == 0 ||
+      (events & ~(WS_IO_READ | WS_IO_WRITE)) != 0 || !ws__token_valid(token))
+    return WS_EINVAL;
+  return ws__io_watch(p, fd, events, fn, arg, token, io);
 }
 
 int ws_io_rearm(ws_io_t *io, unsigned events)

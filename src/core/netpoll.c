@@ -94,6 +94,7 @@
 #include "life.h"
 #include "park.h"
 #include "netpoll.h"
+#include "token.h"
 #include "spares.h"
 
 #include <errno.h>
@@ -117,6 +118,11 @@ struct ws_io {
   _Atomic uint32_t refs;
   ws__link armed_link; /* the armed list, under io_lock */
   struct ws_io *znext; /* the zombie list, under io_lock */
+  /* The token it is under, a user reference, or NULL: written before
+     ws__io_watch returns, read by the handle's releaser and by the handler
+     tasks (the arming orders both). Its hook cancels the watch. */
+  ws_token_t *token;
+  ws__token_hook hook;
 };
 
 /* The two locks of ws__polls, with their holders kept for the lock-held
@@ -170,8 +176,15 @@ static void pds_free(ws__polls *s);
 static void io_unref(struct ws_io *io)
 {
   /* acq_rel: the last one sees every use of the watch. */
-  if (atomic_fetch_sub_explicit(&io->refs, 1, memory_order_acq_rel) == 1)
-    ws__free(io);
+  if (atomic_fetch_sub_explicit(&io->refs, 1, memory_order_acq_rel) != 1)
+    return;
+  /* The handlers read the token until the last of them is done (a chain
+     walk, ws__io_record_token): its reference goes with the watch. Never
+     under io_lock or tlock (ws__token_unref may cancel a deadline's timer). */
+  ws_token_t *token = io->token;
+  ws__free(io);
+  if (token != NULL)
+    ws__token_unref(token);
 }
 
 /* The holder of the role, or the destroyer: frees the zombies. */
@@ -940,6 +953,13 @@ void ws__io_close(ws_pool_t *p, int fd)
    revents (set by the holder before the push; the record has no future,
    so the runner never writes rc, which shares the field): read here, where the record is the running
    task (jf.cur), before fn may re-arm the watch. */
+static int io_task(void *arg);
+
+ws_token_t *ws__io_record_token(const ws__task *t)
+{
+  return t->fn == io_task ? ((const struct ws_io *)t->arg)->token : NULL;
+}
+
 static int io_task(void *arg)
 {
   struct ws_io *io = arg;
@@ -1258,7 +1278,16 @@ static int arm(ws__polls *s, struct ws_io *io, unsigned events)
   return WS_ESYS;
 }
 
-int ws__io_watch(ws_pool_t *p, int fd, unsigned events, ws_io_fn fn, void *arg, ws_io_t **out)
+/* Under the token's lock: its cancel cancels the watch (io_lock only). */
+static void io_token_fire(ws__token_hook *h, int code)
+{
+  (void)code;
+  struct ws_io *io = (struct ws_io *)(void *)((char *)h - offsetof(struct ws_io, hook));
+  (void)ws__io_cancel(io);
+}
+
+int ws__io_watch(ws_pool_t *p, int fd, unsigned events, ws_io_fn fn, void *arg, ws_token_t *token,
+                 ws_io_t **out)
 {
   if (!ws__poller_has_io)
     return WS_ENOTSUP;
@@ -1270,16 +1299,29 @@ int ws__io_watch(ws_pool_t *p, int fd, unsigned events, ws_io_fn fn, void *arg, 
   io->fd = fd;
   io->fn = fn;
   io->arg = arg;
+  io->token = token;
+  io->hook.fire = io_token_fire;
   atomic_init(&io->state, IO_FIRED); /* not armed yet */
   atomic_init(&io->refs, 1); /* the handle */
   ws__polls *s = &p->polls;
+  if (token != NULL) {
+    /* Before the arming: its handler may release the handle (and so
+       unhook) before we return. A token cancelled already cancels it
+       here, and it is never armed. */
+    ws__token_ref(token);
+    ws__token_hook_add(token, &io->hook);
+  }
   *out = io; /* before it is armed: its handler may run at once */
   io_lock(s);
-  int rc = s->io_closed ? WS_ESHUTDOWN : arm(s, io, events);
+  int rc = s->io_closed ? WS_ESHUTDOWN : 0;
+  if (rc == 0 && atomic_load_explicit(&io->state, memory_order_relaxed) == IO_FIRED) /* io_lock */
+    rc = arm(s, io, events);
   io_unlock(s);
   if (rc != 0) {
     *out = NULL;
-    ws__free(io);
+    if (token != NULL)
+      ws__token_hook_remove(token, &io->hook);
+    io_unref(io); /* the handle's: the last */
     return rc;
   }
   poll_kick(p, false);
@@ -1337,5 +1379,9 @@ void ws__io_release(ws_io_t *io)
      from another thread is a race of the caller's. */
   if (atomic_load_explicit(&io->state, memory_order_relaxed) == IO_ARMED)
     (void)ws__io_cancel(io);
+  /* The handle holds the hook: after this no cancel touches io (the token
+     reference stays until io is freed, io_unref). */
+  if (io->token != NULL)
+    ws__token_hook_remove(io->token, &io->hook);
   io_unref(io);
 }

@@ -169,6 +169,10 @@ void ws__timer_cancelled(ws__task *t);
    (t is then the caller's still). */
 int ws__timer_add(ws_pool_t *p, ws__task *t, int64_t deadline);
 
+/* The token of the watch whose handler record t runs (ws_io_watch_token),
+   or NULL (no token, or not a handler record). */
+ws_token_t *ws__io_record_token(const ws__task *t);
+
 /* ws_after's work once its arguments are checked, under no token: a timer
    record of fn(arg) (api/io.c). */
 int ws__after(ws_pool_t *p, int64_t delay_ns, ws_task_fn fn, void *arg, ws_future_t **future);
@@ -204,7 +208,8 @@ void ws__io_close(ws_pool_t *p, int fd);
    closed with close(2) under the same number left (its waits end with
    WS_ECLOSED). */
 void ws__io_fresh(ws_pool_t *p, int fd);
-int ws__io_watch(ws_pool_t *p, int fd, unsigned events, ws_io_fn fn, void *arg, ws_io_t **io);
+int ws__io_watch(ws_pool_t *p, int fd, unsigned events, ws_io_fn fn, void *arg, ws_token_t *token,
+                 ws_io_t **io);
 int ws__io_rearm(ws_io_t *io, unsigned events);
 int ws__io_cancel(ws_io_t *io);
 void ws__io_release(ws_io_t *io);

@@ -297,6 +297,12 @@ void ws__tokened_discard(ws__task *t)
   ws__free(k);
 }
 
+ws_token_t *ws__heap_token(const ws__task *t)
+{
+  ws_token_t *k = ws__record_token(t);
+  return k != NULL ? k : ws__io_record_token(t);
+}
+
 ws_token_t *ws__chain_token(const ws__task *n)
 {
   for (; n != NULL; n = n->parent) {
@@ -305,7 +311,7 @@ ws_token_t *ws__chain_token(const ws__task *n)
         n->sink->token != NULL)
       return n->sink->token;
     if (!(f & (WS__TASK_FRAME | WS__TASK_GROUP)))
-      return ws__record_token(n); /* a heap record ends the chain */
+      return ws__heap_token(n); /* a heap record ends the chain */
   }
   return NULL;
 }

@@ -86,6 +86,10 @@ static inline ws_token_t *ws__record_token(const ws__task *t)
   return t->fn == ws__token_run ? ((const ws__tokened *)t->arg)->token : NULL;
 }
 
+/* The token of heap record t: a tokened record's, or the watch's whose
+   handler it runs (core/netpoll.c, ws_io_watch_token); else NULL. */
+ws_token_t *ws__heap_token(const ws__task *t);
+
 /* Frees the ws__tokened of a record that will never run (discarded),
    unless the record is a timer's (kept). */
 void ws__tokened_discard(ws__task *t);

@@ -695,7 +695,7 @@ bool ws__chain_cancelled(const ws__task *n)
       return true;
     if (!(f & (WS__TASK_FRAME | WS__TASK_GROUP))) {
       /* Another heap record ends the chain (its union holds its pool). */
-      ws_token_t *k = ws__record_token(n);
+      ws_token_t *k = ws__heap_token(n);
       return k != NULL && ws__token_code(k) != 0;
     }
   }
