@@ -141,28 +141,13 @@ int ws_group_spawn(ws_group_t *g_, ws_task_fn fn, void *arg)
   return 0;
 }
 
-/* After the wait: g's result (wsched.h, ws_group_wait), its status for
-   ws_group_status, and its token's reference goes. */
-static int group_outcome(ws__group *g)
+/* group_outcome when something failed or was cancelled (g's own mark, or
+   an enclosing group or token): the reason, the status, the token's
+   reference. */
+__attribute__((noinline)) static int outcome_slow(ws__group *g, ws__worker *self, int rc,
+                                                  uint32_t mark)
 {
-  g->magic = 0;
   ws_token_t *k = g->sink.token;
-  /* Relaxed: ordered by ws__group_done, as the children's completions are. */
-  int rc = atomic_load_explicit(&g->error, memory_order_relaxed);
-  /* Relaxed: a cancel happens before the wait returns (wsched.h), through
-     the children's completions or the caller's own program order. */
-  uint32_t mark = atomic_load_explicit(&g->sink.cancelled, memory_order_relaxed);
-  if (__builtin_expect(rc == 0 && mark != WS__SINK_CANCELLED && k == NULL, 1)) {
-    /* The usual end: nothing failed, nothing of g's own was cancelled;
-       only an enclosing group or token may have been (a join's own group
-       cannot tell, see join_observed). */
-    ws__worker *self = ws__tls_worker;
-    if (__builtin_expect(mark == WS__SINK_JOIN || self == NULL || !ws__cancel_gate(self->pool),
-                         1)) {
-      g->status = WS_FUTURE_DONE;
-      return 0;
-    }
-  }
   ws_pool_t *p = ws__group_pool(g);
   bool cancelled = mark == WS__SINK_CANCELLED;
   if (cancelled)
@@ -175,15 +160,12 @@ static int group_outcome(ws__group *g)
       why = ws__token_code(k);
   } else if (k != NULL && ws__token_code(k) != 0) {
     why = ws__token_code(k);
-  } else {
-    ws__worker *self = ws__tls_worker;
-    /* Relaxed: our own group (a join's: see join_observed). An enclosing
-       group or token was cancelled: children may have been skipped. */
-    if (atomic_load_explicit(&g->sink.cancelled, memory_order_relaxed) != WS__SINK_JOIN &&
-        self != NULL && ws__cancel_gate(self->pool) && ws__chain_cancelled(self->jf.cur)) {
-      ws_token_t *outer = ws__chain_token(self->jf.cur);
-      why = outer != NULL && ws__token_code(outer) != 0 ? ws__token_code(outer) : WS_ECANCELED;
-    }
+  } else if (mark != WS__SINK_JOIN && self != NULL && ws__cancel_gate(self->pool) &&
+             ws__chain_cancelled(self->jf.cur)) {
+    /* Our own group (a join's: see join_observed). An enclosing group or
+       token was cancelled: children may have been skipped. */
+    ws_token_t *outer = ws__chain_token(self->jf.cur);
+    why = outer != NULL && ws__token_code(outer) != 0 ? ws__token_code(outer) : WS_ECANCELED;
   }
   if (k != NULL) {
     g->sink.token = NULL;
@@ -192,6 +174,29 @@ static int group_outcome(ws__group *g)
   /* The first failure in time wins over the cancellation it caused. */
   g->status = rc != 0 ? WS_FUTURE_FAILED : why != 0 ? WS_FUTURE_CANCELLED : WS_FUTURE_DONE;
   return rc != 0 ? rc : why;
+}
+
+/* After the wait: g's result (wsched.h, ws_group_wait), its status for
+   ws_group_status, and its token's reference goes. self: the calling
+   thread's worker, or NULL. */
+static inline __attribute__((always_inline)) int group_outcome(ws__group *g, ws__worker *self)
+{
+  g->magic = 0;
+  /* Relaxed: ordered by ws__group_done, as the children's completions are. */
+  int rc = atomic_load_explicit(&g->error, memory_order_relaxed);
+  /* Relaxed: a cancel happens before the wait returns (wsched.h), through
+     the children's completions or the caller's own program order. */
+  uint32_t mark = atomic_load_explicit(&g->sink.cancelled, memory_order_relaxed);
+  /* The usual end: nothing failed, nothing of g's own was cancelled, and
+     no enclosing group or token may have been (a join's own group cannot
+     tell, see join_observed). */
+  if (__builtin_expect(rc == 0 && mark != WS__SINK_CANCELLED && g->sink.token == NULL &&
+                           (mark == WS__SINK_JOIN || self == NULL || !ws__cancel_gate(self->pool)),
+                       1)) {
+    g->status = WS_FUTURE_DONE;
+    return 0;
+  }
+  return outcome_slow(g, self, rc, mark);
 }
 
 int ws_group_wait(ws_group_t *g_)
@@ -230,6 +235,7 @@ int ws_group_wait(ws_group_t *g_)
       ws__prof_strand_begin(w);
     }
     w->nest--; /* the group's, from ws_group_init */
+    return group_outcome(g, w);
   } else if (g->magic == WS__GROUP_OUTSIDE) {
     /* Outside: sleep on the group's word until every child reported. A
        worker of another pool that blocks here publishes its own private
@@ -247,7 +253,7 @@ int ws_group_wait(ws_group_t *g_)
   } else {
     return WS_EINVAL;
   }
-  return group_outcome(g);
+  return group_outcome(g, ws__tls_worker);
 }
 
 int ws_group_cancel(ws_group_t *g_)
