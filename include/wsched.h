@@ -1134,7 +1134,8 @@ WS_EXTERN int ws_yield(void);
  * queued (or sooner, on an idle worker), and a task set aside resumes on
  * the same worker, with its locals, errno and fork/join children intact.
  * Not guaranteed: a task that makes no call into wsched is never set
- * aside (C offers no safe way to interrupt it): a long loop should call
+ * aside (C offers no safe way to interrupt it: docs/DESIGN.md,
+ * "Asynchronous preemption"): a long loop should call
  * ws_should_yield() every so often and ws_yield() when it says so. The
  * bound counts safe points, not time: the time it makes is what the task
  * does between its calls into wsched. Tasks submitted from outside a LIFO
