@@ -434,9 +434,15 @@ typedef enum ws_pool_state {
 } ws_pool_state_t;
 
 /* Creates a pool and starts its workers. `opt` may be NULL for the defaults.
-   Returns 0, WS_EINVAL (bad options), WS_ENOMEM, or WS_ESYS (threads could
-   not be created; nothing is left running). Any thread. */
+   Returns 0, WS_EINVAL (bad options: ws_options_check says which field, or
+   NULL pool), WS_ENOMEM, or WS_ESYS (threads could not be created; nothing
+   is left running). Any thread. */
 WS_EXTERN int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt);
+
+/* NULL when ws_pool_create would accept `opt` (NULL: the defaults), else a
+   static string naming the field that is wrong and why, for example
+   "ws_options_t.steal_batch: more than 256". Any thread. */
+WS_EXTERN const char *ws_options_check(const ws_options_t *opt);
 
 /* Shuts the pool down gracefully if that has not happened yet, waits until
    every accepted task has finished, joins the workers and frees the pool.

@@ -126,9 +126,59 @@ static void options(void)
   ASSERT_EQ(o.steal, WS_STEAL_DEFAULT);
   ASSERT_EQ(o.spin_rounds, 0);
   ASSERT_EQ(ws_pool_create(NULL, &o), WS_EINVAL);
+  ASSERT(ws_options_check(&o) == NULL);
+  ASSERT(ws_options_check(NULL) == NULL);
   o.workers = WS_MAX_WORKERS + 1;
   ASSERT_EQ(ws_pool_create(&p, &o), WS_EINVAL);
   ASSERT(p == NULL);
+  /* Each invalid field is named by ws_options_check, and the pool refuses
+     exactly what it names. */
+  static const char *const named[] = {"workers",     "deque",           "steal",
+                                      "steal_batch", "spin_rounds",     "max_spares",
+                                      "order",       "park_stack_size", "size"};
+  for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
+    ws_options_init(&o);
+    switch (i) {
+    case 0:
+      o.workers = WS_MAX_WORKERS + 1;
+      break;
+    case 1:
+      o.deque = (ws_deque_kind_t)7;
+      break;
+    case 2:
+      o.steal = (ws_steal_policy_t)9;
+      break;
+    case 3:
+      o.steal_batch = 257;
+      break;
+    case 4:
+      o.spin_rounds = 2000000;
+      break;
+    case 5:
+      o.max_spares = WS_MAX_SPARES + 1;
+      break;
+    case 6:
+      o.order = (ws_order_t)5;
+      break;
+    case 7:
+      o.park_stack_size = ((size_t)1 << 30) + 1;
+      break;
+    default:
+      o.size = 3;
+      break;
+    }
+    const char *why = ws_options_check(&o);
+    char want[64];
+    snprintf(want, sizeof want, "ws_options_t.%s: ", named[i]);
+    ASSERT(why != NULL && strncmp(why, want, strlen(want)) == 0);
+    p = (ws_pool_t *)&o;
+    ASSERT_EQ(ws_pool_create(&p, &o), WS_EINVAL);
+    ASSERT(p == NULL);
+  }
+  ws_options_init(&o);
+  o.spin_rounds = WS_SPIN_NONE;
+  o.max_spares = WS_SPARES_NONE;
+  ASSERT(ws_options_check(&o) == NULL);
   ws_options_init(&o);
   o.deque = (ws_deque_kind_t)7;
   ASSERT_EQ(ws_pool_create(&p, &o), WS_EINVAL);

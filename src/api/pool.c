@@ -120,25 +120,38 @@ static void pool_free(ws_pool_t *p, unsigned nslots)
   ws__free(p);
 }
 
-static int check_options(const ws_options_t *o)
+/* NULL when ws_pool_create accepts options o, else what is wrong with
+   them, naming the field (ws_options_check). */
+static const char *check_options(const ws_options_t *o)
 {
   if (o->workers > WS_MAX_WORKERS)
-    return WS_EINVAL;
+    return "ws_options_t.workers: more than WS_MAX_WORKERS (1024)";
   if (o->deque != WS_DEQUE_DEFAULT && o->deque != WS_DEQUE_LOCKFREE && o->deque != WS_DEQUE_LOCKED)
-    return WS_EINVAL;
+    return "ws_options_t.deque: not a ws_deque_kind_t";
   if (o->steal != WS_STEAL_DEFAULT && o->steal != WS_STEAL_ONE && o->steal != WS_STEAL_HALF)
-    return WS_EINVAL;
+    return "ws_options_t.steal: not a ws_steal_policy_t";
   if (o->steal_batch > WS__STEAL_BATCH_MAX)
-    return WS_EINVAL;
+    return "ws_options_t.steal_batch: more than 256";
   if (o->spin_rounds > WS__SPIN_ROUNDS_MAX && o->spin_rounds != WS_SPIN_NONE)
-    return WS_EINVAL;
+    return "ws_options_t.spin_rounds: more than 1000000 (and not WS_SPIN_NONE)";
   if (o->max_spares > WS_MAX_SPARES && o->max_spares != WS_SPARES_NONE)
-    return WS_EINVAL;
+    return "ws_options_t.max_spares: more than WS_MAX_SPARES (and not WS_SPARES_NONE)";
   if (o->order != WS_ORDER_DEFAULT && o->order != WS_ORDER_LIFO && o->order != WS_ORDER_FIFO)
-    return WS_EINVAL;
+    return "ws_options_t.order: not a ws_order_t";
   if (o->park_stack_size > WS__PARK_STACK_MAX)
-    return WS_EINVAL;
-  return 0;
+    return "ws_options_t.park_stack_size: more than 1 GiB";
+  return NULL;
+}
+
+const char *ws_options_check(const ws_options_t *opt)
+{
+  if (opt == NULL)
+    return NULL; /* the defaults */
+  ws_options_t o;
+  ws_options_init(&o);
+  if (read_options(&o, opt) != 0)
+    return "ws_options_t.size: no wsched.h has that size (fill it with ws_options_init)";
+  return check_options(&o);
 }
 
 /* The victim order by topology (hwloc, or WS_TOPOLOGY's synthetic one)
@@ -341,8 +354,8 @@ int ws_pool_create(ws_pool_t **pool, const ws_options_t *opt)
   ws_options_init(&o);
   if (opt != NULL && (rc = read_options(&o, opt)) != 0)
     return rc;
-  if ((rc = check_options(&o)) != 0)
-    return rc;
+  if (check_options(&o) != NULL)
+    return WS_EINVAL;
 
   ws__platform_init();
   ws_pool_t *p = ws__aligned_alloc(WS__CACHELINE, sizeof *p);
