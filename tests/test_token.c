@@ -30,6 +30,8 @@
  *             hour-long timers out at once (the pool is idle), a deadline
  *             says WS_ETIMEDOUT, short timers racing a seeded cancel ran
  *             once or were cancelled, a shutdown frees everything.
+ *   overlap   a cancel racing another cancel's walk below it (of a child,
+ *             or of the same token) returns with every descendant cancelled.
  *   watches   ws_io_watch_token and ws_io_watch inherited: handlers run
  *             under the token (and what they submit), a cancel disarms for
  *             good (before, during and after handlers that re-arm), a
@@ -822,6 +824,47 @@ static void part_watches(void)
   ASSERT_OK(ws_pool_destroy(p));
 }
 
+/* --- overlap -------------------------------------------------------------------------- */
+
+enum { OV_LEAVES = 20000 };
+
+static void *ov_cancel(void *arg)
+{
+  ASSERT_OK(ws_token_cancel(arg));
+  return NULL;
+}
+
+/* A cancel that finds its token cancelled by another cancel still walking
+   returns only once that walk is done: every descendant is cancelled when
+   it returns (verify/token.pml, -DNUNDERC). Both shapes: the other cancel
+   walks a child (C) of ours (P), or our own token. */
+static void part_overlap(void)
+{
+  static ws_token_t *leaf[OV_LEAVES];
+  for (int round = 0; round < 6; round++) {
+    ws_token_t *p, *c;
+    ASSERT_OK(ws_token_create(NULL, &p));
+    ASSERT_OK(ws_token_create(p, &c));
+    for (int i = 0; i < OV_LEAVES; i++)
+      ASSERT_OK(ws_token_create(c, &leaf[i]));
+    ws_token_t *other = round % 2 == 0 ? c : p;
+    pthread_t th;
+    ASSERT_OK(pthread_create(&th, NULL, ov_cancel, other));
+    while (ws_token_status(other) == 0)
+      ; /* the other cancel has set its code: its walk has begun */
+    ASSERT_OK(ws_token_cancel(p));
+    long live = 0;
+    for (int i = 0; i < OV_LEAVES; i++)
+      live += ws_token_status(leaf[i]) == 0;
+    ASSERT_EQ(live, 0);
+    ASSERT_OK(pthread_join(th, NULL));
+    for (int i = 0; i < OV_LEAVES; i++)
+      ws_token_release(leaf[i]);
+    ws_token_release(c);
+    ws_token_release(p);
+  }
+}
+
 /* --- errgroup ------------------------------------------------------------------------ */
 
 enum { EG_KIDS = 64 };
@@ -1005,6 +1048,7 @@ static const test_part parts[] = {
     {"waits", part_waits, false},       {"deadline", part_deadline, false},
     {"errgroup", part_errgroup, false}, {"race", part_race, false},
     {"timers", part_timers, false},     {"watches", part_watches, false},
+    {"overlap", part_overlap, false},
 };
 
 TEST_MAIN(parts)

@@ -19,12 +19,15 @@
  * The cancel that makes it sets the code (release), opens the gate
  * (ws__tokens_cancelled), readies every parked wait listening to it
  * (WS__TP_CANCEL, as a registry of the park protocol, core/tpark.c), and
- * cancels every child, holding each child's lock inside its own: locks are
- * taken parent first, so a child that unlinks itself (its last user gone)
- * takes its parent's lock holding none. A child created after its
- * parent's cancel is born cancelled with the parent's code (the creation
- * reads it under the parent's lock). So a cancel reaches every descendant
- * that exists when it returns, and every one created after.
+ * fires its hooks (timers and watches under it) and puts every child on
+ * its walk, each held by a memory reference until its turn: one token lock
+ * at a time, so a child that unlinks itself (its last user gone) takes its
+ * parent's lock holding none. The walks are serialised (cancel_walk): a
+ * cancel that finds a token cancelled already waits for the walk that did
+ * it. A child created after its parent's cancel is born cancelled with the
+ * parent's code (the creation reads it under the parent's lock). So a
+ * cancel reaches every descendant that exists when it returns, and every
+ * one created after.
  */
 #include "token.h"
 
@@ -125,12 +128,20 @@ static void cancel_one(ws_token_t *t, int code, ws_token_t **todo)
   WS__CHECK(pthread_mutex_unlock(&t->lock) == 0);
 }
 
+/* Serialises the cancels' walks: a cancel that finds a token cancelled
+   already must not return while another cancel still walks below it (a
+   cancel of a parent overlapping its child's deadline, or two cancels of
+   one token): it waits for that walk here. verify/token.pml (-DNUNDERC)
+   found it. Taken before any token's lock, by ws__token_cancel only. */
+static pthread_mutex_t cancel_walk = PTHREAD_MUTEX_INITIALIZER;
+
 void ws__token_cancel(ws_token_t *t, int code)
 {
-  /* One lock at a time, no recursion: a chain of any depth is cancelled
-     with a constant stack (parked tasks have small ones) and without
-     holding the locks of its ancestors. A child created meanwhile reads
-     its parent's code under the parent's lock and is born cancelled. */
+  /* One token lock at a time, no recursion: a chain of any depth is
+     cancelled with a constant stack (parked tasks have small ones) and
+     without holding the locks of its ancestors. A child created meanwhile
+     reads its parent's code under the parent's lock and is born cancelled. */
+  WS__CHECK(pthread_mutex_lock(&cancel_walk) == 0);
   ws_token_t *todo = NULL;
   cancel_one(t, code, &todo);
   while (todo != NULL) {
@@ -139,6 +150,7 @@ void ws__token_cancel(ws_token_t *t, int code)
     cancel_one(c, code, &todo);
     ws__token_unref_mem(c);
   }
+  WS__CHECK(pthread_mutex_unlock(&cancel_walk) == 0);
 }
 
 int ws__token_new(ws_token_t *parent, ws_token_t **out)
