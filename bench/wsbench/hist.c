@@ -52,6 +52,17 @@ void wb_hist_record(wb_hist *h, uint64_t v)
     h->max = v;
 }
 
+void wb_hist_merge(wb_hist *into, const wb_hist *from)
+{
+  for (unsigned i = 0; i < WB_HIST_COUNTS; i++)
+    into->counts[i] += from->counts[i];
+  into->n += from->n;
+  if (from->min < into->min) /* an empty `from` has min UINT64_MAX, max 0: no change */
+    into->min = from->min;
+  if (from->max > into->max)
+    into->max = from->max;
+}
+
 uint64_t wb_hist_percentile(const wb_hist *h, uint32_t ppm)
 {
   if (h->n == 0)

@@ -25,6 +25,10 @@
  * 99.9 % of 200,000 is exactly the 199,800th.
  *
  * Not thread-safe: one thread records, and reads after it has finished.
+ * Threads that record at once each keep their own histogram, and one
+ * thread merges them when they have finished (wb_hist_merge): the merged
+ * histogram is the one that recording every value into it would have made,
+ * so the bound above holds for it too.
  */
 #ifndef WSBENCH_HIST_H
 #define WSBENCH_HIST_H
@@ -48,6 +52,10 @@ void wb_hist_init(wb_hist *h);
 
 /* Records one value. */
 void wb_hist_record(wb_hist *h, uint64_t v);
+
+/* Adds every value recorded in `from` to `into`, as if each had been
+   recorded there (counts, n, min and max); `from` is left as it was. */
+void wb_hist_merge(wb_hist *into, const wb_hist *from);
 
 /* The ppm-th percentile (0..1,000,000; 1,000,000 is the exact maximum),
    within the bound above; 0 for an empty histogram. */

@@ -12,6 +12,11 @@
  *              samples: every percentile against the exact one of the sorted
  *              samples (the same rank rule), within hist.h's bound.
  *   small    — below 2^WB_HIST_SUB_BITS, every percentile is exact.
+ *   merge    — values shared out at random over several histograms (one
+ *              left empty), merged: the same counters, count, minimum and
+ *              maximum as one histogram of them all, percentiles within the
+ *              bound of the exact ones, the merged-from histograms
+ *              untouched; empty into empty stays empty.
  */
 #include "test.h"
 
@@ -205,10 +210,67 @@ static void part_small(void)
   check_sample("below 2^S", v, sizeof v / sizeof v[0]); /* check_bound asks for exact there */
 }
 
+static void part_merge(void)
+{
+  enum { N = 200000, K = 5, EMPTY = 2 }; /* part EMPTY records nothing */
+  uint64_t *v = malloc(N * sizeof *v), s = test_seed();
+  wb_hist *all = malloc(sizeof *all), *merged = malloc(sizeof *merged);
+  wb_hist *part = malloc(K * sizeof *part), *before = malloc(sizeof *before);
+  ASSERT(v != NULL && all != NULL && merged != NULL && part != NULL && before != NULL);
+  wb_hist_init(all);
+  for (int k = 0; k < K; k++)
+    wb_hist_init(&part[k]);
+  /* Log-uniform, so that every part holds values of every magnitude. */
+  for (uint64_t i = 0; i < N; i++) {
+    v[i] = test_rng(&s) >> (test_rng(&s) % 64);
+    unsigned k = (unsigned)(test_rng(&s) % (K - 1));
+    wb_hist_record(&part[k < EMPTY ? k : k + 1], v[i]);
+    wb_hist_record(all, v[i]);
+  }
+  ASSERT_EQ(part[EMPTY].n, 0);
+
+  /* Merged into an empty histogram, one part after another (the empty one
+     among them): each merge leaves its source as it was. */
+  wb_hist_init(merged);
+  for (int k = 0; k < K; k++) {
+    memcpy(before, &part[k], sizeof *before);
+    wb_hist_merge(merged, &part[k]);
+    ASSERT(memcmp(before, &part[k], sizeof *before) == 0);
+  }
+  ASSERT_EQ(merged->n, all->n);
+  ASSERT(merged->min == all->min);
+  ASSERT(merged->max == all->max);
+  ASSERT(memcmp(merged->counts, all->counts, sizeof all->counts) == 0);
+
+  qsort(v, N, sizeof *v, cmp_u64);
+  ASSERT(merged->min == v[0] && merged->max == v[N - 1]);
+  for (size_t j = 0; j < sizeof ppms / sizeof ppms[0]; j++)
+    check_bound(wb_hist_percentile(merged, ppms[j]), exact_pct(v, N, ppms[j]), ppms[j]);
+
+  /* An empty histogram merged into a non-empty one changes nothing (its
+     minimum, UINT64_MAX while empty, is not taken), and into an empty one
+     leaves it empty. */
+  memcpy(before, merged, sizeof *before);
+  wb_hist_merge(merged, &part[EMPTY]);
+  ASSERT(memcmp(before, merged, sizeof *before) == 0);
+  wb_hist_init(merged);
+  wb_hist_merge(merged, &part[EMPTY]);
+  ASSERT_EQ(merged->n, 0);
+  ASSERT(merged->min == UINT64_MAX && merged->max == 0);
+  ASSERT_EQ(wb_hist_percentile(merged, 500000), 0);
+  fprintf(stderr, "merge: %d values over %d histograms, p99 %" PRIu64 "\n", N, K,
+          wb_hist_percentile(all, 990000));
+  free(v);
+  free(all);
+  free(merged);
+  free(part);
+  free(before);
+}
+
 static const test_part parts[] = {
     {"layout", part_layout, false},     {"empty", part_empty, false},
     {"extremes", part_extremes, false}, {"known", part_known, false},
-    {"small", part_small, false},
+    {"small", part_small, false},       {"merge", part_merge, false},
 };
 
 TEST_MAIN(parts)
