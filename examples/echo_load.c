@@ -23,17 +23,26 @@
  * counts as an error. One line is printed:
  *
  *   RESULT conns=C msgs=M size=S seconds=W rtt_n=N msgs_per_s=... mb_per_s=...
- *          p50_us=... p99_us=... p999_us=... max_us=... errors=E
+ *          p50_us=... p90_us=... p99_us=... p999_us=... max_us=...
+ *          pct_bound=1/128 errors=E
  *
  * seconds runs from the moment every connection is open to the last round
  * trip's end; msgs_per_s is rtt_n / seconds; mb_per_s is the payload echoed
- * (rtt_n x S bytes, one direction) in 10^6 bytes per second; the percentiles
- * come from every recorded time, sorted (no buckets). Exit 0 when errors is
- * 0 and all C x M round trips were done, 1 otherwise, 2 on a usage error.
+ * (rtt_n x S bytes, one direction) in 10^6 bytes per second. The round-trip
+ * times go into wsbench's log-bucketed histogram (bench/wsbench/hist.h), one
+ * per load thread, merged when the threads have finished: memory does not
+ * grow with C x M, and each percentile is at most pct_bound of its value
+ * above the exact one, never below (the rank rule is the Go peer's: the
+ * ceil(p x N)-th smallest); max_us is exact. Exit 0 when errors is 0 and all
+ * C x M round trips were done, 1 otherwise, 2 on a usage error.
+ *
+ * Built from this file and bench/wsbench/hist.c, with bench/wsbench on the
+ * include path (examples/CMakeLists.txt, bench/compare/echo.sh).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -51,12 +60,15 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Limits that keep memory bounded: C x S bytes of messages, C x M times. */
+#include "hist.h" /* bench/wsbench: the latency histogram */
+
+/* Limits: C x S bytes of messages in memory; C x M round trips below the
+   histogram's 1.8e13 values (hist.h: the rank arithmetic). */
 #define MAX_CONNS 100000L
 #define MAX_SIZE (16L << 20) /* bytes in one message */
 #define MAX_MSGS 100000000L /* round trips per connection */
 #define MAX_BYTES (1L << 30) /* C x S */
-#define MAX_RTTS 50000000L /* C x M: 8 bytes each */
+_Static_assert((int64_t)MAX_CONNS *MAX_MSGS < (int64_t)18000000000000, "C x M fits hist.h");
 #define MAX_THREADS 64
 #define READ_CHUNK 65536 /* at most this much is read per readiness report */
 #define MAX_EVENTS 256
@@ -99,8 +111,7 @@ struct loader {
   uint64_t deadline; /* ns, CLOCK_MONOTONIC: the end of the time budget */
   struct conn *conns;
   long nconns;
-  uint64_t *rtt; /* nconns x M slots, ns */
-  long nrtt;
+  wb_hist rtt; /* this thread's round-trip times, ns */
   long errors;
   long unfinished; /* connections still busy when the time ran out */
   uint64_t t_start; /* when this thread started its first message */
@@ -223,7 +234,7 @@ static int start_message(struct loader *w, struct conn *c)
 static void message_done(struct loader *w, struct conn *c)
 {
   uint64_t t = now_ns();
-  w->rtt[w->nrtt++] = t - c->t_send;
+  wb_hist_record(&w->rtt, t - c->t_send);
   w->t_end = t;
   if (++c->msg < w->cfg->msgs) {
     start_message(w, c);
@@ -400,45 +411,37 @@ static void *loader_main(void *arg)
   return NULL;
 }
 
-static int cmp_u64(const void *a, const void *b)
+/* The ppm-th percentile of h (its ceil(ppm/10^6 x n)-th smallest value,
+ * within hist.h's bound), ns to us. */
+static double pct_us(const wb_hist *h, uint32_t ppm)
 {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return (x > y) - (x < y);
-}
-
-/* The ppm-th percentile of sorted v[0..n-1]: its ceil(ppm/10^6 x n)-th
- * smallest value (as the Go peer's service workload computes it). */
-static double percentile_us(const uint64_t *v, long n, uint64_t ppm)
-{
-  if (n == 0)
-    return 0.0;
-  uint64_t k = (ppm * (uint64_t)n + 999999) / 1000000;
-  if (k < 1)
-    k = 1;
-  return (double)v[k - 1] / 1e3;
+  return (double)wb_hist_percentile(h, ppm) / 1e3;
 }
 
 static void usage(FILE *f)
 {
-  fputs("usage: echo_load --port P [--host 127.0.0.1] --conns C --msgs M --size S\n"
-        "                 [--threads T] [--timeout-s X]\n"
-        "\n"
-        "Opens C TCP connections to an echo server on loopback; each does M round\n"
-        "trips of S bytes, one at a time, checking every byte echoed, then shuts\n"
-        "its write side and waits for the server to close. Prints one line:\n"
-        "  RESULT conns= msgs= size= seconds= rtt_n= msgs_per_s= mb_per_s= p50_us=\n"
-        "         p99_us= p999_us= max_us= errors=\n"
-        "and exits 0 iff errors=0 and all C x M round trips were done.\n"
-        "\n"
-        "  --port P        the server's TCP port (required)\n"
-        "  --host A        an IPv4 address in 127.0.0.0/8        [127.0.0.1]\n"
-        "  --conns C       connections, 1..100000 (required)\n"
-        "  --msgs M        round trips per connection (required)\n"
-        "  --size S        bytes per message, 1..16 MiB (required)\n"
-        "  --threads T     load threads, each with its own epoll loop   [2]\n"
-        "  --timeout-s X   time budget in seconds, connecting included   [60]\n"
-        "  -h, --help      this text\n",
-        f);
+  fprintf(f,
+          "usage: echo_load --port P [--host 127.0.0.1] --conns C --msgs M --size S\n"
+          "                 [--threads T] [--timeout-s X]\n"
+          "\n"
+          "Opens C TCP connections to an echo server on loopback; each does M round\n"
+          "trips of S bytes, one at a time, checking every byte echoed, then shuts\n"
+          "its write side and waits for the server to close. Prints one line:\n"
+          "  RESULT conns= msgs= size= seconds= rtt_n= msgs_per_s= mb_per_s= p50_us=\n"
+          "         p90_us= p99_us= p999_us= max_us= pct_bound=1/%u errors=\n"
+          "and exits 0 iff errors=0 and all C x M round trips were done. The\n"
+          "percentiles come from a log-bucketed histogram: each is at most pct_bound\n"
+          "of its value above the exact one, never below; max_us is exact.\n"
+          "\n"
+          "  --port P        the server's TCP port (required)\n"
+          "  --host A        an IPv4 address in 127.0.0.0/8        [127.0.0.1]\n"
+          "  --conns C       connections, 1..100000 (required)\n"
+          "  --msgs M        round trips per connection (required)\n"
+          "  --size S        bytes per message, 1..16 MiB (required)\n"
+          "  --threads T     load threads, each with its own epoll loop   [2]\n"
+          "  --timeout-s X   time budget in seconds, connecting included   [60]\n"
+          "  -h, --help      this text\n",
+          WB_HIST_REL_ERR_DEN);
 }
 
 static _Noreturn PRINTF_LIKE(1, 2) void usage_error(const char *fmt, ...)
@@ -505,8 +508,6 @@ static void parse_args(int argc, char **argv, struct config *cfg)
     usage_error("--conns, --msgs and --size are required");
   if ((int64_t)cfg->conns * cfg->size > MAX_BYTES)
     usage_error("--conns x --size is over %ld bytes", MAX_BYTES);
-  if ((int64_t)cfg->conns * cfg->msgs > MAX_RTTS)
-    usage_error("--conns x --msgs is over %ld round trips", MAX_RTTS);
 
   /* Loopback only: this program sends traffic to nothing but this machine. */
   cfg->addr.sin_family = AF_INET;
@@ -554,7 +555,7 @@ int main(int argc, char **argv)
   struct loader *w = calloc((size_t)T, sizeof *w);
   struct conn *conns = calloc((size_t)C, sizeof *conns);
   unsigned char *bufs = malloc((size_t)C * (size_t)cfg.size);
-  uint64_t *rtt = malloc((size_t)C * (size_t)M * sizeof *rtt);
+  wb_hist *rtt = malloc(sizeof *rtt); /* every thread's, merged */
   if (!w || !conns || !bufs || !rtt) {
     fputs("echo_load: out of memory\n", stderr);
     return 1;
@@ -572,7 +573,7 @@ int main(int argc, char **argv)
     w[t].deadline = deadline;
     w[t].conns = conns + lo;
     w[t].nconns = hi - lo;
-    w[t].rtt = rtt + lo * M;
+    wb_hist_init(&w[t].rtt);
     int err = pthread_create(&w[t].thread, NULL, loader_main, &w[t]);
     if (err != 0) {
       /* The others wait at the barrier for this one: nothing to do but leave. */
@@ -581,42 +582,41 @@ int main(int argc, char **argv)
     }
   }
 
-  long errors = 0, unfinished = 0, n = 0;
+  long errors = 0, unfinished = 0;
   uint64_t t0 = UINT64_MAX, t1 = 0;
+  wb_hist_init(rtt);
   for (int t = 0; t < T; t++) {
-    pthread_join(w[t].thread, NULL);
+    pthread_join(w[t].thread, NULL); /* then its histogram is ours to read */
     errors += w[t].errors;
     unfinished += w[t].unfinished;
-    /* Gather the times at the front of rtt (each thread's block starts at
-     * or after the end of what is gathered so far: memmove). */
-    memmove(rtt + n, w[t].rtt, (size_t)w[t].nrtt * sizeof *rtt);
-    n += w[t].nrtt;
+    wb_hist_merge(rtt, &w[t].rtt);
     if (w[t].t_start < t0)
       t0 = w[t].t_start;
     if (w[t].t_end > t1)
       t1 = w[t].t_end;
   }
   pthread_barrier_destroy(&start);
+  uint64_t n = rtt->n, want = (uint64_t)C * (uint64_t)M;
   if (unfinished > 0)
     fprintf(stderr,
             "echo_load: the time budget (%g s) ran out with %ld connections unfinished, "
-            "%ld of %ld round trips done\n",
-            cfg.timeout_s, unfinished, n, C * M);
+            "%" PRIu64 " of %" PRIu64 " round trips done\n",
+            cfg.timeout_s, unfinished, n, want);
   errors += unfinished;
 
-  qsort(rtt, (size_t)n, sizeof *rtt, cmp_u64);
   double secs = t1 > t0 ? (double)(t1 - t0) / 1e9 : 0.0;
   double rate = secs > 0 ? (double)n / secs : 0.0;
-  printf("RESULT conns=%ld msgs=%ld size=%ld seconds=%.3f rtt_n=%ld msgs_per_s=%.0f "
-         "mb_per_s=%.3f p50_us=%.1f p99_us=%.1f p999_us=%.1f max_us=%.1f errors=%ld\n",
-         C, M, cfg.size, secs, n, rate, rate * (double)cfg.size / 1e6,
-         percentile_us(rtt, n, 500000), percentile_us(rtt, n, 990000),
-         percentile_us(rtt, n, 999000), n > 0 ? (double)rtt[n - 1] / 1e3 : 0.0, errors);
+  printf("RESULT conns=%ld msgs=%ld size=%ld seconds=%.3f rtt_n=%" PRIu64 " msgs_per_s=%.0f "
+         "mb_per_s=%.3f p50_us=%.1f p90_us=%.1f p99_us=%.1f p999_us=%.1f max_us=%.1f "
+         "pct_bound=1/%u errors=%ld\n",
+         C, M, cfg.size, secs, n, rate, rate * (double)cfg.size / 1e6, pct_us(rtt, 500000),
+         pct_us(rtt, 900000), pct_us(rtt, 990000), pct_us(rtt, 999000), pct_us(rtt, 1000000),
+         WB_HIST_REL_ERR_DEN, errors);
   fflush(stdout);
 
   free(rtt);
   free(bufs);
   free(conns);
   free(w);
-  return errors == 0 && n == C * M ? 0 : 1;
+  return errors == 0 && n == want ? 0 : 1;
 }

@@ -161,8 +161,10 @@ if [ -z "${ECHO_LOAD:-}" ]; then
     ECHO_LOAD="$BIN/echo_load"
     if [ "$BUILD_PEERS" = 1 ]; then
         rm -f "$ECHO_LOAD"
-        build_step echo_load "${CC:-cc}" -std=c11 -O2 -Wall -Wextra -pthread \
-            -o "$ECHO_LOAD" "$ROOT/examples/echo_load.c" || die "echo_load did not build"
+        # its percentiles: wsbench's histogram (bench/wsbench/hist.c)
+        build_step echo_load "${CC:-cc}" -std=c11 -O2 -Wall -Wextra -pthread -I"$ROOT/bench/wsbench" \
+            -o "$ECHO_LOAD" "$ROOT/examples/echo_load.c" "$ROOT/bench/wsbench/hist.c" \
+            || die "echo_load did not build"
     fi
 fi
 [ -x "$ECHO_LOAD" ] || die "no load generator at $ECHO_LOAD"

@@ -116,7 +116,8 @@ CFLAGS=(-std=c11 -O2 -Wall -Wextra -Werror)
 {
     $CC "${CFLAGS[@]}" -o "$BUILD/epoll_echo" "$HERE/epoll_echo.c" &&
     $CC "${CFLAGS[@]}" -o "$BUILD/uring_echo" "$HERE/uring_echo.c" -luring &&
-    $CC -O2 -pthread -o "$BUILD/echo_load" "$ROOT/examples/echo_load.c"
+    $CC -O2 -pthread -I"$ROOT/bench/wsbench" -o "$BUILD/echo_load" "$ROOT/examples/echo_load.c" \
+        "$ROOT/bench/wsbench/hist.c"
 } >"$OUT/build.log" 2>&1 || { cat "$OUT/build.log" >&2; die "build failed (see $OUT/build.log)"; }
 LOAD="$BUILD/echo_load"
 
