@@ -18,24 +18,11 @@
 # with unmet build dependencies (scripts/deps.sh installs them).
 set -euo pipefail
 src=$(cd "$1" && pwd)
-command -v dpkg-buildpackage >/dev/null 2>&1 || { echo "no dpkg-buildpackage: skipped"; exit 77; }
-if ! unmet=$(cd "$src" && dpkg-checkbuilddeps 2>&1); then
-  echo "$unmet"
-  echo "build dependencies missing (scripts/deps.sh installs them): skipped"
-  exit 77
-fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+. "$src/tests/debian/lib.sh"
 
-# 1. A copy of the tree, without build directories or other ignored files.
-mkdir "$work/wsched"
-if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-  (cd "$src" && git ls-files -z --cached --others --exclude-standard |
-    while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
-    tar --null -T - -cf -) | tar -xf - -C "$work/wsched"
-else
-  tar -C "$src" --exclude='./build*' --exclude='./obj-*' -cf - . | tar -xf - -C "$work/wsched"
-fi
+# 1. A copy of the tree, without build directories or other ignored files,
+#    in $work (skipped, 77, without the tools).
+deb_scratch_tree "$src"
 
 # 2. The binary packages (no debug-symbol package: not needed here).
 echo "== dpkg-buildpackage"
