@@ -6,7 +6,8 @@
 # fuzzer and the clang CI run), CMake, make, pkg-config, python3 (trace,
 # layer and defaults checks), OpenSSL's libcrypto (the UTS benchmark), hwloc
 # (topology; optional), spin (the protocol models of verify/), doxygen (the
-# API reference check), the Debian packaging tools (the package test), Open
+# API reference check), the Debian packaging tools (the package test and
+# docs/WALKTHROUGH.md's), procps (its ps), Open
 # MPI (libwsched_mpi, wsbench-mpi and their tests; optional: without it they
 # are not built) and, on x86-64, gcc's 32-bit multilib (the m32 run) and
 # the arm64 cross compiler with qemu-user (the aarch64 run).
@@ -16,6 +17,7 @@ set -euo pipefail
 pkgs=(gcc g++ make cmake pkg-config python3 libssl-dev libhwloc-dev binutils spin clang libclang-rt-dev doxygen)
 pkgs+=(dpkg-dev debhelper fakeroot) # the Debian package and its test (tests/debian/test_deb.sh)
 pkgs+=(reuse) # the license headers (ctest spdx, tests/check_reuse.sh)
+pkgs+=(procps) # ps, which docs/WALKTHROUGH.md shows (ctest walkthrough)
 pkgs+=(abigail-tools) # abidw, abidiff: the ABI against its baseline (ctest abi, tests/abi/)
 pkgs+=(libopenmpi-dev openmpi-bin) # libwsched_mpi (WSCHED_MPI=AUTO finds it), mpiexec for its tests
 if [ "$(uname -m)" = x86_64 ]; then

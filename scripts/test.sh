@@ -15,9 +15,9 @@
 #             without hwloc, the UTS benchmark and libwsched_mpi (no i386
 #             hwloc, libcrypto or MPI is installed; -DWSCHED_MPI=OFF says so
 #             rather than leave it to FindMPI's failing 32-bit test build),
-#             and without the three tests of host packaging (install,
-#             subproject, debian_package: they build against the host's
-#             64-bit hwloc, libstdc++ and dpkg). On a kernel that
+#             and without the four tests of host packaging (install,
+#             subproject, debian_package, walkthrough: they build against
+#             the host's 64-bit hwloc, libstdc++ and dpkg). On a kernel that
 #             cannot run 32-bit programs (booted with ia32_emulation=off,
 #             as this project's VMs were on 2026-12-01) it is built and its
 #             tests are not run, with a message saying so.
@@ -47,7 +47,8 @@
 #   release runs the full set and tsan and asan four UTS jobs each, plus
 #   every part of tests/test_mpi.c, which are short)
 #   (Checks that do not depend on the configuration run where they can
-#   differ: format and files (source checks) and debian_package in release only;
+#   differ: format and files (source checks), debian_package and walkthrough
+#   (docs/WALKTHROUGH.md, from the packages it builds) in release only;
 #   header (C11 and C++ compiles of the public headers), install and
 #   subproject (consumers of the installed and the embedded library) in
 #   release and clang, the two compilers; abi (the ABI against its
@@ -94,8 +95,8 @@ for c in "${configs[@]}"; do
       continue ;;
     posix)
       preset=release flags=(-DWSCHED_PLATFORM=posix)
-      ctest_extra=(-LE 'spin|mpi' -E '^(format|files|header|install|subproject|debian_package|abi)$|_fifo$') ;;
-    clang) preset=release cc=(env CC=clang) ctest_extra=(-LE 'spin|mpi' -E '^(format|files|debian_package)$|_fifo$') ;;
+      ctest_extra=(-LE 'spin|mpi' -E '^(format|files|header|install|subproject|debian_package|walkthrough|abi)$|_fifo$') ;;
+    clang) preset=release cc=(env CC=clang) ctest_extra=(-LE 'spin|mpi' -E '^(format|files|debian_package|walkthrough)$|_fifo$') ;;
     m32)
       if [ "$(uname -m)" != x86_64 ]; then echo "=== m32: skipped (not an x86-64 host)"; continue; fi
       preset=release cc=(env "CC=gcc -m32")
@@ -109,7 +110,7 @@ for c in "${configs[@]}"; do
         cc=(env "CC=gcc -m32 -isystem $PWD/build/m32-include")
       fi
       flags=(-DWSCHED_HWLOC=OFF -DCMAKE_DISABLE_FIND_PACKAGE_OpenSSL=ON -DWSCHED_MPI=OFF)
-      ctest_extra=(-LE spin -E '^(install|subproject|debian_package)$|_fifo$') ;;
+      ctest_extra=(-LE spin -E '^(install|subproject|debian_package|walkthrough)$|_fifo$') ;;
     aarch64)
       if [ "$(uname -m)" != x86_64 ]; then echo "=== aarch64: skipped (cross-built from x86-64 hosts only)"; continue; fi
       preset=release

@@ -1,7 +1,8 @@
 # SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # Sourced by the tests that build the Debian packages from a copy of the
-# tree: tests/debian/test_deb.sh (ctest debian_package).
+# tree: tests/debian/test_deb.sh (ctest debian_package) and
+# tests/check_walkthrough.sh (ctest walkthrough, docs/WALKTHROUGH.md).
 
 # deb_require_tools SOURCE_DIR: exits 77 (the ctests' SKIP_RETURN_CODE),
 # saying why, without dpkg-buildpackage or with unmet build dependencies
