@@ -177,6 +177,11 @@ int ws__wait_inside(ws__worker *w, const ws__waitfor *wf, int64_t deadline)
     if (deadline != WS__NO_DEADLINE && ws__now_ns() >= deadline)
       return WS_ETIMEDOUT;
     int rc = wait_blocked(w, wf, deadline);
+    /* The shutdown ended a parked wait's timer early (core/netpoll.c): not
+       an outcome of this wait, which goes on (blocked, since the pool's
+       timers are refused from now on; docs/ERRORS.md). */
+    if (rc == WS_ESHUTDOWN)
+      continue;
     if (rc != 0) /* timed out, or the task's token was cancelled (wf->token) */
       return wf->done(wf->arg) ? 0 : rc;
   }

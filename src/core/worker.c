@@ -796,6 +796,10 @@ void ws__run(ws__worker *w, ws__task *t)
        not run here; the queue's reference and count go. */
     if (seen == WS_FUTURE_CANCELLED) {
       ws__stat1(&w->stats, WS__S_tasks_cancelled, 1);
+      /* Acquire (the failed CAS read the state relaxed): pairs with the
+         release of whoever cancelled it, a claimer that found its token
+         cancelled (token_stops) included, which read the arg we free. */
+      atomic_thread_fence(memory_order_acquire);
       ws__discard_arg(t); /* it never ran: what its trampoline would have freed */
     }
     ws__task_unref(&w->records, &w->pool->depot, t);
