@@ -1,8 +1,15 @@
 // SPDX-FileCopyrightText: 2026 The wsched authors
 // SPDX-License-Identifier: MIT
 //
-// wsched.hpp — the C++17 API over wsched.h (issue #14). Header-only: it
-// adds no symbol to libwsched; link the library as for C.
+// wsched.hpp — the C++17 API over wsched.h (issues #14, #34). Header-only:
+// it adds no symbol to libwsched; link the library as for C. It covers the
+// whole C API, in this order: errors; futures, when_all, when_any; time;
+// cancellation tokens; pools (options, priorities, tokens, batches, timers,
+// information, stats, traces); fork/join (join, task_group with errgroup
+// and tokens); algorithms; C futures continued; the calling task (sleep,
+// yield, suspend, profile); I/O (watches and the parked blocking calls);
+// channels and select; mutex, condition variable, semaphore, wait group.
+// The few C calls with no wrapper are listed, with the reason, at the end.
 //
 //   ws::pool pool(ws::pool::options{/*workers*/ 4});
 //   ws::future<int> f = pool.submit([] { return 42; });
@@ -36,9 +43,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cerrno>
 #include <exception>
 #include <functional>
+#include <initializer_list>
 #include <iterator>
+#include <memory>
+#include <mutex>
 #include <new>
 #include <optional>
 #include <string>
@@ -103,12 +114,25 @@ struct unit {
   }
 };
 
+// The version of the library linked (ws_version: MAJOR * 10000 + MINOR *
+// 100 + PATCH), which may differ from this header's WS_VERSION. Any thread.
+inline int version() noexcept
+{
+  return ws_version();
+}
+
 namespace detail
 {
+// Reports the WS_E* code rc as ws::error.
+[[noreturn]] inline void raise(int rc)
+{
+  throw error(rc);
+}
+// Reports a negative rc as ws::error; other values are results.
 inline void check(int rc)
 {
   if (rc < 0)
-    throw error(rc);
+    raise(rc);
 }
 
 // A contract the caller broke that leaves no safe way on (as the C
@@ -125,14 +149,15 @@ template <class T> using stored_t = std::conditional_t<std::is_void_v<T>, unit, 
 // failed task; the exception itself waits in the C++ state).
 constexpr int threw = 1;
 
-// Calls f() and stores its result (unit for void) into slot.
-template <class R, class F> void call_into(std::optional<stored_t<R>> &slot, F &f)
+// Calls f(a...) and stores its result (unit for void) into slot.
+template <class R, class F, class... A>
+void call_into(std::optional<stored_t<R>> &slot, F &f, A &&...a)
 {
   if constexpr (std::is_void_v<R>) {
-    std::invoke(f);
+    std::invoke(f, std::forward<A>(a)...);
     slot.emplace();
   } else {
-    slot.emplace(std::invoke(f));
+    slot.emplace(std::invoke(f, std::forward<A>(a)...));
   }
 }
 
@@ -202,45 +227,84 @@ template <class T> class future;
 
 namespace detail
 {
-// Owned by the C task (until it ran, or until a successful cancel) and by
-// the ws::future: two references, each dropped exactly once. A task that
-// never runs (cancelled; refused at submission; a continuation that could
-// not be attached) has its reference dropped by whoever learned that. A
-// ready_state (below) has no task: one reference, the future's.
-template <class R> class state
+// The reference count of a future's shared state. Owned by the C task
+// (until it ran, or until it is known never to run) and by the ws::future:
+// two references, each dropped exactly once. A task that never runs has
+// its reference dropped by whoever learns that: the one whose
+// ws_future_cancel succeeded, a submission that was refused, or the
+// future's owner that finds the native future CANCELLED (a token, a pool's
+// shutdown for a timer: discard(), below). A ready_state (below) has no
+// task: one reference, the future's.
+class state_base
 {
 public:
-  state() noexcept = default;
-  virtual ~state() = default;
+  state_base(const state_base &) = delete;
+  state_base &operator=(const state_base &) = delete;
+  virtual ~state_base() = default;
+  void add_ref() noexcept
+  {
+    // Relaxed: the caller holds a reference, so the count cannot reach 0
+    // meanwhile; whoever receives the new reference is published to by the
+    // library call that hands it over (ws_future_then_result's queue).
+    refs_.fetch_add(1, std::memory_order_relaxed);
+  }
   void drop() noexcept
   {
     // acq_rel: the release orders this owner's uses of the state before the
-    // delete; the acquire of the last dropper pairs with the other owner's
-    // release, so the delete sees every write (value, exc) of both.
+    // delete; the acquire of the last dropper pairs with the other owners'
+    // releases, so the delete sees every write (value, exc) of all.
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1)
       delete this;
   }
-  // Written by the task before it returns; read by the future's owner after
-  // ws_future_wait returned (the library orders the task's completion before
-  // the waiter's return: release/acquire on the future's status).
-  std::optional<stored_t<R>> value;
-  std::exception_ptr exc;
+  // The native future is CANCELLED: the task will never run, so its
+  // reference is dropped here, once whoever calls (cancel(), the owner's
+  // release, a cleanup continuation).
+  virtual void discard() noexcept
+  {
+    // Relaxed: the exchange elects one dropper; drop() orders the rest.
+    if (!discarded_.exchange(true, std::memory_order_relaxed))
+      drop();
+  }
+  // True when something else than future::cancel may cancel the task
+  // before it runs (a token, a pool's shutdown for a timer): the owner who
+  // drops the future early then leaves a continuation behind that learns
+  // how the task ended (let_go). Written before the state is published.
+  bool foreign_cancel = false;
 
 protected:
-  explicit state(int refs) noexcept : refs_(refs)
+  explicit state_base(int refs) noexcept : refs_(refs)
   {
   }
 
 private:
   // Relaxed initialisation: the state is published to the task through
   // ws_submit / ws_future_then, which order it (the task queue's release).
-  std::atomic<int> refs_{2};
+  std::atomic<int> refs_;
+  std::atomic<bool> discarded_{false};
+};
+
+// The outcome of a task of result R: written by the task before it
+// returns; read by the future's owner after ws_future_wait returned (the
+// library orders the task's completion before the waiter's return:
+// release/acquire on the future's status).
+template <class R> class state : public state_base
+{
+public:
+  std::optional<stored_t<R>> value;
+  std::exception_ptr exc;
+
+protected:
+  explicit state(int refs) noexcept : state_base(refs)
+  {
+  }
 };
 
 // The state of a future whose value is known when the future is made, and
-// whose native future says only when it may be taken: when_all's (its
-// value is the futures it was given; its native future is ws_when_all's
-// combined one). No task writes it, so the future is its only owner.
+// whose native future says only when it may be taken: when_all's and
+// when_any's (their value is the futures they were given; their native
+// future is ws_when_all's or ws_when_any's combined one). No task writes
+// it, so the future is its only owner, and its native future being
+// CANCELLED (an input was) leaves nothing to discard.
 template <class R> class ready_state final : public state<R>
 {
 public:
@@ -248,23 +312,27 @@ public:
   {
     this->value.emplace(std::move(v));
   }
+  void discard() noexcept override
+  {
+  }
 };
 
 template <class R, class F> class task_state final : public state<R>
 {
 public:
-  template <class G> explicit task_state(G &&g) : fn_(std::forward<G>(g))
+  template <class G> explicit task_state(G &&g) : state<R>(2), fn_(std::forward<G>(g))
   {
   }
-  // The C task: runs the callable, keeps its result or exception, destroys
-  // the callable (what it captured goes now, not with the future), drops
-  // the task's reference.
-  static int trampoline(void *arg) noexcept
+  // The C task (ws_task_fn with no A, ws_then_fn with two ints): runs the
+  // callable with a..., keeps its result or exception, destroys the
+  // callable (what it captured goes now, not with the future), drops the
+  // task's reference.
+  template <class... A> static int trampoline(void *arg, A... a) noexcept
   {
     auto *s = static_cast<task_state *>(arg);
     int rc = 0;
     try {
-      call_into<R>(s->value, *s->fn_);
+      call_into<R>(s->value, *s->fn_, a...);
     } catch (...) {
       s->exc = std::current_exception();
       rc = threw;
@@ -278,10 +346,48 @@ private:
   std::optional<F> fn_;
 };
 
-// Queues fn() as a continuation of the native future ante (ws_future_then):
-// the returned future is fn's. ante stays the caller's to release.
-template <class R, class F> future<R> continue_native(ws_future_t *ante, F &&fn);
+// What a future's owner does with its native handle when it lets go of it
+// (the future is destroyed, assigned, or get() took the result): a task
+// whose native future is CANCELLED never runs, and its reference is ours
+// to drop; one that may still be cancelled by someone else (foreign_cancel)
+// gets a continuation that does that if it comes to it. That continuation
+// cannot be had when the pool refuses it (WS_ENOMEM, or WS_ESHUTDOWN from
+// outside a shut-down pool): then a task cancelled after this call keeps
+// its state, and its callable, allocated (a leak, never a use after free).
+inline void let_go(ws_future_t *h, state_base *s) noexcept
+{
+  int st = ws_future_status(h);
+  if (st == WS_FUTURE_CANCELLED) {
+    s->discard();
+  } else if (st >= 0 && st < WS_FUTURE_DONE && s->foreign_cancel) {
+    s->add_ref(); // the continuation's
+    auto on_final = [](void *arg, int status, int) noexcept -> int {
+      auto *t = static_cast<state_base *>(arg);
+      if (status == WS_FUTURE_CANCELLED)
+        t->discard();
+      t->drop();
+      return 0;
+    };
+    if (ws_future_then_result(h, on_final, s, nullptr) != 0)
+      s->drop();
+  }
+  ws_future_release(h);
+  s->drop();
+}
+
+// Makes the shared state of a task running f(a...) for a of types A (none:
+// a ws_task_fn; two ints: a ws_then_fn), starts it with start(trampoline,
+// state, &native) (ws_submit or one of its kind: 0, or an error code and
+// nothing started) and returns its future. foreign: the task may be
+// cancelled by someone else than its future (state_base::foreign_cancel).
+template <class R, class... A, class F, class Start>
+future<R> start_task(F &&f, bool foreign, Start &&start);
 template <class V, class Make> future<V> when_all_future(ws_future_t *all, Make &&make);
+} // namespace detail
+template <class T> struct when_any_result;
+namespace detail
+{
+template <class T> future<when_any_result<T>> when_any_future(std::vector<future<T>> &&v);
 } // namespace detail
 
 // The result of a task submitted with pool::submit (or of then, when_all).
@@ -360,8 +466,7 @@ public:
     if (rc == WS_EBUSY)
       return false;
     detail::check(rc);
-    // The task will never run: its reference is ours to drop.
-    s_->drop();
+    s_->discard(); // the task will never run
     return true;
   }
   // Waits, then returns the task's value or rethrows what it threw;
@@ -382,7 +487,7 @@ public:
     if (task_rc != 0 && !keep.s_->value) {
       if (keep.s_->exc)
         std::rethrow_exception(keep.s_->exc);
-      throw error(task_rc); // not one of ours
+      detail::raise(task_rc); // not one of ours
     }
     if constexpr (!std::is_void_v<T>)
       return std::move(*keep.s_->value);
@@ -396,17 +501,24 @@ public:
   {
     using R = std::invoke_result_t<std::decay_t<F> &, future &>;
     ws_future_t *h = need();
-    return detail::continue_native<R>(
-        h, [fn = std::decay_t<F>(std::forward<F>(f)), prev = std::move(*this)]() mutable -> R {
+    return detail::start_task<R>(
+        [fn = std::decay_t<F>(std::forward<F>(f)), prev = std::move(*this)]() mutable -> R {
           return std::invoke(fn, prev);
+        },
+        false,
+        [h](ws_task_fn fn, void *arg, ws_future_t **next) {
+          return ws_future_then(h, fn, arg, next);
         });
   }
 
 private:
   template <class> friend class future;
-  friend class pool;
-  template <class R, class F> friend future<R> detail::continue_native(ws_future_t *, F &&);
+  friend class pool; // submit_batch
+  template <class R, class... A, class F, class Start>
+  friend future<R> detail::start_task(F &&, bool, Start &&);
   template <class V, class Make> friend future<V> detail::when_all_future(ws_future_t *, Make &&);
+  template <class V>
+  friend future<when_any_result<V>> detail::when_any_future(std::vector<future<V>> &&);
 
   future(ws_future_t *h, detail::state<T> *s) noexcept : h_(h), s_(s)
   {
@@ -414,16 +526,13 @@ private:
   ws_future_t *need() const
   {
     if (h_ == nullptr)
-      throw error(WS_EINVAL);
+      detail::raise(WS_EINVAL);
     return h_;
   }
   void reset() noexcept
   {
     if (h_ != nullptr) {
-      ws_future_release(h_);
-      s_->drop();
-      h_ = nullptr;
-      s_ = nullptr;
+      detail::let_go(std::exchange(h_, nullptr), std::exchange(s_, nullptr));
     }
   }
 
@@ -433,17 +542,19 @@ private:
 
 namespace detail
 {
-template <class R, class F> future<R> continue_native(ws_future_t *ante, F &&fn)
+template <class R, class... A, class F, class Start>
+future<R> start_task(F &&f, bool foreign, Start &&start)
 {
   using S = task_state<R, std::decay_t<F>>;
-  auto *s = new S(std::forward<F>(fn));
-  ws_future_t *next = nullptr;
-  int rc = ws_future_then(ante, &S::trampoline, s, &next);
+  auto *s = new S(std::forward<F>(f));
+  s->foreign_cancel = foreign;
+  ws_future_t *h = nullptr;
+  int rc = start(&S::template trampoline<A...>, static_cast<void *>(s), &h);
   if (rc != 0) {
-    delete s; // nothing was attached: both references are ours
-    throw error(rc);
+    delete s; // nothing was started: both references are ours
+    raise(rc);
   }
-  return future<R>(next, s);
+  return future<R>(h, s);
 }
 
 // Releases a native future on every way out of a scope.
@@ -464,7 +575,7 @@ inline ws_future_t *when_all_native(ws_future_t *const *hs, std::size_t n)
 {
   for (std::size_t i = 0; i < n; i++)
     if (hs[i] == nullptr)
-      throw error(WS_EINVAL);
+      raise(WS_EINVAL);
   ws_future_t *all = nullptr;
   check(ws_when_all(hs, n, &all));
   return all;
@@ -508,6 +619,218 @@ template <class... T> future<std::tuple<future<T>...>> when_all(future<T> &&...f
       all, [&] { return std::tuple<future<T>...>(std::move(fs)...); });
 }
 
+// when_any's value: which future became final first (its position in the
+// vector given), and every future given back, in their order. The first
+// one is final; the others may still run (none is cancelled).
+template <class T> struct when_any_result {
+  std::size_t index;
+  std::vector<future<T>> futures;
+};
+
+namespace detail
+{
+// when_any's future: ws_when_any writes the index of the first final input
+// into the value's index before the combined future is final, and the
+// future's owner reads it after waiting for that future (ordered by the
+// library as a task's outcome is).
+template <class T> future<when_any_result<T>> when_any_future(std::vector<future<T>> &&v)
+{
+  std::vector<ws_future_t *> hs;
+  hs.reserve(v.size());
+  for (auto &f : v) {
+    if (f.native() == nullptr)
+      raise(WS_EINVAL);
+    hs.push_back(f.native());
+  }
+  if (hs.empty())
+    raise(WS_EINVAL);
+  auto *s = new ready_state<when_any_result<T>>(when_any_result<T>{SIZE_MAX, std::move(v)});
+  ws_future_t *any = nullptr;
+  int rc = ws_when_any(hs.data(), hs.size(), &any, &s->value->index);
+  if (rc != 0) {
+    delete s; // the futures given go with it
+    raise(rc);
+  }
+  return future<when_any_result<T>>(any, s);
+}
+} // namespace detail
+
+// A future that is final as soon as one of v's futures is (ws_when_any):
+// its value says which one and gives every future back (when_any_result).
+// The futures must be of one pool; an empty v, or an invalid future in it,
+// throws ws::error(WS_EINVAL). Like when_all's, this future cannot be
+// cancelled and its get() never throws for its inputs: call get() on the
+// one at index to take its value or its exception. Any thread.
+template <class T> future<when_any_result<T>> when_any(std::vector<future<T>> v)
+{
+  return detail::when_any_future(std::move(v));
+}
+
+// ---------------------------------------------------------------------------
+// Time
+
+namespace detail
+{
+// d in nanoseconds for a timeout of the C API: at least 0 (a duration at
+// or below zero polls once), at most INT64_MAX (the longest bounded wait).
+template <class Rep, class Period> int64_t to_ns(const std::chrono::duration<Rep, Period> &d)
+{
+  using ns = std::chrono::duration<long double, std::nano>;
+  long double v = std::chrono::duration_cast<ns>(d).count();
+  if (!(v > 0))
+    return 0;
+  if (v >= static_cast<long double>(INT64_MAX))
+    return INT64_MAX;
+  return static_cast<int64_t>(v);
+}
+// A wait's rc where WS_ETIMEDOUT and WS_EAGAIN mean "not in time": false
+// for those, true for 0; throws ws::error for the rest.
+inline bool in_time(int rc)
+{
+  if (rc == WS_ETIMEDOUT || rc == WS_EAGAIN)
+    return false;
+  check(rc);
+  return true;
+}
+} // namespace detail
+
+// ---------------------------------------------------------------------------
+// Cancellation tokens
+
+class token;
+
+// A token to put work under, not owned: a ws::token, a ws_token_t* (the C
+// API's, explicit), ws::current_token(), or none (the default: what the C
+// API's NULL means where it is passed).
+class token_ref
+{
+public:
+  token_ref() noexcept = default;
+  explicit token_ref(ws_token_t *t) noexcept : t_(t)
+  {
+  }
+  inline token_ref(const token &t) noexcept;
+  ws_token_t *native() const noexcept
+  {
+    return t_;
+  }
+  explicit operator bool() const noexcept
+  {
+    return t_ != nullptr;
+  }
+  // 0 while live, WS_ECANCELED or WS_ETIMEDOUT once cancelled
+  // (ws_token_status); ws::error(WS_EINVAL) for none. Any thread.
+  int status() const
+  {
+    int rc = ws_token_status(t_);
+    if (rc == WS_EINVAL)
+      detail::raise(rc);
+    return rc;
+  }
+  // Cancels the token and its descendants with WS_ECANCELED
+  // (ws_token_cancel; a cancelled token keeps its first code). Any thread;
+  // ws::error(WS_EINVAL) for none.
+  void cancel() const
+  {
+    detail::check(ws_token_cancel(t_));
+  }
+
+private:
+  ws_token_t *t_ = nullptr;
+};
+
+// A cancellation token (ws_token_t, docs/ERRORS.md): Go's context. Cancel
+// it, or let its deadline pass, and the work under it (pool::submit(tok,
+// f), a task_group with group_options::token, and all they submit, spawn
+// and join) stops as wsched.h's "Cancellation tokens" says: tasks not
+// started never start (their futures' get() throws ws::error with the
+// token's code), waits return it (the wrappers below throw ws::error),
+// ws::cancelled() is true in running ones. Owns one handle (released by the
+// destructor; the token lives on while work holds it); move-only. Every
+// member may be called from any thread.
+class token
+{
+public:
+  // A live token, with no parent. ws::error(WS_ENOMEM).
+  token() : token(child_of(token_ref()))
+  {
+  }
+  // A live token, the child of parent (cancelled with it; born cancelled if
+  // it is; keeps it alive). ws::error: WS_ENOMEM, WS_EINVAL (parent not live).
+  static token child_of(token_ref parent)
+  {
+    ws_token_t *t = nullptr;
+    detail::check(ws_token_create(parent.native(), &t));
+    return token(t);
+  }
+  // A token that a timer of p cancels d from now with WS_ETIMEDOUT
+  // (ws_token_create_deadline: never early; the timer counts as an
+  // outstanding task of p until it fires, and releasing the last holder of
+  // the token cancels it). ws::error: WS_EINVAL (p none), WS_ENOMEM,
+  // WS_ESHUTDOWN (p's timers are refused).
+  template <class Rep, class Period>
+  static token with_deadline(pool_ref p, const std::chrono::duration<Rep, Period> &d,
+                             token_ref parent = token_ref())
+  {
+    ws_token_t *t = nullptr;
+    detail::check(ws_token_create_deadline(p.native(), parent.native(), detail::to_ns(d), &t));
+    return token(t);
+  }
+  token(token &&o) noexcept : t_(std::exchange(o.t_, nullptr))
+  {
+  }
+  token &operator=(token &&o) noexcept
+  {
+    if (this != &o)
+      ws_token_release(std::exchange(t_, std::exchange(o.t_, nullptr)));
+    return *this;
+  }
+  token(const token &) = delete;
+  token &operator=(const token &) = delete;
+  ~token()
+  {
+    ws_token_release(t_); // NULL (moved from) is ignored
+  }
+
+  ws_token_t *native() const noexcept
+  {
+    return t_;
+  }
+  // See token_ref::cancel and token_ref::status.
+  void cancel() const
+  {
+    token_ref(t_).cancel();
+  }
+  int status() const
+  {
+    return token_ref(t_).status();
+  }
+  // True once cancelled (or past its deadline).
+  bool cancelled() const
+  {
+    return status() != 0;
+  }
+
+private:
+  explicit token(ws_token_t *t) noexcept : t_(t)
+  {
+  }
+  ws_token_t *t_ = nullptr;
+};
+
+inline token_ref::token_ref(const token &t) noexcept : t_(t.native())
+{
+}
+
+// The token the calling task is under (ws_current_token), borrowed: valid
+// while the task runs; none outside every task, or when it is under none.
+// (The C API has no call that takes a reference to it, so no ws::token can
+// own it: make a child, ws::token::child_of(ws::current_token()), to keep one.)
+inline token_ref current_token() noexcept
+{
+  return token_ref(ws_current_token());
+}
+
 // ---------------------------------------------------------------------------
 // Pools
 
@@ -538,6 +861,10 @@ struct pool_options {
   ws_thread_hook_fn on_thread_exit = nullptr;
   void *hook_arg = nullptr;
 };
+
+// A task's priority (ws_submit_ex): high-priority tasks start before every
+// queued normal one, oldest first among themselves (WS_SUBMIT_HIGH).
+enum class priority { normal, high };
 
 // A pool of workers (ws_pool_create); the destructor is ws_pool_destroy:
 // it waits for every accepted task. Move-only. Destroying a pool from one
@@ -617,19 +944,12 @@ public:
 
   // Runs f() as a task (a child when called from one of the pool's tasks)
   // and returns its future. One heap allocation (the shared state). Throws
-  // ws::error(WS_ESHUTDOWN) once shut down (from outside the pool).
+  // ws::error(WS_ESHUTDOWN) once shut down (from outside the pool),
+  // WS_ENOMEM. Any thread. Inside a task under a token, the new task is
+  // under it too (ws_submit).
   template <class F> auto submit(F &&f) -> future<std::invoke_result_t<std::decay_t<F> &>>
   {
-    using R = std::invoke_result_t<std::decay_t<F> &>;
-    using S = detail::task_state<R, std::decay_t<F>>;
-    auto *s = new S(std::forward<F>(f));
-    ws_future_t *h = nullptr;
-    int rc = ws_submit(p_, &S::trampoline, s, &h);
-    if (rc != 0) {
-      delete s; // nothing was queued: both references are ours
-      throw error(rc);
-    }
-    return future<R>(h, s);
+    return submit(token_ref(), std::forward<F>(f));
   }
 
   // submit(f), with the task named `label` in traces: a lambda has no
@@ -639,6 +959,157 @@ public:
   auto submit(const char *label, F &&f) -> future<std::invoke_result_t<std::decay_t<F> &>>
   {
     return submit(detail::labelled<std::decay_t<F>>{label, std::forward<F>(f)});
+  }
+
+  // submit(f) at priority pr (ws_submit_ex: priority::high starts before
+  // every queued normal task, on any worker).
+  template <class F>
+  auto submit(priority pr, F &&f) -> future<std::invoke_result_t<std::decay_t<F> &>>
+  {
+    return submit(token_ref(), std::forward<F>(f), pr);
+  }
+
+  // submit(f) under token t (ws_submit_token; none: the token the caller is
+  // under, as submit(f)): once t is cancelled, the task does not start if it
+  // has not (get() throws ws::error with t's code: WS_ECANCELED, or
+  // WS_ETIMEDOUT past a deadline), and what it submits is under t too. A
+  // cancelled task's callable is destroyed when its future is, or, if the
+  // future was dropped before, once the library reports it cancelled.
+  // ws::error: as submit, and WS_EINVAL for a token that is not live.
+  template <class F>
+  auto submit(token_ref t, F &&f, priority pr = priority::normal)
+      -> future<std::invoke_result_t<std::decay_t<F> &>>
+  {
+    using R = std::invoke_result_t<std::decay_t<F> &>;
+    unsigned flags = pr == priority::high ? WS_SUBMIT_HIGH : 0u;
+    ws_pool_t *p = p_;
+    // A token, given or inherited, may cancel the task before it runs.
+    bool foreign = t || ws_current_token() != nullptr;
+    return detail::start_task<R>(std::forward<F>(f), foreign,
+                                 [=](ws_task_fn fn, void *arg, ws_future_t **h) {
+                                   return ws_submit_token(p, fn, arg, flags, t.native(), h);
+                                 });
+  }
+
+  // Submits every callable of fs as a task at once (ws_submit_batch: from
+  // outside the pool they enter its queue in one step) and returns their
+  // futures, in fs's order. All or nothing: on error (ws::error as submit)
+  // no task was queued and fs's callables were destroyed.
+  template <class F>
+  auto submit_batch(std::vector<F> fs) -> std::vector<future<std::invoke_result_t<F &>>>
+  {
+    using R = std::invoke_result_t<F &>;
+    using S = detail::task_state<R, F>;
+    std::vector<std::unique_ptr<S>> states;
+    states.reserve(fs.size());
+    for (F &f : fs)
+      states.push_back(std::make_unique<S>(std::move(f)));
+    std::vector<void *> args;
+    args.reserve(states.size());
+    bool foreign = ws_current_token() != nullptr;
+    for (auto &st : states) {
+      st->foreign_cancel = foreign;
+      args.push_back(st.get());
+    }
+    std::vector<ws_future_t *> hs(states.size(), nullptr);
+    std::vector<future<R>> out;
+    out.reserve(states.size());
+    detail::check(
+        ws_submit_batch(p_, &S::template trampoline<>, args.data(), args.size(), hs.data()));
+    for (std::size_t i = 0; i < states.size(); i++) // no throw from here on
+      out.push_back(future<R>(hs[i], states[i].release()));
+    return out;
+  }
+
+  // Runs f() as a task of the pool no earlier than d from now (ws_after:
+  // queued at the deadline like a submission from outside). The future's
+  // cancel() cancels the timer until it fires. ws_shutdown cancels a timer
+  // that has not fired: get() then throws ws::error(WS_ESHUTDOWN). Throws
+  // ws::error: WS_ESHUTDOWN (refused from every thread once shut down),
+  // WS_ENOMEM. Any thread.
+  template <class F, class Rep, class Period>
+  auto after(const std::chrono::duration<Rep, Period> &d, F &&f)
+      -> future<std::invoke_result_t<std::decay_t<F> &>>
+  {
+    using R = std::invoke_result_t<std::decay_t<F> &>;
+    ws_pool_t *p = p_;
+    int64_t ns = detail::to_ns(d);
+    return detail::start_task<R>(
+        std::forward<F>(f), true,
+        [=](ws_task_fn fn, void *arg, ws_future_t **h) { return ws_after(p, ns, fn, arg, h); });
+  }
+
+  // Waits at most d until nothing is outstanding (ws_pool_wait_idle): true
+  // if so. ws::error(WS_EDEADLK) from one of the pool's tasks.
+  template <class Rep, class Period> bool wait_idle_for(const std::chrono::duration<Rep, Period> &d)
+  {
+    return detail::in_time(ws_pool_wait_idle(p_, detail::to_ns(d)));
+  }
+  // Waits at most d until the pool is terminated (ws_await_termination; it
+  // terminates only after shutdown()): true if so. ws::error(WS_EDEADLK)
+  // from one of the pool's tasks.
+  template <class Rep, class Period>
+  bool await_termination(const std::chrono::duration<Rep, Period> &d)
+  {
+    return detail::in_time(ws_await_termination(p_, detail::to_ns(d)));
+  }
+  // The lifecycle state (ws_pool_state). Any thread.
+  ws_pool_state_t state() const
+  {
+    int st = ws_pool_state(p_);
+    detail::check(st);
+    return static_cast<ws_pool_state_t>(st);
+  }
+  // Workers plus spare slots (ws_pool_slots): every ws::current_worker() of
+  // the pool is below it. Any thread.
+  unsigned slots() const
+  {
+    int n = ws_pool_slots(p_);
+    detail::check(n);
+    return static_cast<unsigned>(n);
+  }
+  // Where the pool runs, in words (ws_pool_describe). Any thread.
+  std::string describe() const
+  {
+    int n = ws_pool_describe(p_, nullptr, 0);
+    detail::check(n);
+    std::string out(static_cast<std::size_t>(n) + 1, '\0');
+    detail::check(ws_pool_describe(p_, out.data(), out.size()));
+    out.resize(static_cast<std::size_t>(n));
+    return out;
+  }
+  // A snapshot of the pool's counters (ws_pool_stats). Any thread.
+  ws_stats_t stats() const
+  {
+    ws_stats_t st;
+    detail::check(ws_pool_stats(p_, &st, nullptr, 0));
+    return st;
+  }
+  // Each slot's counters, workers first, then the spare slots (ws_pool_stats).
+  std::vector<ws_worker_stats_t> worker_stats() const
+  {
+    std::vector<ws_worker_stats_t> per(slots());
+    ws_stats_t st;
+    detail::check(ws_pool_stats(p_, &st, per.data(), static_cast<unsigned>(per.size())));
+    return per;
+  }
+  // Writes the counters as a table to out (ws_pool_stats_print).
+  void print_stats(std::FILE *out) const
+  {
+    detail::check(ws_pool_stats_print(p_, out));
+  }
+  // Starts a timeline trace (ws_trace_start: max_events per worker, 0 for
+  // the default). ws::error: WS_EBUSY (already tracing), WS_ENOMEM. Any thread.
+  void trace_start(std::size_t max_events = 0)
+  {
+    detail::check(ws_trace_start(p_, max_events));
+  }
+  // Stops it and writes Chrome Trace Event JSON to path (nullptr: discard;
+  // ws_trace_stop). ws::error: WS_EBUSY (not tracing), WS_ESYS (not
+  // written). Any thread.
+  void trace_stop(const char *path)
+  {
+    detail::check(ws_trace_stop(p_, path));
   }
 
 private:
@@ -753,6 +1224,20 @@ template <class F, class G> auto join(F &&f, G &&g)
 // child still runs; a per-group arena would need a bound or its own growth.
 // For allocation-free fork/join use ws::join or ws::parallel_invoke, whose
 // callables live on the stack.
+// How a task_group's rounds are configured (ws_group_config), each one
+// from its start.
+struct group_options {
+  // The errgroup behaviour (WS_GROUP_CANCEL_ON_ERROR): the first child to
+  // throw cancels the round, its children not started never start, and
+  // wait() rethrows that exception.
+  bool cancel_on_error = false;
+  // The token each round's own token is a child of (none: the token the
+  // group's owner is under, if any): cancelling it cancels the round, and
+  // the children are under the round's token, so what they submit is
+  // reached by cancel() too (not so without group_options).
+  token_ref token;
+};
+
 class task_group
 {
 public:
@@ -761,6 +1246,17 @@ public:
   explicit task_group(pool_ref p = nullptr) : pool_(p.native())
   {
     detail::check(ws_group_init(&g_, pool_));
+  }
+  // A group whose every round is configured with o (ws_group_config).
+  // ws::error: as above, WS_ENOMEM, WS_EINVAL (o.token not live).
+  task_group(pool_ref p, const group_options &o) : pool_(p.native()), opts_(o), configured_(true)
+  {
+    detail::check(ws_group_init(&g_, pool_));
+    int rc = ws_group_config(&g_, flags(), opts_.token.native());
+    if (rc != 0) {
+      (void)ws_group_wait(&g_); // no child: returns at once
+      detail::raise(rc);
+    }
   }
   task_group(const task_group &) = delete;
   task_group &operator=(const task_group &) = delete;
@@ -782,7 +1278,7 @@ public:
     int rc = spawn(&N::trampoline, n);
     if (rc != 0) {
       delete n; // not spawned (outside the pool: WS_ESHUTDOWN, WS_ENOMEM)
-      throw error(rc);
+      detail::raise(rc);
     }
     n->next = nodes_; // only the owner runs run() and wait()
     nodes_ = n;
@@ -799,12 +1295,17 @@ public:
       // Nothing run since the last wait: g_ is not initialised, and a
       // cancel() since then only set cancel_. Relaxed: a cancel() that
       // happens before this wait returns is ordered before it (see above).
-      bool cancelled = cancel_.exchange(false, std::memory_order_relaxed);
-      return !cancelled && !ws_cancelled();
+      bool cancelled = cancel_.exchange(false, std::memory_order_relaxed) || ws_cancelled();
+      status_ = cancelled ? WS_FUTURE_CANCELLED : WS_FUTURE_DONE;
+      reason_ = cancelled ? WS_ECANCELED : 0;
+      return !cancelled;
     }
     int rc = ws_group_wait(&g_);
     if (refused(rc))
-      throw error(rc); // nothing waited for: the children, their nodes and g_ stay as they are
+      detail::raise(rc); // nothing waited for: the children, their nodes and g_ stay as they are
+    // DONE, FAILED (a child threw: rc is threw) or CANCELLED (rc says why).
+    status_ = ws_group_status(&g_);
+    reason_ = status_ == WS_FUTURE_CANCELLED ? rc : 0;
     // The round is over; g_ is initialised again by the next run().
     // Relaxed: a cancel() that reads open_ either happened before
     // ws_group_wait returned (it read true) or happens after this wait()
@@ -822,10 +1323,25 @@ public:
     first_.taken.store(false, std::memory_order_relaxed);
     if (e)
       std::rethrow_exception(e);
-    if (rc == WS_ECANCELED)
+    if (status_ == WS_FUTURE_CANCELLED)
       return false;
     detail::check(rc);
     return true;
+  }
+  // How the last wait() found the round (ws_group_status): WS_FUTURE_DONE,
+  // WS_FUTURE_FAILED (it rethrew a child's exception) or
+  // WS_FUTURE_CANCELLED (it returned false); WS_EINVAL before the first
+  // wait(). Owner only.
+  int status() const noexcept
+  {
+    return status_;
+  }
+  // Why the last wait() returned false: WS_ECANCELED (cancel(), a
+  // cancelled token or enclosing group) or WS_ETIMEDOUT (a token's
+  // deadline); 0 when it did not. Owner only.
+  int cancel_reason() const noexcept
+  {
+    return reason_;
   }
   // Names the group's children in traces (ws_group_label): this round's,
   // unless it already has children, and every later round's. label must
@@ -894,6 +1410,13 @@ private:
       // initialised here, not at the end of wait(), so that the C group
       // opens (takes its frame-stack mark) where its children are spawned.
       detail::check(ws_group_init(&g_, pool_));
+      if (configured_) {
+        int rc = ws_group_config(&g_, flags(), opts_.token.native());
+        if (rc != 0) {
+          (void)ws_group_wait(&g_); // no child: returns at once; the round stays closed
+          return rc;
+        }
+      }
       if (label_ != nullptr)
         (void)ws_group_label(&g_, label_); // no child yet: cannot fail
       // seq_cst store: its release publishes g_'s initialisation to a
@@ -907,6 +1430,10 @@ private:
     if (rc == 0)
       pending_ = true;
     return rc;
+  }
+  unsigned flags() const noexcept
+  {
+    return opts_.cancel_on_error ? WS_GROUP_CANCEL_ON_ERROR : 0u;
   }
   void free_nodes() noexcept
   {
@@ -926,6 +1453,10 @@ private:
   node_base *nodes_ = nullptr; // owner only: every node since the last wait, newest first
   bool pending_ = false; // owner only: a child was spawned since the last wait
   const char *label_ = nullptr; // owner only: label(), given to each round
+  group_options opts_; // owner only: given to each round when configured_
+  bool configured_ = false; // owner only: made with group_options
+  int status_ = WS_EINVAL; // owner only: status()
+  int reason_ = 0; // owner only: cancel_reason()
   // True from the construction to the first wait(), then from each first
   // run() after a wait() to the next wait(): a round is open and g_ holds
   // it. Written by the owner only (relaxed reads there); cancel() reads it.
@@ -1177,6 +1708,776 @@ template <class F> auto blocking(pool_ref p, F &&f)
   if constexpr (!std::is_void_v<typename S::R>)
     return std::move(*s.value);
 }
+
+// ---------------------------------------------------------------------------
+// Continuing a C future
+
+// Runs fn(status, result) as a task of f's pool once the C future f is final
+// (ws_future_then_result): status is its ws_future_status_t (DONE, FAILED
+// or CANCELLED) and result its task's value, or why it was cancelled
+// (WS_ECANCELED, WS_ETIMEDOUT, WS_ESHUTDOWN). For futures that C code made
+// (ws_submit): a ws::future continues with then(). f stays the caller's to
+// release, at any time. Returns fn's future. ws::error: WS_EINVAL (f
+// NULL), WS_ENOMEM, WS_ESHUTDOWN. Any thread.
+template <class F>
+auto then_native(ws_future_t *f, F &&fn)
+    -> future<std::invoke_result_t<std::decay_t<F> &, int, int>>
+{
+  using R = std::invoke_result_t<std::decay_t<F> &, int, int>;
+  return detail::start_task<R, int, int>(std::forward<F>(fn), false,
+                                         [f](ws_then_fn tr, void *arg, ws_future_t **next) {
+                                           return ws_future_then_result(f, tr, arg, next);
+                                         });
+}
+
+// ---------------------------------------------------------------------------
+// The calling task
+
+// The calling worker's index in its pool (ws_current_worker): below
+// pool::slots(); -1 outside every pool.
+inline int current_worker() noexcept
+{
+  return ws_current_worker();
+}
+// The calling worker's pool (ws_current_pool), or nullptr outside every pool.
+inline ws_pool_t *current_pool() noexcept
+{
+  return ws_current_pool();
+}
+
+// Parks the calling task for at least d (ws_sleep); a thread outside the
+// pools sleeps. ws::error(WS_ESHUTDOWN) when its pool was shut down first.
+template <class Rep, class Period> void sleep_for(const std::chrono::duration<Rep, Period> &d)
+{
+  detail::check(ws_sleep(detail::to_ns(d)));
+}
+
+// Lets the worker's other queued work run first (ws_yield); sched_yield
+// outside a pool task.
+inline void yield() noexcept
+{
+  (void)ws_yield(); // returns 0
+}
+
+// A safe point of time slicing (ws_should_yield): true when urgent work
+// waits and the calling task has used up its slice; call ws::yield() then.
+inline bool should_yield() noexcept
+{
+  return ws_should_yield();
+}
+
+// A suspended task's handle (ws_suspend): resume() readies it, once.
+class resume_handle
+{
+public:
+  explicit resume_handle(ws_resume_t r) noexcept : r_(r)
+  {
+  }
+  // Readies the task (ws_resume): true, or false when this handle resumes
+  // nothing any more (resumed already, its wait ended by shutdown, its pool
+  // destroyed). Any thread, any time; never blocks.
+  bool resume() const noexcept
+  {
+    return ws_resume(r_) == 0;
+  }
+  ws_resume_t native() const noexcept
+  {
+    return r_;
+  }
+
+private:
+  ws_resume_t r_;
+};
+
+// Parks the calling task until the handle given to f(resume_handle) is
+// resumed (ws_suspend, oneTBB's suspend). f runs on the worker once the
+// task is set aside: it must return promptly and must not wait; it may
+// resume the handle itself or hand it to any thread. If f throws, the task
+// is resumed at once and suspend() rethrows. Outside a pool task the
+// thread blocks instead. ws::error(WS_ESHUTDOWN) when the pool was shut
+// down first (the handle then resumes nothing).
+template <class F> void suspend(F &&f)
+{
+  struct ctx {
+    std::remove_reference_t<F> *fn;
+    std::exception_ptr exc;
+    static void run(void *arg, ws_resume_t r) noexcept
+    {
+      auto *c = static_cast<ctx *>(arg);
+      try {
+        std::invoke(*c->fn, resume_handle(r));
+      } catch (...) {
+        c->exc = std::current_exception();
+        (void)ws_resume(r); // nobody else may have it: the task must not stay parked
+      }
+    }
+  };
+  ctx c{std::addressof(f), nullptr};
+  int rc = ws_suspend(&ctx::run, &c);
+  if (c.exc)
+    std::rethrow_exception(c.exc);
+  detail::check(rc);
+}
+
+// Runs f() as a profiled region of p (ws_profile_run: work, span and
+// parallelism of the fork/join work f does) and returns the profile; what f
+// throws is rethrown. Outside p only. ws::error: WS_EDEADLK (inside p),
+// WS_EBUSY (p profiles already), WS_EINVAL (p none).
+template <class F> ws_profile_t profile(pool_ref p, F &&f)
+{
+  using S = detail::call_slot<std::remove_reference_t<F>>;
+  S s(f);
+  ws_profile_t out{};
+  int fn_rc = 0;
+  int rc = ws_profile_run(p.native(), &S::trampoline, &s, &out, &fn_rc);
+  if (s.exc)
+    std::rethrow_exception(s.exc);
+  detail::check(rc);
+  return out;
+}
+// Prints a profile and its speedup bounds up to max_workers (0: 64) to out
+// (ws_profile_print).
+inline void print_profile(const ws_profile_t &p, std::FILE *out, unsigned max_workers = 0)
+{
+  detail::check(ws_profile_print(&p, out, max_workers));
+}
+
+// ---------------------------------------------------------------------------
+// I/O. Each call keeps the contract of its wsched.h namesake; a failed
+// POSIX-style call throws std::system_error with errno in the generic
+// category (EBADF: ws::close closed the descriptor during the wait;
+// ESHUTDOWN: the pool was shut down; EBUSY: another task waits the same
+// way on it).
+
+namespace detail
+{
+[[noreturn]] inline void raise_errno(const char *what)
+{
+  throw std::system_error(errno, std::generic_category(), what);
+}
+} // namespace detail
+
+// Waits until fd is ready for events (WS_IO_READ and/or WS_IO_WRITE),
+// parking the task (ws_io_wait): returns the events ready (WS_IO_HUP and
+// WS_IO_ERROR included). ws::error: WS_ESHUTDOWN, WS_ECLOSED (ws::close
+// closed fd), WS_EBUSY, WS_ENOMEM, WS_ESYS, WS_EINVAL, and a cancelled
+// token's code. Any thread.
+inline unsigned io_wait(int fd, unsigned events)
+{
+  int rc = ws_io_wait(fd, events, WS_FOREVER);
+  detail::check(rc);
+  return static_cast<unsigned>(rc);
+}
+// The same, waiting at most d: 0 when fd was not ready in time.
+template <class Rep, class Period>
+unsigned io_wait(int fd, unsigned events, const std::chrono::duration<Rep, Period> &d)
+{
+  int rc = ws_io_wait(fd, events, detail::to_ns(d));
+  return detail::in_time(rc) ? static_cast<unsigned>(rc) : 0u;
+}
+
+// read(2) that parks the task while fd has nothing (ws_read): the bytes
+// read, 0 at end of file. Any thread.
+inline std::size_t read(int fd, void *buf, std::size_t n)
+{
+  ssize_t r = ws_read(fd, buf, n);
+  if (r < 0)
+    detail::raise_errno("ws::read");
+  return static_cast<std::size_t>(r);
+}
+// Writes all n bytes, parking the task while fd has no room (ws_write):
+// returns n, or fewer when an error came after some bytes were written (it
+// comes again at the next call). Any thread.
+inline std::size_t write(int fd, const void *buf, std::size_t n)
+{
+  ssize_t r = ws_write(fd, buf, n);
+  if (r < 0)
+    detail::raise_errno("ws::write");
+  return static_cast<std::size_t>(r);
+}
+// accept(2) that parks the task until a connection comes (ws_accept):
+// the new descriptor, non-blocking and close-on-exec. Any thread.
+inline int accept(int fd, struct sockaddr *addr = nullptr, socklen_t *addrlen = nullptr)
+{
+  int c = ws_accept(fd, addr, addrlen);
+  if (c < 0)
+    detail::raise_errno("ws::accept");
+  return c;
+}
+// connect(2) of a non-blocking socket that parks the task until the
+// connection is made (ws_connect); its error (ECONNREFUSED, ...) is thrown.
+inline void connect(int fd, const struct sockaddr *addr, socklen_t addrlen)
+{
+  if (ws_connect(fd, addr, addrlen) != 0)
+    detail::raise_errno("ws::connect");
+}
+// Ends the waits of p's tasks on fd, cancels p's watch armed on it, and
+// closes it (ws_close; p none: the calling task's pool, or plain close(2)
+// from a thread outside the pools). close(2)'s failure is thrown.
+inline void close(int fd, pool_ref p = nullptr)
+{
+  if (ws_close(p.native(), fd) != 0)
+    detail::raise_errno("ws::close");
+}
+
+// A watch of one descriptor (ws_io_watch): once fd is ready for the events
+// asked, handler(revents) runs as a task of the pool; what it returns is
+// the events to watch next (0: none; the watch is one-shot: it fires once
+// per arming). Move-only; the destructor cancels the watch if it is armed
+// and releases it (a handler already queued still runs, and the callable
+// lives until it ended). The library never closes fd. If the handler
+// throws, the watch stays disarmed and error() returns the exception.
+class io_watch
+{
+public:
+  // Arms the watch. ws::error: WS_EINVAL (bad fd or events, p none),
+  // WS_EBUSY (another watch of p is armed on fd), WS_ESHUTDOWN, WS_ENOMEM,
+  // WS_ENOTSUP (no epoll), WS_ESYS (the kernel refused fd). Any thread.
+  template <class F> io_watch(pool_ref p, int fd, unsigned events, F &&handler)
+  {
+    static_assert(
+        std::is_convertible_v<std::invoke_result_t<std::decay_t<F> &, unsigned>, unsigned>,
+        "ws::io_watch: handler(unsigned revents) returns the events to watch next");
+    using S = state_of<std::decay_t<F>>;
+    auto *s = new S(std::forward<F>(handler));
+    s->arm_ref(); // the arming below, unless it fails
+    int rc = ws_io_watch(p.native(), fd, events, &S::trampoline, s, &io_);
+    if (rc != 0) {
+      delete s;
+      detail::raise(rc);
+    }
+    s_ = s;
+  }
+  io_watch(io_watch &&o) noexcept
+      : io_(std::exchange(o.io_, nullptr)), s_(std::exchange(o.s_, nullptr))
+  {
+  }
+  io_watch &operator=(io_watch &&o) noexcept
+  {
+    if (this != &o) {
+      reset();
+      io_ = std::exchange(o.io_, nullptr);
+      s_ = std::exchange(o.s_, nullptr);
+    }
+    return *this;
+  }
+  io_watch(const io_watch &) = delete;
+  io_watch &operator=(const io_watch &) = delete;
+  ~io_watch()
+  {
+    reset();
+  }
+
+  // Cancels the watch for good (ws_io_cancel): true when it was armed and
+  // no handler will run for that arming; false when its handler was
+  // queued, runs or ran (it runs to its end, and arms no more), or it was
+  // cancelled already. Owner only.
+  bool cancel() noexcept
+  {
+    if (s_ == nullptr)
+      return false;
+    s_->closing.store(true, std::memory_order_seq_cst); // see base::trampoline_end
+    int rc = ws_io_cancel(io_);
+    s_->disarmed(rc);
+    return rc == 0;
+  }
+  // The exception the handler threw, if it did (then the watch stays
+  // disarmed). Owner only.
+  std::exception_ptr error() const noexcept
+  {
+    // Acquire: pairs with the handler's release store of failed.
+    return s_ != nullptr && s_->failed.load(std::memory_order_acquire) ? s_->exc : nullptr;
+  }
+  ws_io_t *native() const noexcept
+  {
+    return io_;
+  }
+
+private:
+  // Who touches what: the owner (the io_watch) makes the state, cancels,
+  // releases and reads error(); the handler tasks (one at a time: one
+  // arming at a time) run the callable and arm again. The state lives
+  // while the owner holds it or an arming is outstanding (refs).
+  struct base {
+    // Owner: 1; an arming not yet consumed by its handler or a cancel: 1.
+    std::atomic<int> refs{1};
+    // True while an arming's reference is outstanding: set before each
+    // arming; cleared by the handler that consumes it, or by whoever learns
+    // it will never fire (a successful cancel, a cancel of ws_shutdown's).
+    std::atomic<bool> armed{false};
+    // Set by the owner before it cancels: a handler that armed again after
+    // that cancels its own arming (so that one of the two sees the other).
+    std::atomic<bool> closing{false};
+    std::atomic<bool> failed{false}; // exc is written (release by the handler)
+    std::exception_ptr exc; // the handler's exception, written once before failed
+    virtual ~base() = default;
+    void arm_ref() noexcept
+    {
+      // Relaxed: the owner or the running handler holds a reference.
+      refs.fetch_add(1, std::memory_order_relaxed);
+      // Relaxed: published to the handler by the library's arming.
+      armed.store(true, std::memory_order_relaxed);
+    }
+    void drop() noexcept
+    {
+      // acq_rel: as state_base::drop.
+      if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
+        delete this;
+    }
+    // After ws_io_cancel returned rc: 0 (it was armed) or WS_ECANCELED
+    // (already cancelled: by us, then armed is false, or by ws_shutdown
+    // while armed) mean no handler consumes the arming; WS_EBUSY means one
+    // does.
+    void disarmed(int rc) noexcept
+    {
+      // Relaxed exchange: elects the one who drops; drop() orders.
+      if ((rc == 0 || rc == WS_ECANCELED) && armed.exchange(false, std::memory_order_relaxed))
+        drop();
+    }
+    // The end of a handler that consumed an arming: arms again for next
+    // (non-zero), keeping that arming's reference for the new one, else drops it.
+    void trampoline_end(ws_io_t *io, unsigned next) noexcept
+    {
+      if (next != 0 && !closing.load(std::memory_order_seq_cst)) {
+        // The consumed arming's reference goes to the new arming; this
+        // handler takes one of its own until it returns (the new arming's
+        // may be dropped by its handler or a cancel meanwhile).
+        refs.fetch_add(1, std::memory_order_relaxed); // relaxed: we hold one
+        armed.store(true, std::memory_order_relaxed);
+        int rc = ws_io_rearm(io, next);
+        if (rc != 0) {
+          disarmed(WS_ECANCELED); // never armed (or cancelled by shutdown): not consumed
+        } else if (closing.load(std::memory_order_seq_cst)) {
+          // seq_cst load after the arming: with the owner's seq_cst store
+          // of closing before its ws_io_cancel, either the owner's cancel
+          // finds this arming or this load sees closing and cancels it.
+          disarmed(ws_io_cancel(io));
+        }
+      }
+      drop();
+    }
+  };
+  template <class F> struct state_of final : base {
+    F fn;
+    template <class G> explicit state_of(G &&g) : fn(std::forward<G>(g))
+    {
+    }
+    static int trampoline(void *arg, int, unsigned revents, ws_io_t *io) noexcept
+    {
+      auto *s = static_cast<state_of *>(arg);
+      s->armed.store(false, std::memory_order_relaxed); // this handler consumes the arming
+      unsigned next = 0;
+      int rc = 0;
+      try {
+        next = static_cast<unsigned>(std::invoke(s->fn, revents));
+      } catch (...) {
+        // Relaxed: only this handler runs; the first exception is kept.
+        if (!s->failed.load(std::memory_order_relaxed)) {
+          s->exc = std::current_exception();
+          s->failed.store(true, std::memory_order_release); // pairs with error()'s acquire
+        }
+        rc = detail::threw;
+      }
+      s->trampoline_end(io, next);
+      return rc;
+    }
+  };
+  void reset() noexcept
+  {
+    if (s_ != nullptr) {
+      (void)cancel();
+      ws_io_release(std::exchange(io_, nullptr));
+      std::exchange(s_, nullptr)->drop();
+    }
+  }
+
+  ws_io_t *io_ = nullptr;
+  base *s_ = nullptr;
+};
+
+// ---------------------------------------------------------------------------
+// Channels
+
+// A channel of T values between tasks and threads (ws_chan_t, Go's chan):
+// FIFO; capacity 0 is unbuffered (a send waits for its receiver). A task
+// that has to wait parks; a thread blocks. Each value is delivered exactly
+// once. T must be trivially copyable (the library copies it as bytes).
+// Move-only; the destructor frees the channel and what it still buffers
+// (ws_chan_destroy), and aborts with "wsched: misuse: ..." while a call
+// waits on it. Every member but the destructor may be called from any
+// thread. Errors (ws::error): WS_ECLOSED (send: closed; receive: closed
+// and drained), WS_ESHUTDOWN (a task whose pool was shut down), a
+// cancelled token's code (WS_ECANCELED, WS_ETIMEDOUT); nothing moved then.
+template <class T> class channel
+{
+  static_assert(std::is_trivially_copyable_v<T>,
+                "ws::channel<T>: T must be trivially copyable (values are copied as bytes)");
+  static_assert(std::is_default_constructible_v<T>,
+                "ws::channel<T>: T must be default-constructible");
+
+public:
+  // ws::error: WS_ENOMEM, WS_EINVAL (capacity too large for memory).
+  explicit channel(std::size_t capacity = 0)
+  {
+    detail::check(ws_chan_create(sizeof(T), capacity, &c_));
+  }
+  channel(channel &&o) noexcept : c_(std::exchange(o.c_, nullptr))
+  {
+  }
+  channel &operator=(channel &&o) noexcept
+  {
+    if (this != &o) {
+      destroy();
+      c_ = std::exchange(o.c_, nullptr);
+    }
+    return *this;
+  }
+  channel(const channel &) = delete;
+  channel &operator=(const channel &) = delete;
+  ~channel()
+  {
+    destroy();
+  }
+
+  // Sends v, waiting while there is no room (ws_chan_send).
+  void send(const T &v)
+  {
+    detail::check(ws_chan_send(c_, std::addressof(v)));
+  }
+  // Sends v only if that needs no wait (ws_chan_try_send): false if it would.
+  bool try_send(const T &v)
+  {
+    return detail::in_time(ws_chan_try_send(c_, std::addressof(v)));
+  }
+  // Sends v, waiting at most d: false if there was no room in time.
+  template <class Rep, class Period>
+  bool send_for(const T &v, const std::chrono::duration<Rep, Period> &d)
+  {
+    return detail::in_time(ws_chan_send_timeout(c_, std::addressof(v), detail::to_ns(d)));
+  }
+  // Receives a value, waiting while there is none (ws_chan_recv).
+  T recv()
+  {
+    T v;
+    detail::check(ws_chan_recv(c_, std::addressof(v)));
+    return v;
+  }
+  // Receives a value only if that needs no wait: nullopt if it would.
+  std::optional<T> try_recv()
+  {
+    T v;
+    if (!detail::in_time(ws_chan_try_recv(c_, std::addressof(v))))
+      return std::nullopt;
+    return v;
+  }
+  // Receives a value, waiting at most d: nullopt if none came in time.
+  template <class Rep, class Period>
+  std::optional<T> recv_for(const std::chrono::duration<Rep, Period> &d)
+  {
+    T v;
+    if (!detail::in_time(ws_chan_recv_timeout(c_, std::addressof(v), detail::to_ns(d))))
+      return std::nullopt;
+    return v;
+  }
+  // Closes the channel (ws_chan_close): sends fail from now on, receivers
+  // get what is buffered, then WS_ECLOSED. False if it was closed already.
+  bool close()
+  {
+    int rc = ws_chan_close(c_);
+    if (rc == WS_ECLOSED)
+      return false;
+    detail::check(rc);
+    return true;
+  }
+  // Values buffered now (a snapshot; 0 for an unbuffered channel).
+  std::size_t size() const noexcept
+  {
+    return ws_chan_len(c_);
+  }
+  ws_chan_t *native() const noexcept
+  {
+    return c_;
+  }
+
+private:
+  void destroy() noexcept
+  {
+    if (ws_chan_destroy(std::exchange(c_, nullptr)) == WS_EBUSY)
+      detail::misuse("ws::channel destroyed while a send, receive or select waits on it");
+  }
+  ws_chan_t *c_ = nullptr;
+};
+
+// One case of ws::select: a send of a value or a receive into a variable,
+// on a channel (nullptr: never ready, Go's nil channel). The value sent
+// and the variable must outlive the select.
+class chan_case
+{
+public:
+  template <class T> static chan_case send(channel<T> *c, const T &v) noexcept
+  {
+    // The library only reads a send case's element.
+    return chan_case(c != nullptr ? c->native() : nullptr, WS_CHAN_SEND,
+                     const_cast<T *>(std::addressof(v)));
+  }
+  // out is written only when this case is chosen and received a value.
+  template <class T> static chan_case recv(channel<T> *c, T &out) noexcept
+  {
+    return chan_case(c != nullptr ? c->native() : nullptr, WS_CHAN_RECV, std::addressof(out));
+  }
+  const ws_chan_case_t &native() const noexcept
+  {
+    return c_;
+  }
+
+private:
+  chan_case(ws_chan_t *c, unsigned op, void *elem) noexcept : c_{c, op, elem, 0}
+  {
+  }
+  ws_chan_case_t c_;
+};
+
+// The case a select performed: its index among the cases, and whether its
+// channel was closed (a send that did not send, a receive of nothing).
+struct select_result {
+  std::size_t index;
+  bool closed;
+};
+
+namespace detail
+{
+inline std::optional<select_result> select_native(std::initializer_list<chan_case> cases,
+                                                  int64_t timeout_ns)
+{
+  std::array<ws_chan_case_t, WS_CHAN_SELECT_MAX> cs;
+  if (cases.size() > cs.size())
+    raise(WS_EINVAL);
+  std::size_t n = 0;
+  for (const chan_case &c : cases)
+    cs[n++] = c.native();
+  int rc = ws_chan_select(cs.data(), n, timeout_ns);
+  if (!in_time(rc < 0 ? rc : 0))
+    return std::nullopt;
+  auto i = static_cast<std::size_t>(rc);
+  return select_result{i, cs[i].result == WS_ECLOSED};
+}
+} // namespace detail
+
+// Waits until one of the cases can proceed, performs it and says which
+// (ws_chan_select, Go's select: one of those ready, chosen at random). At
+// most WS_CHAN_SELECT_MAX cases. ws::error as channel's, and WS_EINVAL.
+inline select_result select(std::initializer_list<chan_case> cases)
+{
+  return *detail::select_native(cases, WS_FOREVER);
+}
+// The same, waiting at most d (0: Go's default case): nullopt if no case
+// was ready in time.
+template <class Rep, class Period>
+std::optional<select_result> select_for(std::initializer_list<chan_case> cases,
+                                        const std::chrono::duration<Rep, Period> &d)
+{
+  return detail::select_native(cases, detail::to_ns(d));
+}
+
+// ---------------------------------------------------------------------------
+// Mutexes, condition variables, semaphores, wait groups: the pthread
+// objects for tasks (wsched.h): a task that has to wait parks, a thread
+// blocks. Neither copyable nor movable (the C objects must not move while
+// in use); they are not tied to a pool. Every member may be called from any
+// thread; a destructor that finds the object in use aborts with "wsched:
+// misuse: ...". Waits other than mutex locks end with ws::error on
+// WS_ESHUTDOWN (a task's pool shut down) and a cancelled token's code.
+
+namespace detail
+{
+// The base of the objects below: neither copyable nor movable.
+class pinned
+{
+public:
+  pinned() noexcept = default;
+  pinned(const pinned &) = delete;
+  pinned &operator=(const pinned &) = delete;
+};
+// A destructor's ws_*_destroy answer: WS_EBUSY (in use) is a misuse.
+inline void destroyed(int rc, const char *what) noexcept
+{
+  if (rc == WS_EBUSY)
+    misuse(what);
+}
+} // namespace detail
+
+// A mutex (ws_mutex_t, Go's sync.Mutex): Lockable, so std::lock_guard and
+// std::unique_lock work with it. Not recursive; any thread may unlock it.
+class mutex : detail::pinned
+{
+public:
+  mutex() noexcept
+  {
+    (void)ws_mutex_init(&m_); // fails only for NULL
+  }
+  ~mutex()
+  {
+    detail::destroyed(ws_mutex_destroy(&m_), "ws::mutex destroyed while locked or waited for");
+  }
+  void lock()
+  {
+    detail::check(ws_mutex_lock(&m_));
+  }
+  bool try_lock()
+  {
+    return detail::in_time(ws_mutex_trylock(&m_));
+  }
+  template <class Rep, class Period> bool try_lock_for(const std::chrono::duration<Rep, Period> &d)
+  {
+    return detail::in_time(ws_mutex_lock_timeout(&m_, detail::to_ns(d)));
+  }
+  // ws::error(WS_EINVAL) when not locked.
+  void unlock()
+  {
+    detail::check(ws_mutex_unlock(&m_));
+  }
+  ws_mutex_t *native() noexcept
+  {
+    return &m_;
+  }
+
+private:
+  ws_mutex_t m_;
+};
+
+// A condition variable used with a ws::mutex (ws_cond_t). No spurious
+// wakeups, but check the condition in a loop (or use the predicate form).
+// Every wait holds the mutex again when it returns or throws.
+class condition_variable : detail::pinned
+{
+public:
+  condition_variable() noexcept
+  {
+    (void)ws_cond_init(&c_); // fails only for NULL
+  }
+  ~condition_variable()
+  {
+    detail::destroyed(ws_cond_destroy(&c_), "ws::condition_variable destroyed while waited on");
+  }
+  // Unlocks l's mutex (held), waits for a notify, locks it again (ws_cond_wait).
+  void wait(std::unique_lock<mutex> &l)
+  {
+    detail::check(ws_cond_wait(&c_, l.mutex()->native()));
+  }
+  template <class Pred> void wait(std::unique_lock<mutex> &l, Pred pred)
+  {
+    while (!pred())
+      wait(l);
+  }
+  // Waits at most d: false if no notify came in time.
+  template <class Rep, class Period>
+  bool wait_for(std::unique_lock<mutex> &l, const std::chrono::duration<Rep, Period> &d)
+  {
+    return detail::in_time(ws_cond_wait_timeout(&c_, l.mutex()->native(), detail::to_ns(d)));
+  }
+  void notify_one() noexcept
+  {
+    (void)ws_cond_signal(&c_); // fails only for NULL
+  }
+  void notify_all() noexcept
+  {
+    (void)ws_cond_broadcast(&c_); // fails only for NULL
+  }
+
+private:
+  ws_cond_t c_;
+};
+
+// A counting semaphore (ws_sem_t): a release with waiters hands its unit to
+// the longest waiting one.
+class semaphore : detail::pinned
+{
+public:
+  explicit semaphore(unsigned value = 0) noexcept
+  {
+    (void)ws_sem_init(&s_, value); // fails only for NULL
+  }
+  ~semaphore()
+  {
+    detail::destroyed(ws_sem_destroy(&s_), "ws::semaphore destroyed while waited on");
+  }
+  // Takes a unit, waiting while there is none (ws_sem_wait).
+  void acquire()
+  {
+    detail::check(ws_sem_wait(&s_));
+  }
+  bool try_acquire()
+  {
+    return detail::in_time(ws_sem_trywait(&s_));
+  }
+  template <class Rep, class Period>
+  bool try_acquire_for(const std::chrono::duration<Rep, Period> &d)
+  {
+    return detail::in_time(ws_sem_wait_timeout(&s_, detail::to_ns(d)));
+  }
+  // Adds a unit (ws_sem_post). ws::error(WS_EINVAL) at WS_SEM_VALUE_MAX.
+  void release()
+  {
+    detail::check(ws_sem_post(&s_));
+  }
+  // The value now (a snapshot).
+  unsigned value() noexcept
+  {
+    return ws_sem_value(&s_);
+  }
+
+private:
+  ws_sem_t s_;
+};
+
+// A wait group (ws_waitgroup_t, Go's sync.WaitGroup): waits return when its
+// counter is 0; what a task did before its done() is visible to them.
+class wait_group : detail::pinned
+{
+public:
+  wait_group() noexcept
+  {
+    (void)ws_waitgroup_init(&w_); // fails only for NULL
+  }
+  ~wait_group()
+  {
+    detail::destroyed(ws_waitgroup_destroy(&w_), "ws::wait_group destroyed while waited on");
+  }
+  // Adds delta, which may be negative (ws_waitgroup_add). ws::error(WS_EINVAL)
+  // when the counter would leave [0, WS_WAITGROUP_MAX] (nothing changed).
+  void add(int delta = 1)
+  {
+    detail::check(ws_waitgroup_add(&w_, delta));
+  }
+  void done()
+  {
+    detail::check(ws_waitgroup_done(&w_));
+  }
+  // Waits until the counter is 0 (ws_waitgroup_wait).
+  void wait()
+  {
+    detail::check(ws_waitgroup_wait(&w_));
+  }
+  // Waits at most d: false if the counter was not 0 in time.
+  template <class Rep, class Period> bool wait_for(const std::chrono::duration<Rep, Period> &d)
+  {
+    return detail::in_time(ws_waitgroup_wait_timeout(&w_, detail::to_ns(d)));
+  }
+
+private:
+  ws_waitgroup_t w_;
+};
+
+// Not wrapped, each for a reason:
+//   ws_set_allocator, ws_mem_alloc, ws_mem_free: the C allocator is
+//     process-wide; call them directly (this header's states use operator new).
+//   ws_options_init_sized: pool's constructor calls ws_options_init for you.
+//   ws_future_release, ws_io_release, ws_token_release, ws_chan_destroy,
+//     ws_pool_destroy, ws_group_init, ws_group_spawn, ws_group_label: the
+//     RAII classes above call them.
+//   ws_parallel_sort: ws::parallel_sort sorts through comp (see there).
+//   ws_strerror: ws::error's what() and ws::category().message().
+//   ws_jf1_spawn, ws_jf1_sync, ws_jf1_count: the inline ws_join's ABI, not API.
 
 } // namespace ws
 

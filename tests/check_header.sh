@@ -10,6 +10,8 @@
 # under g++ and clang++. ws::pool_options mirrors ws_options_t: every field
 # of the C struct but size has a namesake there, in the same order, that
 # ws::pool's constructor copies (c.NAME = ...o.NAME...).
+# Every WS_EXTERN function of wsched.h appears in wsched.hpp: called by a
+# wrapper, or named in its list of calls not wrapped, with the reason.
 # With MPI's include directories (libwsched_mpi is built): include/wsched_mpi.h
 # alone (it includes <mpi.h> and "wsched.h" itself), with a use of every
 # declaration, compiles the same ways, C and C++, and in C++ its functions
@@ -92,6 +94,78 @@ int use(ws::pool &p)
   }
   return r + all[0].get() + static_cast<int>(std::get<1>(a).get().size()) + ready + j1 + j2;
 }
+int use_more(ws::pool &p);
+int use_more(ws::pool &p)
+{
+  ws::token t;
+  ws::token c = ws::token::child_of(t);
+  ws::token d = ws::token::with_deadline(p, std::chrono::seconds(1), c);
+  auto f1 = p.submit(ws::priority::high, [] { return 1; });
+  auto f2 = p.submit(d, [] { return ws::cancelled(); }, ws::priority::normal);
+  auto f3 = p.after(std::chrono::milliseconds(1), [] { return 3; });
+  std::vector<std::function<int()>> batch{[] { return 4; }};
+  auto f4 = p.submit_batch(std::move(batch));
+  std::vector<ws::future<int>> v;
+  v.push_back(std::move(f1));
+  auto any = ws::when_any(std::move(v)).get();
+  auto nat = ws::then_native(f3.native(), [](int s, int r) { return s + r; });
+  ws::task_group g(p, ws::group_options{true, t});
+  g.run([] {});
+  (void)g.wait();
+  int n = g.status() + g.cancel_reason() + (p.state() == WS_POOL_ACCEPTING) +
+          static_cast<int>(p.slots() + p.describe().size() + p.stats().workers +
+                           p.worker_stats().size());
+  p.trace_start();
+  p.trace_stop(nullptr);
+  p.print_stats(stderr);
+  ws_profile_t prof = ws::profile(p, [] {});
+  ws::print_profile(prof, stderr);
+  (void)p.wait_idle_for(std::chrono::seconds(1));
+  ws::channel<int> ch(1);
+  int x = 0;
+  ch.send(1);
+  (void)ch.try_send(2);
+  (void)ch.send_for(2, std::chrono::milliseconds(1));
+  x += ch.recv() + ch.try_recv().value_or(0) + ch.recv_for(std::chrono::seconds(0)).value_or(0);
+  auto sel = ws::select({ws::chan_case::send(&ch, x), ws::chan_case::recv(&ch, x)});
+  (void)ws::select_for({ws::chan_case::recv(&ch, x)}, std::chrono::milliseconds(1));
+  (void)ch.close();
+  ws::mutex m;
+  ws::condition_variable cv;
+  {
+    std::unique_lock<ws::mutex> l(m);
+    (void)cv.wait_for(l, std::chrono::milliseconds(1));
+    cv.notify_one();
+    cv.notify_all();
+  }
+  ws::semaphore s(1);
+  s.acquire();
+  s.release();
+  ws::wait_group wg;
+  wg.add(1);
+  wg.done();
+  wg.wait();
+  p.submit([] {
+     ws::sleep_for(std::chrono::microseconds(1));
+     ws::yield();
+     if (ws::should_yield())
+       ws::yield();
+     ws::suspend([](ws::resume_handle r) { (void)r.resume(); });
+     return ws::current_worker() + (ws::current_pool() != nullptr) + !ws::current_token();
+   }).get();
+  int fds[2] = {-1, -1};
+  ws::io_watch w(p, fds[0], WS_IO_READ, [](unsigned) { return 0u; });
+  (void)w.cancel();
+  (void)w.error();
+  char buf[1];
+  n += static_cast<int>(ws::io_wait(fds[0], WS_IO_READ) + ws::read(fds[0], buf, 1) +
+                        ws::write(fds[1], buf, 1)) +
+       ws::accept(fds[0]) + ws::version();
+  ws::connect(fds[0], nullptr, 0);
+  ws::close(fds[0]);
+  return n + x + static_cast<int>(sel.index + any.index + f4.size()) + f2.get() + nat.get() +
+         t.status() + d.cancelled();
+}
 CPP
 cat > "$work/use_mpi.c" <<'C'
 #include "wsched_mpi.h"
@@ -140,6 +214,15 @@ for f in $c_fields; do
     { echo "ws::pool's constructor does not copy options field $f"; exit 1; }
 done
 echo "ws::pool_options mirrors the $(echo $c_fields | wc -w) fields of ws_options_t"
+
+# Every function wsched.h exports is used by wsched.hpp, or named there
+# (in its list of calls not wrapped, with the reason).
+missing=""
+for f in $(sed -n -E 's/^WS_EXTERN [^(]*[ *](ws_[a-z0-9_]+)\(.*/\1/p' "$src/include/wsched.h"); do
+  grep -qw "$f" "$src/include/wsched.hpp" || missing="$missing $f"
+done
+[ -z "$missing" ] || { echo "wsched.hpp neither wraps nor names:$missing"; exit 1; }
+echo "wsched.hpp covers every function of wsched.h"
 
 # The C names of wsched_mpi.h's functions, as an object file refers to them.
 mpi_fns=$(sed -n -E 's/^WS_EXTERN [^(]*[ *](ws_[a-z0-9_]+)\(.*/\1/p' "$src/include/wsched_mpi.h" | sort)

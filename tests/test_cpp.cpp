@@ -10,8 +10,15 @@
 // pool), and names in traces (labels: lambdas named at submit, by
 // ws::task_label and by task_group::label, in two rounds of a group; the
 // traces go to $WS_TEST_TRACE.<workers>.json, which
-// tests/check_trace_json.py checks), each part on pools of 1, 2 and 8
-// workers.
+// tests/check_trace_json.py checks), and the rest of the C API (issue #34):
+// submit (priorities, batches, timers, C futures continued, when_any,
+// pool information, stats, traces, profiles), token (tokens, deadlines,
+// cancelled tasks' callables freed exactly once, errgroups, groups under
+// tokens), chan (values delivered exactly once, select), sync (mutex,
+// condition variable, semaphore, wait group, shutdown), park (sleep,
+// suspend/resume), io (watches fired once per arming, parked read/write,
+// accept/connect, ws::close ending a wait); each part on pools of 1, 2 and
+// 8 workers.
 // test.h is C (stdatomic, _Noreturn), so this program has its own runner,
 // with test.h's conventions: `test_cpp` runs every part, `test_cpp PART`
 // one, `test_cpp --list` names them, an unknown part fails.
@@ -33,8 +40,13 @@
 #include <thread>
 #include <vector>
 
+#include <arpa/inet.h>
 #include <cerrno>
 #include <csignal>
+#include <fcntl.h>
+#include <functional>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1050,6 +1062,800 @@ static void labels_on(unsigned w)
   CHECK_EQ(ws_trace_stop(p.native(), path.c_str()), 0);
 }
 
+// The WS_E* code of the ws::error that f() throws, or 0 when it returns.
+template <class F> static int code_of(F &&f)
+{
+  try {
+    f();
+    return 0;
+  } catch (const ws::error &e) {
+    return e.ws_code();
+  }
+}
+
+// --- submissions, timers, pool information, C futures, when_any -----------------
+
+// A C task for then_native: returns the int its argument points to.
+static int c_task(void *arg)
+{
+  return *static_cast<int *>(arg);
+}
+
+static void submit_on(unsigned w)
+{
+  ws::pool p = make_pool(w);
+  CHECK(ws::version() == WS_VERSION);
+  CHECK_EQ(p.state(), WS_POOL_ACCEPTING);
+  CHECK(p.slots() >= w);
+  CHECK(p.describe().find("worker") != std::string::npos);
+  CHECK_EQ(ws::current_worker(), -1);
+  CHECK(ws::current_pool() == nullptr);
+  CHECK(p.submit([] { return ws::current_pool(); }).get() == p.native());
+  CHECK(p.submit([] { return ws::current_worker(); }).get() >= 0);
+
+  {
+    // A high-priority task starts before normal ones queued earlier: every
+    // worker is held, then normal tasks and one high task are queued.
+    gate g;
+    g.block_all(p, w);
+    std::mutex m;
+    std::vector<int> order;
+    std::vector<ws::future<void>> fs;
+    for (int i = 0; i < 20; i++)
+      fs.push_back(p.submit([&, i] {
+        std::lock_guard<std::mutex> l(m);
+        order.push_back(i);
+      }));
+    fs.push_back(p.submit(ws::priority::high, [&] {
+      std::lock_guard<std::mutex> l(m);
+      order.push_back(-1);
+    }));
+    g.open();
+    for (auto &f : fs)
+      f.get();
+    CHECK_EQ(order.size(), 21);
+    // Each worker takes its first task as the gate opens: the high one is
+    // among the first w (the first on one worker).
+    CHECK(std::find(order.begin(), order.begin() + w, -1) != order.begin() + w);
+  }
+
+  // A batch: each callable runs exactly once, each future has its value.
+  std::vector<std::function<int()>> batch;
+  std::atomic<int> runs{0};
+  for (int i = 0; i < 100; i++)
+    batch.push_back([i, &runs] {
+      runs.fetch_add(1, std::memory_order_relaxed); // relaxed: read after get()
+      if (i == 50)
+        throw std::range_error("50");
+      return i * 3;
+    });
+  auto bf = p.submit_batch(std::move(batch));
+  CHECK_EQ(bf.size(), 100);
+  for (int i = 0; i < 100; i++) {
+    if (i == 50)
+      CHECK_THROWS(std::range_error, bf[50].get());
+    else
+      CHECK_EQ(bf[static_cast<size_t>(i)].get(), i * 3);
+  }
+  CHECK_EQ(runs.load(std::memory_order_relaxed), 100);
+  CHECK(p.submit_batch(std::vector<std::function<void()>>{}).empty());
+
+  // Timers: never early; cancelled before they fire, their callable goes.
+  auto t0 = std::chrono::steady_clock::now();
+  auto timer = p.after(std::chrono::milliseconds(20),
+                       [t0] { return std::chrono::steady_clock::now() - t0; });
+  CHECK(timer.get() >= std::chrono::milliseconds(20));
+  auto late = p.after(std::chrono::hours(1), [t = tracked()] { return 1; });
+  CHECK(late.cancel());
+  CHECK_THROWS(ws::error, late.get());
+  CHECK_EQ(live.load(std::memory_order_relaxed), 0);
+
+  // A C future continued: its status and value, exactly, and a cancelled one.
+  int seven = 7;
+  ws_future_t *cf = nullptr;
+  CHECK_EQ(ws_submit(p.native(), c_task, &seven, &cf), 0);
+  auto cont = ws::then_native(cf, [](int status, int result) { return status * 100 + result; });
+  ws_future_release(cf); // allowed at once
+  CHECK_EQ(cont.get(), WS_FUTURE_FAILED * 100 + 7); // a C task's non-zero value: FAILED
+  int zero = 0;
+  CHECK_EQ(ws_submit(p.native(), c_task, &zero, &cf), 0);
+  auto ok = ws::then_native(cf, [](int status, int result) { return status * 100 + result; });
+  ws_future_release(cf);
+  CHECK_EQ(ok.get(), WS_FUTURE_DONE * 100);
+  {
+    gate g;
+    g.block_all(p, w);
+    CHECK_EQ(ws_submit(p.native(), c_task, &seven, &cf), 0);
+    CHECK_EQ(ws_future_cancel(cf), 0);
+    auto why = ws::then_native(cf, [](int status, int result) {
+      CHECK_EQ(status, WS_FUTURE_CANCELLED);
+      return result;
+    });
+    ws_future_release(cf);
+    g.open();
+    CHECK_EQ(why.get(), WS_ECANCELED);
+  }
+  CHECK_THROWS(ws::error, ws::then_native(nullptr, [](int, int) {}));
+
+  // when_any: the index of the one that finished, every future back.
+  {
+    gate g;
+    g.block_all(p, w); // none of the slow ones can start before the fast one is final
+    std::vector<ws::future<int>> v;
+    for (int i = 0; i < 5; i++)
+      v.push_back(p.submit([i] { return i; }));
+    auto fast = p.after(std::chrono::milliseconds(0), [] { return 99; });
+    v.push_back(std::move(fast));
+    v[0].cancel(); // final first: cancelled while the workers are held
+    auto any = ws::when_any(std::move(v));
+    g.open(); // the combinator is a task of the pool too
+    auto r = any.get();
+    CHECK_EQ(r.index, 0);
+    CHECK_EQ(r.futures.size(), 6);
+    CHECK_THROWS(ws::error, r.futures[0].get()); // its own outcome: cancelled
+    for (int i = 1; i < 5; i++)
+      CHECK_EQ(r.futures[static_cast<size_t>(i)].get(), i);
+    CHECK_EQ(r.futures[5].get(), 99);
+  }
+  {
+    std::vector<ws::future<int>> v;
+    v.push_back(p.after(std::chrono::hours(1), [] { return 0; }));
+    v.push_back(p.submit([] { return 1; }));
+    auto r = ws::when_any(std::move(v)).get();
+    CHECK_EQ(r.index, 1);
+    CHECK_EQ(r.futures[1].get(), 1);
+    CHECK(r.futures[0].cancel()); // or the pool would wait an hour for it
+  }
+  CHECK_THROWS(ws::error, ws::when_any(std::vector<ws::future<int>>{}));
+
+  // Statistics count what ran; a trace can be taken and written.
+  ws_stats_t before = p.stats();
+  for (int i = 0; i < 10; i++)
+    p.submit([] {}).get();
+  p.wait_idle();
+  ws_stats_t after = p.stats();
+  CHECK(after.submitted >= before.submitted + 10);
+  CHECK_EQ(after.workers, w);
+  auto per = p.worker_stats();
+  CHECK_EQ(per.size(), p.slots());
+  uint64_t sum = 0;
+  for (auto &s : per)
+    sum += s.tasks_run;
+  CHECK_EQ(sum, after.total.tasks_run);
+  p.trace_start();
+  CHECK_THROWS(ws::error, p.trace_start()); // WS_EBUSY
+  p.trace_stop(nullptr);
+  CHECK_THROWS(ws::error, p.trace_stop(nullptr));
+  std::FILE *null = std::fopen("/dev/null", "w");
+  CHECK(null != nullptr);
+  p.print_stats(null);
+
+  // A profile of fork/join work; what the region throws is rethrown.
+  ws_profile_t prof = ws::profile(p, [] { return fib(15); });
+  CHECK(prof.strands > 0 && prof.work_ns > 0 && prof.span_ns <= prof.work_ns);
+  ws::print_profile(prof, null, 4);
+  std::fclose(null);
+  CHECK_THROWS(std::runtime_error, ws::profile(p, [] { throw std::runtime_error("p"); }));
+
+  CHECK(p.wait_idle_for(std::chrono::seconds(10)));
+  CHECK(!p.await_termination(std::chrono::milliseconds(1))); // not shut down
+  p.submit([&p] {
+     try {
+       p.wait_idle_for(std::chrono::milliseconds(1));
+       FAIL("wait_idle_for inside the pool returned");
+     } catch (const ws::error &e) {
+       CHECK_EQ(e.ws_code(), WS_EDEADLK);
+     }
+   }).get();
+  p.shutdown();
+  CHECK(p.await_termination(std::chrono::seconds(10)));
+  CHECK_EQ(p.state(), WS_POOL_TERMINATED);
+  try {
+    p.after(std::chrono::seconds(0), [] {});
+    FAIL("a timer after shutdown");
+  } catch (const ws::error &e) {
+    CHECK_EQ(e.ws_code(), WS_ESHUTDOWN);
+  }
+}
+
+// --- tokens ------------------------------------------------------------------------
+
+static void token_on(unsigned w)
+{
+  ws::pool p = make_pool(w);
+  ws::token root;
+  CHECK_EQ(root.status(), 0);
+  ws::token child = ws::token::child_of(root);
+  ws::token other;
+  CHECK(!child.cancelled());
+  root.cancel();
+  CHECK_EQ(root.status(), WS_ECANCELED);
+  CHECK_EQ(child.status(), WS_ECANCELED); // reached through the tree
+  CHECK_EQ(other.status(), 0);
+  root.cancel(); // again: keeps its code
+  CHECK_EQ(ws::token::child_of(root).status(), WS_ECANCELED); // born cancelled
+  {
+    ws::token moved = std::move(other);
+    CHECK_THROWS(ws::error, other.status()); // moved from: no handle
+    CHECK_EQ(moved.status(), 0);
+  }
+  CHECK(!ws::current_token());
+
+  // Tasks under a cancelled token never start; their callables go exactly
+  // once, whether the future is kept or dropped first.
+  {
+    std::atomic<int> ran{0};
+    auto f = p.submit(root, [&ran, t = tracked()] {
+      ran.fetch_add(1);
+      return 1;
+    });
+    try {
+      f.get();
+      FAIL("a task under a cancelled token ran");
+    } catch (const ws::error &e) {
+      CHECK_EQ(e.ws_code(), WS_ECANCELED);
+    }
+    for (int i = 0; i < 50; i++)
+      p.submit(
+          child, [&ran, t = tracked()] { ran.fetch_add(1); }, ws::priority::high);
+    p.wait_idle();
+    CHECK_EQ(ran.load(), 0);
+    CHECK_EQ(live.load(std::memory_order_relaxed), 0);
+  }
+
+  // Cancelled while queued: dropped futures too (the cleanup continuation).
+  {
+    ws::token t;
+    gate g;
+    g.block_all(p, w);
+    std::atomic<int> ran{0};
+    auto kept = p.submit(t, [&ran, x = tracked()] { ran.fetch_add(1); });
+    for (int i = 0; i < 20; i++)
+      p.submit(t, [&ran, x = tracked()] { ran.fetch_add(1); }); // dropped at once
+    t.cancel();
+    g.open();
+    CHECK_THROWS(ws::error, kept.get());
+    p.wait_idle();
+    CHECK_EQ(ran.load(), 0);
+    CHECK_EQ(live.load(std::memory_order_relaxed), 0);
+  }
+
+  // Inherited: what a task under a token submits is under it; the task sees
+  // its token and ws::cancelled().
+  {
+    ws::token t;
+    auto f = p.submit(t, [&p] {
+      CHECK(ws::current_token());
+      CHECK_EQ(ws::current_token().status(), 0);
+      ws::current_token().cancel();
+      CHECK(ws::cancelled());
+      auto inner = p.submit([] { return 5; }); // inherits the cancelled token
+      return code_of([&] { inner.get(); });
+    });
+    CHECK_EQ(f.get(), WS_ECANCELED);
+    CHECK_EQ(t.status(), WS_ECANCELED);
+  }
+
+  // A deadline: its code is WS_ETIMEDOUT, and a wait under it ends with it.
+  {
+    ws::token d = ws::token::with_deadline(p, std::chrono::milliseconds(20));
+    ws::channel<int> never;
+    auto f = p.submit(d, [&never] { return code_of([&] { never.recv(); }); });
+    CHECK_EQ(f.get(), WS_ETIMEDOUT);
+    CHECK_EQ(d.status(), WS_ETIMEDOUT);
+    CHECK_THROWS(ws::error, ws::token::with_deadline(nullptr, std::chrono::seconds(1)));
+  }
+
+  // errgroup: the first child to throw cancels the rest; wait rethrows it.
+  p.submit([w] {
+     ws::task_group g(nullptr, ws::group_options{true, ws::token_ref()});
+     std::atomic<int> started{0};
+     g.run([] { throw std::invalid_argument("first"); });
+     for (int i = 0; i < 200; i++)
+       g.run([&started] {
+         started.fetch_add(1);
+         while (!ws::cancelled())
+           ws::yield();
+       });
+     CHECK_THROWS(std::invalid_argument, g.wait());
+     CHECK_EQ(g.status(), WS_FUTURE_FAILED);
+     // Next round: a fresh round token, uncancelled.
+     std::atomic<int> ran{0};
+     for (int i = 0; i < 10; i++)
+       g.run([&ran] { ran.fetch_add(1); });
+     CHECK(g.wait());
+     CHECK_EQ(ran.load(), 10);
+     CHECK_EQ(g.status(), WS_FUTURE_DONE);
+     (void)w;
+   }).get();
+
+  // A group under a token: cancelling the token cancels the round, and what
+  // its children submitted; a deadline says WS_ETIMEDOUT.
+  p.submit([&p] {
+     ws::token t;
+     ws::task_group g(nullptr, ws::group_options{false, t});
+     std::atomic<int> after_cancel{0};
+     ws::future<int> sub;
+     g.run([&] {
+       t.cancel();
+       sub = p.submit([] { return 1; }); // under the group's token: never starts
+     });
+     g.run([&after_cancel] { after_cancel.fetch_add(1); });
+     CHECK(!g.wait());
+     CHECK_EQ(g.status(), WS_FUTURE_CANCELLED);
+     CHECK_EQ(g.cancel_reason(), WS_ECANCELED);
+     CHECK_THROWS(ws::error, sub.get());
+
+     ws::token d = ws::token::with_deadline(p, std::chrono::milliseconds(10));
+     ws::task_group h(nullptr, ws::group_options{false, d});
+     h.run([] {
+       while (!ws::cancelled())
+         ws::sleep_for(std::chrono::milliseconds(1));
+     });
+     CHECK(!h.wait());
+     CHECK_EQ(h.cancel_reason(), WS_ETIMEDOUT);
+   }).get();
+  p.wait_idle();
+  CHECK_EQ(live.load(std::memory_order_relaxed), 0);
+}
+
+// --- channels ------------------------------------------------------------------------
+
+struct msg {
+  int producer;
+  int seq;
+};
+
+static void chan_on(unsigned w)
+{
+  ws::pool p = make_pool(w);
+  // Every value delivered exactly once, in each producer's order, through an
+  // unbuffered and a buffered channel; producers are tasks and a thread.
+  for (std::size_t cap : {std::size_t{0}, std::size_t{8}}) {
+    ws::channel<msg> ch(cap);
+    const int producers = 4, per = 2000 / scale, consumers = 3;
+    std::vector<std::vector<int>> seen(producers + 1);
+    std::mutex m;
+    std::vector<ws::future<void>> prod, cons;
+    for (int i = 0; i < producers; i++)
+      prod.push_back(p.submit([&ch, i, per] {
+        for (int k = 0; k < per; k++)
+          ch.send(msg{i, k});
+      }));
+    for (int c = 0; c < consumers; c++)
+      cons.push_back(p.submit([&] {
+        std::vector<msg> got;
+        for (;;) {
+          try {
+            got.push_back(ch.recv());
+          } catch (const ws::error &e) {
+            CHECK_EQ(e.ws_code(), WS_ECLOSED);
+            break;
+          }
+        }
+        std::lock_guard<std::mutex> l(m);
+        for (const msg &x : got)
+          seen[static_cast<size_t>(x.producer)].push_back(x.seq);
+      }));
+    for (int k = 0; k < per; k++) // this thread is a producer too
+      ch.send(msg{producers, k});
+    for (auto &f : prod)
+      f.get();
+    CHECK(ch.close());
+    CHECK(!ch.close()); // closed already
+    CHECK_THROWS(ws::error, ch.send(msg{0, 0}));
+    for (auto &f : cons)
+      f.get();
+    for (auto &v : seen) {
+      CHECK_EQ(v.size(), per);
+      std::vector<int> sorted = v;
+      std::sort(sorted.begin(), sorted.end());
+      for (int k = 0; k < per; k++)
+        CHECK_EQ(sorted[static_cast<size_t>(k)], k); // each once
+    }
+  }
+
+  // try and timed forms; what is buffered is received after close.
+  ws::channel<int> b(2);
+  CHECK(!b.try_recv());
+  CHECK(b.try_send(1));
+  CHECK(b.send_for(2, std::chrono::milliseconds(1)));
+  CHECK(!b.try_send(3)); // full
+  CHECK(!b.send_for(3, std::chrono::milliseconds(1)));
+  CHECK_EQ(b.size(), 2);
+  CHECK(b.close());
+  CHECK_EQ(*b.try_recv(), 1);
+  CHECK_EQ(*b.recv_for(std::chrono::seconds(1)), 2);
+  try {
+    b.recv();
+    FAIL("a receive on a closed, drained channel");
+  } catch (const ws::error &e) {
+    CHECK_EQ(e.ws_code(), WS_ECLOSED);
+  }
+  ws::channel<int> empty;
+  CHECK(!empty.recv_for(std::chrono::milliseconds(2)));
+
+  // select: ready cases only, values into the chosen case's variable.
+  ws::channel<int> x(1), y(1);
+  int xin = 0, yin = 0;
+  CHECK(!ws::select_for({ws::chan_case::recv(&x, xin), ws::chan_case::recv(&y, yin)},
+                        std::chrono::milliseconds(0)));
+  y.send(42);
+  auto r = ws::select({ws::chan_case::recv(&x, xin), ws::chan_case::recv(&y, yin),
+                       ws::chan_case::recv<int>(nullptr, xin)});
+  CHECK_EQ(r.index, 1);
+  CHECK(!r.closed);
+  CHECK_EQ(yin, 42);
+  CHECK_EQ(xin, 0);
+  int out = 7;
+  r = ws::select({ws::chan_case::send(&x, out), ws::chan_case::recv(&y, yin)});
+  CHECK_EQ(r.index, 0);
+  CHECK_EQ(x.recv(), 7);
+  y.close();
+  r = ws::select({ws::chan_case::recv(&y, yin)});
+  CHECK(r.closed);
+  // A select in a task, readied by a send from a thread.
+  auto sel = p.submit([&] {
+    int v = 0;
+    auto rr = ws::select({ws::chan_case::recv(&x, v)});
+    return rr.index == 0 ? v : -1;
+  });
+  x.send(11);
+  CHECK_EQ(sel.get(), 11);
+}
+
+// --- mutexes, condition variables, semaphores, wait groups ------------------------
+
+static void destroy_locked_mutex()
+{
+  ws::mutex m;
+  m.lock();
+} // the destructor finds it locked
+
+static void sync_on(unsigned w)
+{
+  ws::pool p = make_pool(w);
+  // A counter under the mutex: no increment lost, from tasks and a thread.
+  ws::mutex m;
+  long counter = 0;
+  const int tasks = 16, each = 2000 / scale;
+  ws::wait_group wg;
+  wg.add(tasks);
+  for (int i = 0; i < tasks; i++)
+    p.submit([&] {
+      for (int k = 0; k < each; k++) {
+        std::lock_guard<ws::mutex> l(m);
+        counter++;
+        if ((k & 63) == 0)
+          ws::yield(); // hold it across a park now and then
+      }
+      wg.done();
+    });
+  for (int k = 0; k < each; k++) {
+    std::lock_guard<ws::mutex> l(m);
+    counter++;
+  }
+  wg.wait();
+  CHECK_EQ(counter, static_cast<long>(tasks + 1) * each);
+  CHECK(wg.wait_for(std::chrono::milliseconds(0))); // at 0
+  CHECK_THROWS(ws::error, wg.done()); // would go below 0
+  CHECK(m.try_lock());
+  CHECK(!m.try_lock());
+  CHECK(!m.try_lock_for(std::chrono::milliseconds(1)));
+  m.unlock();
+  CHECK_THROWS(ws::error, m.unlock()); // not locked
+
+  // A condition variable: a queue of ints handed from a thread to tasks.
+  ws::condition_variable cv;
+  std::vector<int> q;
+  bool done = false;
+  std::atomic<long> sum{0};
+  std::vector<ws::future<void>> takers;
+  for (int t = 0; t < 4; t++)
+    takers.push_back(p.submit([&] {
+      std::unique_lock<ws::mutex> l(m);
+      for (;;) {
+        cv.wait(l, [&] { return !q.empty() || done; });
+        if (q.empty())
+          return;
+        sum.fetch_add(q.back());
+        q.pop_back();
+      }
+    }));
+  for (int i = 1; i <= 1000; i++) {
+    std::lock_guard<ws::mutex> l(m);
+    q.push_back(i);
+    cv.notify_one();
+  }
+  {
+    std::lock_guard<ws::mutex> l(m);
+    done = true;
+  }
+  cv.notify_all();
+  for (auto &f : takers)
+    f.get();
+  CHECK_EQ(sum.load(), 1000 * 1001 / 2);
+  {
+    std::unique_lock<ws::mutex> l(m);
+    CHECK(!cv.wait_for(l, std::chrono::milliseconds(1)));
+    CHECK(l.owns_lock());
+  }
+
+  // A semaphore bounds how many tasks are inside at once.
+  ws::semaphore sem(2);
+  std::atomic<int> inside{0}, most{0};
+  std::vector<ws::future<void>> fs;
+  for (int i = 0; i < 20; i++)
+    fs.push_back(p.submit([&] {
+      sem.acquire();
+      int n = inside.fetch_add(1) + 1;
+      int prev = most.load();
+      while (n > prev && !most.compare_exchange_weak(prev, n)) {
+      }
+      ws::sleep_for(std::chrono::microseconds(200));
+      inside.fetch_sub(1);
+      sem.release();
+    }));
+  for (auto &f : fs)
+    f.get();
+  CHECK(most.load() <= 2);
+  CHECK_EQ(sem.value(), 2);
+  CHECK(sem.try_acquire());
+  CHECK(sem.try_acquire());
+  CHECK(!sem.try_acquire());
+  CHECK(!sem.try_acquire_for(std::chrono::milliseconds(1)));
+  sem.release();
+  sem.release();
+
+  // Shutdown ends a task's semaphore wait with WS_ESHUTDOWN.
+  ws::semaphore never;
+  auto blocked = p.submit([&never] { return code_of([&] { never.acquire(); }); });
+  p.shutdown(); // at the call or while it waits, the same
+  CHECK_EQ(blocked.get(), WS_ESHUTDOWN);
+  if (w == 1)
+    expect_abort(destroy_locked_mutex, "wsched: misuse: ws::mutex destroyed while locked");
+}
+
+// --- parking: sleep, yield, suspend -----------------------------------------------
+
+static void park_on(unsigned w)
+{
+  ws::pool p = make_pool(w);
+  auto t0 = std::chrono::steady_clock::now();
+  p.submit([] { ws::sleep_for(std::chrono::milliseconds(10)); }).get();
+  CHECK(std::chrono::steady_clock::now() - t0 >= std::chrono::milliseconds(10));
+  ws::sleep_for(std::chrono::microseconds(10)); // a thread sleeps
+  CHECK(!ws::should_yield()); // outside a task
+  ws::yield();
+
+  // Suspend: the handle resumes the task exactly once, from another thread.
+  std::mutex m;
+  std::condition_variable cv;
+  std::optional<ws::resume_handle> handle;
+  auto f = p.submit([&] {
+    int before = 1;
+    ws::suspend([&](ws::resume_handle r) {
+      std::lock_guard<std::mutex> l(m);
+      handle.emplace(r);
+      cv.notify_all();
+    });
+    return before + 1; // locals intact
+  });
+  {
+    std::unique_lock<std::mutex> l(m);
+    CHECK(cv.wait_for(l, std::chrono::seconds(60), [&] { return handle.has_value(); }));
+  }
+  CHECK(!f.ready());
+  CHECK(handle->resume());
+  CHECK_EQ(f.get(), 2);
+  CHECK(!handle->resume()); // once only
+  // Resumed by its own callback; a callback that throws resumes the task
+  // and its exception comes out of suspend().
+  CHECK_EQ(p.submit([] {
+              ws::suspend([](ws::resume_handle r) { CHECK(r.resume()); });
+              return 3;
+            }).get(),
+           3);
+  CHECK_THROWS(
+      std::length_error,
+      p.submit([] { ws::suspend([](ws::resume_handle) { throw std::length_error("s"); }); }).get());
+  // A shut-down pool ends a sleep early.
+  auto sleeper = p.submit([] { return code_of([] { ws::sleep_for(std::chrono::hours(1)); }); });
+  p.shutdown(); // at the call or while it sleeps, the same
+  CHECK_EQ(sleeper.get(), WS_ESHUTDOWN);
+}
+
+// --- I/O ---------------------------------------------------------------------------
+
+static void nonblocking(int fd)
+{
+  CHECK(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == 0);
+}
+
+static void io_on(unsigned w)
+{
+  ws::pool p = make_pool(w);
+  // A watch fires once per arming: the handler reads one byte each time and
+  // asks for more until it has 10; each byte is handled exactly once.
+  int fds[2];
+  CHECK(pipe(fds) == 0);
+  nonblocking(fds[0]);
+  {
+    std::atomic<int> got{0};
+    std::atomic<long> sum{0};
+    ws::channel<int> finished(1);
+    ws::io_watch watch(p, fds[0], WS_IO_READ, [&](unsigned revents) -> unsigned {
+      CHECK(revents & WS_IO_READ);
+      char c;
+      CHECK_EQ(::read(fds[0], &c, 1), 1);
+      sum.fetch_add(c);
+      if (got.fetch_add(1) + 1 == 10) {
+        finished.send(1);
+        return 0;
+      }
+      return WS_IO_READ;
+    });
+    for (char c = 1; c <= 10; c++) {
+      CHECK_EQ(::write(fds[1], &c, 1), 1);
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    CHECK_EQ(finished.recv(), 1);
+    CHECK_EQ(sum.load(), 55);
+    CHECK_EQ(got.load(), 10);
+    CHECK(!watch.cancel()); // it fired and was not armed again
+    CHECK(!watch.error());
+  }
+  {
+    // Cancelled while armed: the handler never runs, and its callable goes.
+    std::atomic<int> ran{0};
+    ws::io_watch watch(p, fds[0], WS_IO_READ, [&ran, t = tracked()](unsigned) -> unsigned {
+      ran.fetch_add(1);
+      return 0;
+    });
+    // A second watch of the same descriptor is refused.
+    try {
+      ws::io_watch twice(p, fds[0], WS_IO_READ, [](unsigned) { return 0u; });
+      FAIL("two watches armed on one descriptor");
+    } catch (const ws::error &e) {
+      CHECK_EQ(e.ws_code(), WS_EBUSY);
+    }
+    CHECK(watch.cancel());
+    CHECK(!watch.cancel());
+    char c = 1;
+    CHECK_EQ(::write(fds[1], &c, 1), 1);
+    p.wait_idle();
+    CHECK_EQ(ran.load(), 0);
+    CHECK_EQ(::read(fds[0], &c, 1), 1);
+  }
+  CHECK_EQ(live.load(std::memory_order_relaxed), 0);
+  {
+    // A handler that throws: kept, the watch stays disarmed.
+    ws::channel<int> done(1);
+    ws::io_watch watch(p, fds[0], WS_IO_READ, [&done](unsigned) -> unsigned {
+      done.send(1);
+      throw std::overflow_error("h");
+    });
+    char c = 1;
+    CHECK_EQ(::write(fds[1], &c, 1), 1);
+    CHECK_EQ(done.recv(), 1);
+    p.wait_idle();
+    CHECK(watch.error());
+    CHECK_THROWS(std::overflow_error, std::rethrow_exception(watch.error()));
+    CHECK_EQ(::read(fds[0], &c, 1), 1);
+  }
+  {
+    // A watch destroyed while its handler re-arms itself, many times.
+    for (int i = 0; i < 50; i++) {
+      ws::io_watch watch(p, fds[1], WS_IO_WRITE, [](unsigned) { return WS_IO_WRITE; });
+      std::this_thread::yield();
+    }
+    p.wait_idle();
+  }
+  CHECK_THROWS(ws::error, ws::io_watch(p, -1, WS_IO_READ, [](unsigned) { return 0u; }));
+  ::close(fds[0]);
+  ::close(fds[1]);
+
+  // io_wait, read and write that park: an echo over a socket pair.
+  int sv[2];
+  CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+  nonblocking(sv[0]);
+  nonblocking(sv[1]);
+  CHECK_EQ(ws::io_wait(sv[0], WS_IO_READ, std::chrono::milliseconds(1)), 0); // nothing yet
+  CHECK(ws::io_wait(sv[0], WS_IO_WRITE) & WS_IO_WRITE);
+  auto echo = p.submit([fd = sv[1]] {
+    char buf[4096];
+    std::size_t total = 0;
+    for (;;) {
+      std::size_t n = ws::read(fd, buf, sizeof buf);
+      if (n == 0)
+        return total;
+      CHECK_EQ(ws::write(fd, buf, n), n);
+      total += n;
+    }
+  });
+  std::string big(200000, 'x');
+  for (std::size_t i = 0; i < big.size(); i++)
+    big[i] = static_cast<char>('a' + i % 26);
+  auto reader = p.submit([fd = sv[0], n = big.size()] {
+    std::string back;
+    char buf[4096];
+    while (back.size() < n)
+      back.append(buf, ws::read(fd, buf, sizeof buf));
+    return back;
+  });
+  CHECK_EQ(p.submit([&] { return ws::write(sv[0], big.data(), big.size()); }).get(), big.size());
+  CHECK(reader.get() == big);
+  CHECK(shutdown(sv[0], SHUT_WR) == 0);
+  CHECK_EQ(echo.get(), big.size());
+
+  // ws::close ends a task's wait on the descriptor: EBADF.
+  auto waiter = p.submit([fd = sv[0]] {
+    char c;
+    try {
+      ws::read(fd, &c, 1);
+      return 0;
+    } catch (const std::system_error &e) {
+      return e.code().value();
+    }
+  });
+  while (p.stats().parked_tasks == 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ws::close(sv[0], p);
+  CHECK_EQ(waiter.get(), EBADF);
+  ws::close(sv[1]);
+  try {
+    ws::close(sv[1]);
+    FAIL("closed twice");
+  } catch (const std::system_error &e) {
+    CHECK_EQ(e.code().value(), EBADF);
+  }
+
+  // accept and connect over loopback TCP.
+  int lfd = socket(AF_INET, SOCK_STREAM, 0);
+  CHECK(lfd >= 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  CHECK(bind(lfd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0);
+  socklen_t alen = sizeof a;
+  CHECK(getsockname(lfd, reinterpret_cast<sockaddr *>(&a), &alen) == 0);
+  CHECK(listen(lfd, 8) == 0);
+  nonblocking(lfd);
+  auto server = p.submit([lfd] {
+    int c = ws::accept(lfd);
+    char buf[5];
+    std::size_t n = 0;
+    while (n < sizeof buf)
+      n += ws::read(c, buf + n, sizeof buf - n);
+    ws::close(c);
+    return std::string(buf, sizeof buf);
+  });
+  auto client = p.submit([a] {
+    int c = socket(AF_INET, SOCK_STREAM, 0);
+    nonblocking(c);
+    ws::connect(c, reinterpret_cast<const sockaddr *>(&a), sizeof a);
+    ws::write(c, "hello", 5);
+    ws::close(c);
+  });
+  client.get();
+  CHECK(server.get() == "hello");
+  ::close(lfd);
+  // Nobody listens now: the connection's error is thrown.
+  CHECK_THROWS(std::system_error, p.submit([a] {
+                                     int c = socket(AF_INET, SOCK_STREAM, 0);
+                                     nonblocking(c);
+                                     struct closer {
+                                       int fd;
+                                       ~closer()
+                                       {
+                                         ::close(fd);
+                                       }
+                                     } cl{c};
+                                     ws::connect(c, reinterpret_cast<const sockaddr *>(&a),
+                                                 sizeof a);
+                                   }).get());
+}
+
 // --- the runner -------------------------------------------------------------------
 
 struct part {
@@ -1057,9 +1863,21 @@ struct part {
   void (*run)(unsigned workers);
 };
 static const part parts[] = {
-    {"futures", futures_on},       {"when_all", when_all_on},     {"join", join_on},
-    {"group", group_on},           {"group_refused", refused_on}, {"group_cancel", cancel_on},
-    {"algorithms", algorithms_on}, {"options", options_on},       {"labels", labels_on},
+    {"futures", futures_on},
+    {"when_all", when_all_on},
+    {"join", join_on},
+    {"group", group_on},
+    {"group_refused", refused_on},
+    {"group_cancel", cancel_on},
+    {"algorithms", algorithms_on},
+    {"options", options_on},
+    {"labels", labels_on},
+    {"submit", submit_on},
+    {"token", token_on},
+    {"chan", chan_on},
+    {"sync", sync_on},
+    {"park", park_on},
+    {"io", io_on},
 };
 
 static void run_part(const part &pt)
