@@ -33,6 +33,20 @@
 #ifndef WSCHED_HPP
 #define WSCHED_HPP
 
+// C++17 at least (if constexpr, fold expressions, std::optional, inline
+// variables): say so here rather than in a template error further down.
+// MSVC reports its standard in _MSVC_LANG (__cplusplus stays 199711L there
+// without /Zc:__cplusplus).
+#if defined(_MSVC_LANG) && _MSVC_LANG > __cplusplus
+#define WS__CPLUSPLUS _MSVC_LANG
+#else
+#define WS__CPLUSPLUS __cplusplus
+#endif
+#if WS__CPLUSPLUS < 201703L
+#error "wsched.hpp needs C++17 or later (-std=c++17); C code includes wsched.h instead"
+#else // the whole header, so that the #error is the only error
+#undef WS__CPLUSPLUS
+
 #include "wsched.h"
 
 #include <algorithm>
@@ -2481,4 +2495,5 @@ private:
 
 } // namespace ws
 
+#endif // C++17
 #endif // WSCHED_HPP
