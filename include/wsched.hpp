@@ -25,6 +25,21 @@
 //     std::system_error whose code() is {WS_E*, ws::category()} and whose
 //     what() holds ws_strerror's text.
 //   - void results are ws::unit where a value is needed (join's pair).
+//   - Without exceptions (-fno-exceptions; WS_HPP_EXCEPTIONS is then 0):
+//     the header compiles and every call behaves the same while nothing
+//     fails, but where it would throw it writes "wsched: fatal: <what>:
+//     <why> (built without exceptions)" to stderr and aborts (<what> is
+//     "ws::error <code>" or the I/O call's name; <why> ws_strerror's or
+//     strerror's text), on whichever thread it is, a worker included.
+//     Terminate rather than errors as values: these errors are ones a
+//     program rarely handles in place (shutdown, a cancelled token, out of
+//     memory), and values would give every call a second signature. What a
+//     program does expect comes back as a value in both modes: a timeout
+//     (wait_for, the *_for and try_ calls: bool, optional, chan_status), a
+//     closed channel (false, nullopt, chan_status::closed), a future's
+//     outcome (ready(), and ws_future_status on native(), before get()), a
+//     cancelled group (wait() returns false). For the rest, call the C
+//     function on the native() handle, which returns the code.
 //   - ws::join, parallel_for, parallel_reduce, parallel_invoke and
 //     parallel_sort allocate nothing on the heap for their fork/join work:
 //     callables and result slots live on the caller's stack (parallel_sort
@@ -56,8 +71,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <initializer_list>
@@ -72,6 +88,21 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+// Exceptions, or not. WS_HPP_EXCEPTIONS is 1 when the compiler has them
+// (__cpp_exceptions, GCC's __EXCEPTIONS, MSVC's _CPPUNWIND), else 0
+// (-fno-exceptions). WS__TRY and WS__CATCH_ALL are try and catch (...)
+// with them; without, the try block is a plain block and the handler is
+// never reached (nothing can throw).
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS) || defined(_CPPUNWIND)
+#define WS_HPP_EXCEPTIONS 1
+#define WS__TRY try
+#define WS__CATCH_ALL catch (...)
+#else
+#define WS_HPP_EXCEPTIONS 0
+#define WS__TRY if (true)
+#define WS__CATCH_ALL else
+#endif
 
 namespace ws
 {
@@ -137,10 +168,25 @@ inline int version() noexcept
 
 namespace detail
 {
-// Reports the WS_E* code rc as ws::error.
+// Without exceptions: says what would have been thrown on stderr,
+// "wsched: fatal: <what>: <why> (built without exceptions)", and aborts.
+[[noreturn]] inline void fatal(const char *what, const char *why) noexcept
+{
+  std::fprintf(stderr, "wsched: fatal: %s: %s (built without exceptions)\n", what, why);
+  std::fflush(stderr);
+  std::abort();
+}
+// Reports the WS_E* code rc as ws::error (without exceptions: fatal, with
+// "ws::error <rc>" and ws_strerror's text).
 [[noreturn]] inline void raise(int rc)
 {
+#if WS_HPP_EXCEPTIONS
   throw error(rc);
+#else
+  char what[32];
+  std::snprintf(what, sizeof what, "ws::error %d", rc);
+  fatal(what, ws_strerror(rc));
+#endif
 }
 // Reports a negative rc as ws::error; other values are results.
 inline void check(int rc)
@@ -345,9 +391,12 @@ public:
   {
     auto *s = static_cast<task_state *>(arg);
     int rc = 0;
-    try {
+    WS__TRY
+    {
       call_into<R>(s->value, *s->fn_, a...);
-    } catch (...) {
+    }
+    WS__CATCH_ALL
+    {
       s->exc = std::current_exception();
       rc = threw;
     }
@@ -697,8 +746,11 @@ template <class Rep, class Period> int64_t to_ns(const std::chrono::duration<Rep
     return INT64_MAX;
   return static_cast<int64_t>(v);
 }
-// A wait's rc where WS_ETIMEDOUT and WS_EAGAIN mean "not in time": false
-// for those, true for 0; throws ws::error for the rest.
+// A timed wait's rc, where WS_ETIMEDOUT and WS_EAGAIN mean "not in time":
+// false for those, true for 0; throws ws::error for the rest. (A token's
+// deadline that ends a timed wait says WS_ETIMEDOUT too: the C API gives
+// the two the same code, so the timed forms below report it as "not in
+// time"; the token's status() tells them apart.)
 inline bool in_time(int rc)
 {
   if (rc == WS_ETIMEDOUT || rc == WS_EAGAIN)
@@ -1161,10 +1213,13 @@ template <class F> struct call_slot {
   static int trampoline(void *arg) noexcept
   {
     auto *s = static_cast<call_slot *>(arg);
-    try {
+    WS__TRY
+    {
       call_into<R>(s->value, *s->fn);
       return 0;
-    } catch (...) {
+    }
+    WS__CATCH_ALL
+    {
       s->exc = std::current_exception();
       return threw;
     }
@@ -1398,9 +1453,12 @@ private:
     static int trampoline(void *arg) noexcept
     {
       auto *n = static_cast<node *>(arg);
-      try {
+      WS__TRY
+      {
         std::invoke(n->fn);
-      } catch (...) {
+      }
+      WS__CATCH_ALL
+      {
         n->g->first_.store(std::current_exception());
         return detail::threw;
       }
@@ -1513,7 +1571,8 @@ template <class F> struct for_ctx {
   static int body(void *ctx, int64_t lo, int64_t hi) noexcept
   {
     auto *c = static_cast<for_ctx *>(ctx);
-    try {
+    WS__TRY
+    {
       if constexpr (std::is_invocable_v<F &, int64_t, int64_t>) {
         std::invoke(*c->fn, lo, hi);
       } else {
@@ -1521,7 +1580,9 @@ template <class F> struct for_ctx {
           std::invoke(*c->fn, i);
       }
       return 0;
-    } catch (...) {
+    }
+    WS__CATCH_ALL
+    {
       c->first.store(std::current_exception());
       return threw;
     }
@@ -1554,11 +1615,14 @@ template <class T, class B, class C> struct reduce_ctx {
   static int run_body(void *ctx, int64_t lo, int64_t hi, void *acc) noexcept
   {
     auto *c = static_cast<reduce_ctx *>(ctx);
-    try {
+    WS__TRY
+    {
       T *a = std::launder(static_cast<T *>(acc));
       *a = std::invoke(*c->body, lo, hi, *a);
       return 0;
-    } catch (...) {
+    }
+    WS__CATCH_ALL
+    {
       c->first.store(std::current_exception());
       return threw;
     }
@@ -1566,11 +1630,14 @@ template <class T, class B, class C> struct reduce_ctx {
   static void run_combine(void *ctx, void *left, const void *right) noexcept
   {
     auto *c = static_cast<reduce_ctx *>(ctx);
-    try {
+    WS__TRY
+    {
       T *l = std::launder(static_cast<T *>(left));
       *l =
           std::invoke(*c->combine, std::as_const(*l), *std::launder(static_cast<const T *>(right)));
-    } catch (...) {
+    }
+    WS__CATCH_ALL
+    {
       c->first.store(std::current_exception());
     }
   }
@@ -1818,9 +1885,12 @@ template <class F> void suspend(F &&f)
     static void run(void *arg, ws_resume_t r) noexcept
     {
       auto *c = static_cast<ctx *>(arg);
-      try {
+      WS__TRY
+      {
         std::invoke(*c->fn, resume_handle(r));
-      } catch (...) {
+      }
+      WS__CATCH_ALL
+      {
         c->exc = std::current_exception();
         (void)ws_resume(r); // nobody else may have it: the task must not stay parked
       }
@@ -1865,9 +1935,15 @@ inline void print_profile(const ws_profile_t &p, std::FILE *out, unsigned max_wo
 
 namespace detail
 {
+// Reports errno as a std::system_error (without exceptions: fatal, with
+// what and strerror's text).
 [[noreturn]] inline void raise_errno(const char *what)
 {
+#if WS_HPP_EXCEPTIONS
   throw std::system_error(errno, std::generic_category(), what);
+#else
+  fatal(what, std::strerror(errno));
+#endif
 }
 } // namespace detail
 
@@ -2082,9 +2158,12 @@ private:
       s->armed.store(false, std::memory_order_relaxed); // this handler consumes the arming
       unsigned next = 0;
       int rc = 0;
-      try {
+      WS__TRY
+      {
         next = static_cast<unsigned>(std::invoke(s->fn, revents));
-      } catch (...) {
+      }
+      WS__CATCH_ALL
+      {
         // Relaxed: only this handler runs; the first exception is kept.
         if (!s->failed.load(std::memory_order_relaxed)) {
           s->exc = std::current_exception();
@@ -2112,6 +2191,11 @@ private:
 // ---------------------------------------------------------------------------
 // Channels
 
+// What a channel operation did: ok (sent, or received), closed (the
+// channel is closed; for a receive, also drained: nothing moved), or
+// not_ready (a try or timed call that would have had to wait longer).
+enum class chan_status { ok, closed, not_ready };
+
 // A channel of T values between tasks and threads (ws_chan_t, Go's chan):
 // FIFO; capacity 0 is unbuffered (a send waits for its receiver). A task
 // that has to wait parks; a thread blocks. Each value is delivered exactly
@@ -2119,9 +2203,11 @@ private:
 // Move-only; the destructor frees the channel and what it still buffers
 // (ws_chan_destroy), and aborts with "wsched: misuse: ..." while a call
 // waits on it. Every member but the destructor may be called from any
-// thread. Errors (ws::error): WS_ECLOSED (send: closed; receive: closed
-// and drained), WS_ESHUTDOWN (a task whose pool was shut down), a
-// cancelled token's code (WS_ECANCELED, WS_ETIMEDOUT); nothing moved then.
+// thread. A closed channel is an answer (false, nullopt,
+// chan_status::closed), not an error, so that a program built without
+// exceptions ends its loops on it. Errors (ws::error): WS_ESHUTDOWN (a
+// task whose pool was shut down), a cancelled token's code (WS_ECANCELED,
+// WS_ETIMEDOUT); nothing moved then.
 template <class T> class channel
 {
   static_assert(std::is_trivially_copyable_v<T>,
@@ -2153,45 +2239,43 @@ public:
     destroy();
   }
 
-  // Sends v, waiting while there is no room (ws_chan_send).
-  void send(const T &v)
+  // Sends v, waiting while there is no room (ws_chan_send): true, or false
+  // when the channel is closed (v was not sent).
+  bool send(const T &v)
   {
-    detail::check(ws_chan_send(c_, std::addressof(v)));
+    return sent_or_closed(ws_chan_send(c_, std::addressof(v)));
   }
-  // Sends v only if that needs no wait (ws_chan_try_send): false if it would.
-  bool try_send(const T &v)
+  // Sends v only if that needs no wait (ws_chan_try_send).
+  chan_status try_send(const T &v)
   {
-    return detail::in_time(ws_chan_try_send(c_, std::addressof(v)));
+    return closed_or(ws_chan_try_send(c_, std::addressof(v)));
   }
-  // Sends v, waiting at most d: false if there was no room in time.
+  // Sends v, waiting at most d for room (ws_chan_send_timeout).
   template <class Rep, class Period>
-  bool send_for(const T &v, const std::chrono::duration<Rep, Period> &d)
+  chan_status send_for(const T &v, const std::chrono::duration<Rep, Period> &d)
   {
-    return detail::in_time(ws_chan_send_timeout(c_, std::addressof(v), detail::to_ns(d)));
+    return closed_or(ws_chan_send_timeout(c_, std::addressof(v), detail::to_ns(d)));
   }
-  // Receives a value, waiting while there is none (ws_chan_recv).
-  T recv()
+  // Receives a value, waiting while there is none (ws_chan_recv): nullopt
+  // once the channel is closed and drained.
+  std::optional<T> recv()
   {
     T v;
-    detail::check(ws_chan_recv(c_, std::addressof(v)));
-    return v;
-  }
-  // Receives a value only if that needs no wait: nullopt if it would.
-  std::optional<T> try_recv()
-  {
-    T v;
-    if (!detail::in_time(ws_chan_try_recv(c_, std::addressof(v))))
+    if (!sent_or_closed(ws_chan_recv(c_, std::addressof(v))))
       return std::nullopt;
     return v;
   }
-  // Receives a value, waiting at most d: nullopt if none came in time.
-  template <class Rep, class Period>
-  std::optional<T> recv_for(const std::chrono::duration<Rep, Period> &d)
+  // Receives a value into out only if that needs no wait (ws_chan_try_recv);
+  // out is written only for chan_status::ok.
+  chan_status try_recv(T &out)
   {
-    T v;
-    if (!detail::in_time(ws_chan_recv_timeout(c_, std::addressof(v), detail::to_ns(d))))
-      return std::nullopt;
-    return v;
+    return closed_or(ws_chan_try_recv(c_, std::addressof(out)));
+  }
+  // Receives a value into out, waiting at most d (ws_chan_recv_timeout).
+  template <class Rep, class Period>
+  chan_status recv_for(T &out, const std::chrono::duration<Rep, Period> &d)
+  {
+    return closed_or(ws_chan_recv_timeout(c_, std::addressof(out), detail::to_ns(d)));
   }
   // Closes the channel (ws_chan_close): sends fail from now on, receivers
   // get what is buffered, then WS_ECLOSED. False if it was closed already.
@@ -2214,6 +2298,22 @@ public:
   }
 
 private:
+  // A channel call's rc as a chan_status; throws ws::error for the rest.
+  static chan_status closed_or(int rc)
+  {
+    if (rc == WS_ECLOSED)
+      return chan_status::closed;
+    return detail::in_time(rc) ? chan_status::ok : chan_status::not_ready;
+  }
+  // The same for a call without a timeout, where WS_ETIMEDOUT can only be
+  // a token's deadline: an error.
+  static bool sent_or_closed(int rc)
+  {
+    if (rc == WS_ECLOSED)
+      return false;
+    detail::check(rc);
+    return true;
+  }
   void destroy() noexcept
   {
     if (ws_chan_destroy(std::exchange(c_, nullptr)) == WS_EBUSY)
@@ -2495,5 +2595,7 @@ private:
 
 } // namespace ws
 
+#undef WS__TRY
+#undef WS__CATCH_ALL
 #endif // C++17
 #endif // WSCHED_HPP

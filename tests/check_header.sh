@@ -123,10 +123,11 @@ int use_more(ws::pool &p)
   (void)p.wait_idle_for(std::chrono::seconds(1));
   ws::channel<int> ch(1);
   int x = 0;
-  ch.send(1);
+  (void)ch.send(1);
   (void)ch.try_send(2);
   (void)ch.send_for(2, std::chrono::milliseconds(1));
-  x += ch.recv() + ch.try_recv().value_or(0) + ch.recv_for(std::chrono::seconds(0)).value_or(0);
+  x += ch.recv().value_or(0) + (ch.try_recv(x) == ws::chan_status::ok) +
+       (ch.recv_for(x, std::chrono::seconds(0)) == ws::chan_status::closed);
   auto sel = ws::select({ws::chan_case::send(&ch, x), ws::chan_case::recv(&ch, x)});
   (void)ws::select_for({ws::chan_case::recv(&ch, x)}, std::chrono::milliseconds(1));
   (void)ch.close();

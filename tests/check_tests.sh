@@ -9,7 +9,8 @@
 #   - every program with a table of parts has parts in the list;
 #   - each program's first comment says its kind ("API test." or
 #     "White-box test"), and its includes agree: an API test includes no
-#     quoted header but "test.h" and the public ones ("wsched.h",
+#     quoted header but the harness ("test.h", or "cpp_test.h" in C++)
+#     and the public ones ("wsched.h",
 #     "wsched.hpp", "wsched_mpi.h"), a white-box test at least one internal one.
 # Usage: check_tests.sh LIST   (LIST: written by CMake, one tab-separated
 # record a line:
@@ -32,7 +33,7 @@ while IFS=$'\t' read -r what path a b c; do
       programs[$path]=$c
       src=$a kind=$b
       head=$(sed -n '1,5p' "$src") # the two SPDX lines, then the first comment
-      includes=$(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$src" | grep -v -x -e test.h -e wsched.h -e wsched.hpp -e wsched_mpi.h || true)
+      includes=$(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$src" | grep -v -x -e test.h -e cpp_test.h -e wsched.h -e wsched.hpp -e wsched_mpi.h || true)
       case $kind in
         API)
           grep -q "API test\." <<<"$head" || fail "$src: its first comment does not say \"API test.\""
