@@ -2029,8 +2029,7 @@ public:
         std::is_convertible_v<std::invoke_result_t<std::decay_t<F> &, unsigned>, unsigned>,
         "ws::io_watch: handler(unsigned revents) returns the events to watch next");
     using S = state_of<std::decay_t<F>>;
-    auto *s = new S(std::forward<F>(handler));
-    s->arm_ref(); // the arming below, unless it fails
+    auto *s = new S(std::forward<F>(handler)); // refs: ours and the arming's
     int rc = ws_io_watch(p.native(), fd, events, &S::trampoline, s, &io_);
     if (rc != 0) {
       delete s;
@@ -2067,9 +2066,7 @@ public:
     if (s_ == nullptr)
       return false;
     s_->closing.store(true, std::memory_order_seq_cst); // see base::trampoline_end
-    int rc = ws_io_cancel(io_);
-    s_->disarmed(rc);
-    return rc == 0;
+    return s_->cancel(io_) == 0;
   }
   // The exception the handler threw, if it did (then the watch stays
   // disarmed). Owner only.
@@ -2085,64 +2082,83 @@ public:
 
 private:
   // Who touches what: the owner (the io_watch) makes the state, cancels,
-  // releases and reads error(); the handler tasks (one at a time: one
-  // arming at a time) run the callable and arm again. The state lives
-  // while the owner holds it or an arming is outstanding (refs).
+  // releases and reads error(); the handler tasks run the callable and arm
+  // again. An arming fires once and only the handler it ran makes the next
+  // one, after its callable returned: so callables never overlap, while a
+  // handler's end (trampoline_end) may overlap the next handler. The state
+  // lives while the owner holds it, an arming is outstanding, or a
+  // handler re-arms (refs).
   struct base {
-    // Owner: 1; an arming not yet consumed by its handler or a cancel: 1.
-    std::atomic<int> refs{1};
-    // True while an arming's reference is outstanding: set before each
-    // arming; cleared by the handler that consumes it, or by whoever learns
-    // it will never fire (a successful cancel, a cancel of ws_shutdown's).
-    std::atomic<bool> armed{false};
+    // Owner: 1; an arming not yet consumed by its handler or a cancel: 1;
+    // a handler re-arming: 1 of its own until it returns.
+    std::atomic<int> refs{2};
     // Set by the owner before it cancels: a handler that armed again after
     // that cancels its own arming (so that one of the two sees the other).
     std::atomic<bool> closing{false};
     std::atomic<bool> failed{false}; // exc is written (release by the handler)
     std::exception_ptr exc; // the handler's exception, written once before failed
+    // Orders our ws_io_cancel and ws_io_rearm calls, so that `settled` is
+    // read and written in the order of the watch's states.
+    std::mutex m;
+    // Under m: the watch is cancelled for good and its last arming's
+    // reference is accounted for (dropped, or left to its handler).
+    bool settled = false;
+
     virtual ~base() = default;
-    void arm_ref() noexcept
-    {
-      // Relaxed: the owner or the running handler holds a reference.
-      refs.fetch_add(1, std::memory_order_relaxed);
-      // Relaxed: published to the handler by the library's arming.
-      armed.store(true, std::memory_order_relaxed);
-    }
     void drop() noexcept
     {
       // acq_rel: as state_base::drop.
       if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
         delete this;
     }
-    // After ws_io_cancel returned rc: 0 (it was armed) or WS_ECANCELED
-    // (already cancelled: by us, then armed is false, or by ws_shutdown
-    // while armed) mean no handler consumes the arming; WS_EBUSY means one
-    // does.
-    void disarmed(int rc) noexcept
+    // ws_io_cancel, and the reference of the arming it ends. Its first
+    // answer after which the watch is final tells: 0, it was armed and no
+    // handler comes (dropped here); WS_EBUSY, it had fired: its handler
+    // drops or re-arms (a failed re-arm dropped already); WS_ECANCELED,
+    // ws_shutdown cancelled it while armed (dropped here): every other way
+    // to that state went through here or through rearm(), which settle it.
+    int cancel(ws_io_t *io) noexcept
     {
-      // Relaxed exchange: elects the one who drops; drop() orders.
-      if ((rc == 0 || rc == WS_ECANCELED) && armed.exchange(false, std::memory_order_relaxed))
+      bool ours = false;
+      int rc;
+      {
+        std::lock_guard<std::mutex> l(m);
+        rc = ws_io_cancel(io);
+        ours = !settled && rc != WS_EBUSY;
+        settled = settled || rc == 0 || rc == WS_EBUSY || rc == WS_ECANCELED;
+      }
+      if (ours)
+        drop();
+      return rc;
+    }
+    // A handler's ws_io_rearm, with a reference for the new arming (dropped
+    // again when it fails).
+    void rearm(ws_io_t *io, unsigned events) noexcept
+    {
+      refs.fetch_add(1, std::memory_order_relaxed); // relaxed: the handler holds one
+      int rc;
+      {
+        std::lock_guard<std::mutex> l(m);
+        rc = ws_io_rearm(io, events);
+        // Cancelled (by our cancel, or now by shutdown): final, and this
+        // arming, never made, is dropped below.
+        if (rc == WS_ECANCELED || rc == WS_ESHUTDOWN)
+          settled = true;
+      }
+      if (rc != 0)
         drop();
     }
-    // The end of a handler that consumed an arming: arms again for next
-    // (non-zero), keeping that arming's reference for the new one, else drops it.
+    // The end of a handler: arms again for next (non-zero) unless the owner
+    // is closing, then drops the reference of the arming it consumed.
     void trampoline_end(ws_io_t *io, unsigned next) noexcept
     {
       if (next != 0 && !closing.load(std::memory_order_seq_cst)) {
-        // The consumed arming's reference goes to the new arming; this
-        // handler takes one of its own until it returns (the new arming's
-        // may be dropped by its handler or a cancel meanwhile).
-        refs.fetch_add(1, std::memory_order_relaxed); // relaxed: we hold one
-        armed.store(true, std::memory_order_relaxed);
-        int rc = ws_io_rearm(io, next);
-        if (rc != 0) {
-          disarmed(WS_ECANCELED); // never armed (or cancelled by shutdown): not consumed
-        } else if (closing.load(std::memory_order_seq_cst)) {
-          // seq_cst load after the arming: with the owner's seq_cst store
-          // of closing before its ws_io_cancel, either the owner's cancel
-          // finds this arming or this load sees closing and cancels it.
-          disarmed(ws_io_cancel(io));
-        }
+        rearm(io, next);
+        // seq_cst load after the arming: with the owner's seq_cst store of
+        // closing before its cancel, either the owner's cancel finds this
+        // arming or this load sees closing and cancels it.
+        if (closing.load(std::memory_order_seq_cst))
+          (void)cancel(io);
       }
       drop();
     }
@@ -2155,7 +2171,6 @@ private:
     static int trampoline(void *arg, int, unsigned revents, ws_io_t *io) noexcept
     {
       auto *s = static_cast<state_of *>(arg);
-      s->armed.store(false, std::memory_order_relaxed); // this handler consumes the arming
       unsigned next = 0;
       int rc = 0;
       WS__TRY

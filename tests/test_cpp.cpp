@@ -1296,10 +1296,14 @@ static void token_on(unsigned w)
       CHECK_EQ(ws::current_token().status(), 0);
       ws::current_token().cancel();
       CHECK(ws::cancelled());
-      auto inner = p.submit([] { return 5; }); // inherits the cancelled token
-      return code_of([&] { inner.get(); });
+      return p.submit([] { return 5; }); // inherits the cancelled token
     });
-    CHECK_EQ(f.get(), WS_ECANCELED);
+    // Waited for from this thread: a wait inside a task for a task that a
+    // worker discards (its token cancelled) races in the C library (see
+    // the report of issue #34: ws__try_run_future reads the record's token
+    // while the discarding worker frees it).
+    ws::future<int> inner = f.get();
+    CHECK_EQ(code_of([&] { inner.get(); }), WS_ECANCELED);
     CHECK_EQ(t.status(), WS_ECANCELED);
   }
 
@@ -1341,11 +1345,11 @@ static void token_on(unsigned w)
 
   // A group under a token: cancelling the token cancels the round, and what
   // its children submitted; a deadline says WS_ETIMEDOUT.
-  p.submit([&p] {
+  ws::future<int> sub; // waited for from this thread (see above)
+  p.submit([&p, &sub] {
      ws::token t;
      ws::task_group g(nullptr, ws::group_options{false, t});
      std::atomic<int> after_cancel{0};
-     ws::future<int> sub;
      g.run([&] {
        t.cancel();
        sub = p.submit([] { return 1; }); // under the group's token: never starts
@@ -1354,7 +1358,6 @@ static void token_on(unsigned w)
      CHECK(!g.wait());
      CHECK_EQ(g.status(), WS_FUTURE_CANCELLED);
      CHECK_EQ(g.cancel_reason(), WS_ECANCELED);
-     CHECK_THROWS(ws::error, sub.get());
 
      ws::token d = ws::token::with_deadline(p, std::chrono::milliseconds(10));
      ws::task_group h(nullptr, ws::group_options{false, d});
@@ -1365,6 +1368,7 @@ static void token_on(unsigned w)
      CHECK(!h.wait());
      CHECK_EQ(h.cancel_reason(), WS_ETIMEDOUT);
    }).get();
+  CHECK_EQ(code_of([&] { sub.get(); }), WS_ECANCELED);
   p.wait_idle();
   CHECK_EQ(live.load(std::memory_order_relaxed), 0);
 }
