@@ -8,8 +8,10 @@
 // information, stats, traces); fork/join (join, task_group with errgroup
 // and tokens); algorithms; C futures continued; the calling task (sleep,
 // yield, suspend, profile); I/O (watches and the parked blocking calls);
-// channels and select; mutex, condition variable, semaphore, wait group.
-// The few C calls with no wrapper are listed, with the reason, at the end.
+// channels and select; mutex, condition variable, semaphore, wait group;
+// with C++20, coroutines (ws::task<T>, co_await on futures, timers, I/O
+// readiness and channels). The few C calls with no wrapper are listed,
+// with the reason, at the end.
 //
 //   ws::pool pool(ws::pool::options{/*workers*/ 4});
 //   ws::future<int> f = pool.submit([] { return 42; });
@@ -88,6 +90,17 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+// Coroutines: C++20 compilers that implement them (see "Coroutines" below).
+#if defined(__cpp_impl_coroutine) && defined(__has_include)
+#if __has_include(<coroutine>)
+#define WS_HPP_COROUTINES 1
+#include <coroutine>
+#endif
+#endif
+#ifndef WS_HPP_COROUTINES
+#define WS_HPP_COROUTINES 0
+#endif
 
 // Exceptions, or not. WS_HPP_EXCEPTIONS is 1 when the compiler has them
 // (__cpp_exceptions, GCC's __EXCEPTIONS, MSVC's _CPPUNWIND), else 0
@@ -2596,6 +2609,452 @@ public:
 private:
   ws_waitgroup_t w_;
 };
+
+// ---------------------------------------------------------------------------
+// Coroutines (C++20: built when the compiler implements them,
+// __cpp_impl_coroutine, and has <coroutine>; WS_HPP_COROUTINES is then 1).
+//
+//   ws::task<int> answer(ws::channel<int> &ch)
+//   {
+//     co_await ws::delay(std::chrono::milliseconds(5));      // a timer
+//     int a = co_await pool.submit([] { return 40; });        // a future
+//     std::optional<int> b = co_await ws::recv(ch);           // a channel
+//     co_return a + b.value_or(0);
+//   }
+//   int v = ws::spawn(pool, answer(ch)).get();
+//
+// A ws::task<T> is a coroutine that runs on a pool's workers: spawn()
+// starts it as a task of the pool and gives its ws::future<T>; inside one,
+// co_await on another task<U> runs it and resumes the awaiter when it ends
+// (symmetric transfer: a chain of any depth uses no stack). While it is
+// suspended a coroutine holds no worker and no stack: each co_await below
+// arranges for it to be resumed by a task of the pool once what it awaits
+// is there. Each co_await must be made on a worker (inside a task<T>, that
+// is always so). What a coroutine throws is rethrown where its result is
+// taken (the awaiter's co_await, or the future's get()).
+
+#if WS_HPP_COROUTINES
+
+template <class T = void> class task;
+
+namespace detail
+{
+// Resumes the coroutine whose address arg is: the body of the pool tasks
+// that co_await's arrangements submit.
+inline int resume_task(void *arg) noexcept
+{
+  std::coroutine_handle<>::from_address(arg).resume();
+  return 0;
+}
+// Resumes h as a new task of the calling worker's pool (ws_submit), or on
+// the caller's stack when no task can be had (WS_ENOMEM, or no pool).
+inline void resume_later(std::coroutine_handle<> h) noexcept
+{
+  if (ws_submit(ws_current_pool(), &resume_task, h.address(), nullptr) != 0)
+    h.resume();
+}
+
+// What a task<T>'s promise keeps besides its result: who resumes when the
+// coroutine ends. Written by the coroutine's own steps (each one ordered
+// after the one before by the library's task hand-offs) and, for `root`
+// and `waiter`, by the spawn() task that waits for it (see done).
+struct promise_base {
+  std::coroutine_handle<> continuation; // the awaiting coroutine, if any
+  std::exception_ptr exc;
+  // spawn()'s task and the coroutine's end meet here: 0 while both run, 1
+  // once the waiting task has published `waiter` (0 -> 1 only), 2 once the
+  // coroutine ended (from 0 or 1; final). The second of the two to come
+  // resumes the waiting task.
+  std::atomic<int> state{0};
+  ws_resume_t waiter{0}; // written before state becomes 1 (its release)
+
+  std::suspend_always initial_suspend() noexcept
+  {
+    return {};
+  }
+  // At the end: the awaiting coroutine runs next, or spawn()'s task is told.
+  struct final_awaiter {
+    bool await_ready() noexcept
+    {
+      return false;
+    }
+    template <class P> std::coroutine_handle<> await_suspend(std::coroutine_handle<P> h) noexcept
+    {
+      promise_base &p = h.promise();
+      if (p.continuation)
+        return p.continuation;
+      // acq_rel: the release publishes the result to spawn()'s task; the
+      // acquire pairs with its release of `waiter` (state 1).
+      if (p.state.exchange(2, std::memory_order_acq_rel) == 1)
+        (void)ws_resume(p.waiter); // the frame may go at once: not touched after
+      return std::noop_coroutine();
+    }
+    void await_resume() noexcept
+    {
+    }
+  };
+  final_awaiter final_suspend() noexcept
+  {
+    return {};
+  }
+  void unhandled_exception() noexcept
+  {
+#if WS_HPP_EXCEPTIONS
+    exc = std::current_exception();
+#endif
+  }
+};
+
+template <class T> struct promise : promise_base {
+  std::optional<stored_t<T>> value;
+  task<T> get_return_object() noexcept;
+  template <class U> void return_value(U &&v)
+  {
+    value.emplace(std::forward<U>(v));
+  }
+};
+template <> struct promise<void> : promise_base {
+  std::optional<unit> value;
+  task<void> get_return_object() noexcept;
+  void return_void() noexcept
+  {
+    value.emplace();
+  }
+};
+} // namespace detail
+
+// A coroutine of result T that runs on a pool (see above). Lazy: it starts
+// when spawned or awaited. Move-only; destroying a task that never started
+// frees its frame (a started one is owned by its spawner or awaiter until
+// it ended).
+template <class T> class task
+{
+public:
+  using promise_type = detail::promise<T>;
+
+  task(task &&o) noexcept : h_(std::exchange(o.h_, nullptr))
+  {
+  }
+  task &operator=(task &&o) noexcept
+  {
+    if (this != &o) {
+      if (h_)
+        h_.destroy();
+      h_ = std::exchange(o.h_, nullptr);
+    }
+    return *this;
+  }
+  task(const task &) = delete;
+  task &operator=(const task &) = delete;
+  ~task()
+  {
+    if (h_)
+      h_.destroy(); // not started, or ended: never suspended midway here
+  }
+
+  // co_await t inside another task: runs t, resumes the awaiter when it
+  // ended, and gives its value (or rethrows its exception).
+  auto operator co_await() &&noexcept
+  {
+    struct awaiter {
+      std::coroutine_handle<promise_type> h;
+      bool await_ready() noexcept
+      {
+        return false;
+      }
+      std::coroutine_handle<> await_suspend(std::coroutine_handle<> parent) noexcept
+      {
+        h.promise().continuation = parent;
+        return h; // symmetric transfer: starts t on this stack frame's place
+      }
+      T await_resume()
+      {
+        return take(h.promise());
+      }
+    };
+    return awaiter{h_};
+  }
+
+private:
+  template <class> friend struct detail::promise;
+  template <class U> friend future<U> spawn(pool_ref p, task<U> t);
+
+  explicit task(std::coroutine_handle<promise_type> h) noexcept : h_(h)
+  {
+  }
+  static T take(promise_type &p)
+  {
+    if (p.exc)
+      std::rethrow_exception(p.exc);
+    if constexpr (!std::is_void_v<T>)
+      return std::move(*p.value);
+  }
+  // spawn()'s task: runs the coroutine's first steps here, then parks until
+  // it ended (ws_suspend), and returns its value or rethrows.
+  T run_root()
+  {
+    promise_type &p = h_.promise();
+    h_.resume();
+    // Acquire: pairs with final_awaiter's release (state 2).
+    if (p.state.load(std::memory_order_acquire) != 2) {
+      (void)ws_suspend( // 0 once resumed, or WS_ESHUTDOWN (below)
+          [](void *arg, ws_resume_t r) noexcept {
+            auto *q = static_cast<promise_type *>(arg);
+            q->waiter = r;
+            // 0 -> 1, acq_rel: releases waiter to the coroutine's end. If it
+            // ended meanwhile (2, which stays: the loop below reads it;
+            // acquire pairs with its release of the result), resume now.
+            int running = 0;
+            if (!q->state.compare_exchange_strong(running, 1, std::memory_order_acq_rel,
+                                                  std::memory_order_acquire))
+              (void)ws_resume(r);
+          },
+          &p);
+      // Acquire: pairs with final_awaiter's release; after a resume (rc 0)
+      // the state is 2 already. A shut-down pool ends suspensions early
+      // (WS_ESHUTDOWN): the coroutine still runs (its steps are tasks,
+      // accepted while the pool drains), so wait for its end by yielding.
+      while (p.state.load(std::memory_order_acquire) != 2)
+        ws::yield();
+    }
+    return take(p);
+  }
+
+  std::coroutine_handle<promise_type> h_;
+};
+
+namespace detail
+{
+template <class T> task<T> promise<T>::get_return_object() noexcept
+{
+  return task<T>(std::coroutine_handle<promise<T>>::from_promise(*this));
+}
+inline task<void> promise<void>::get_return_object() noexcept
+{
+  return task<void>(std::coroutine_handle<promise<void>>::from_promise(*this));
+}
+} // namespace detail
+
+// Starts t as a task of p (nullptr: the calling worker's pool) and returns
+// its future, which is final once the coroutine ended: get() gives its
+// co_return value or rethrows what it threw. The task that starts it runs
+// its first steps, then parks (a parked stack, not a thread) until it
+// ended; the steps after each co_await are tasks of their own. Cancelling
+// the future before that task started destroys the coroutine unstarted.
+// ws::error as pool::submit. Any thread.
+template <class T> future<T> spawn(pool_ref p, task<T> t)
+{
+  ws_pool_t *pp = p.native() != nullptr ? p.native() : ws_current_pool();
+  return detail::start_task<T>(
+      [t = std::move(t)]() mutable -> T { return t.run_root(); }, ws_current_token() != nullptr,
+      [pp](ws_task_fn fn, void *arg, ws_future_t **h) { return ws_submit(pp, fn, arg, h); });
+}
+
+namespace detail
+{
+// The common part of the awaiters below: the suspended coroutine, and the
+// code of what ended its wait (0, or a WS_E* code await_resume reports).
+struct await_base {
+  std::coroutine_handle<> h;
+  int rc = 0;
+  // ws_then_fn: the awaited native future is final; status and result say
+  // how (CANCELLED: result is why).
+  static int on_final(void *arg, int status, int result) noexcept
+  {
+    auto *a = static_cast<await_base *>(arg);
+    a->rc = status == WS_FUTURE_CANCELLED ? result : 0;
+    a->h.resume(); // a continuation task of the pool: resumes here
+    return 0;
+  }
+  // Resumes the coroutine once f is final (ws_future_then_result); false
+  // when that cannot be arranged (rc says why): the coroutine goes on now.
+  bool resume_when_final(ws_future_t *f, std::coroutine_handle<> c) noexcept
+  {
+    h = c;
+    int r = ws_future_then_result(f, &on_final, this, nullptr);
+    if (r == 0)
+      return true; // *this may be gone already: the coroutine may run on
+    rc = r;
+    return false;
+  }
+};
+
+// An awaiter that runs op() -- a call that may park -- in a task of the
+// pool of its own, then resumes the coroutine in another: for the waits
+// the C API has only as blocking calls (channels, ws_io_wait). The helper
+// task parks in op() (a parked stack while it waits); the coroutine holds
+// nothing. op() returns an int that await_resume interprets.
+template <class Op> struct parked_op : await_base {
+  Op op;
+  explicit parked_op(Op o) : op(std::move(o))
+  {
+  }
+  static int helper(void *arg) noexcept
+  {
+    auto *a = static_cast<parked_op *>(arg);
+    a->rc = a->op();
+    resume_later(a->h); // a fresh task: the coroutine does not run on a parked stack
+    return 0;
+  }
+  bool start(std::coroutine_handle<> c) noexcept
+  {
+    h = c;
+    int rc2 = ws_submit(ws_current_pool(), &helper, this, nullptr);
+    if (rc2 != 0) {
+      rc = rc2;
+      return false; // go on now; await_resume reports rc
+    }
+    return true;
+  }
+};
+} // namespace detail
+
+// co_await on a future inside a task<T>: resumes once the future is final
+// (a continuation task of the future's pool) and gives get()'s value, or
+// rethrows. Consumes the future.
+template <class T> auto operator co_await(future<T> &&f)
+{
+  struct awaiter : detail::await_base {
+    future<T> f;
+    bool await_ready()
+    {
+      return f.ready();
+    }
+    bool await_suspend(std::coroutine_handle<> c) noexcept
+    {
+      return resume_when_final(f.native(), c);
+    }
+    T await_resume()
+    {
+      detail::check(rc); // WS_ENOMEM, WS_ESHUTDOWN: the continuation was refused
+      return f.get();
+    }
+  };
+  return awaiter{{}, std::move(f)};
+}
+template <class T> auto operator co_await(future<T> &f)
+{
+  return operator co_await(std::move(f));
+}
+
+// co_await ws::delay(d) inside a task<T>: resumes no earlier than d from
+// now (a ws_after timer of the calling worker's pool; no task waits).
+// ws::error(WS_ESHUTDOWN) when the pool's shutdown cancelled the timer or
+// refused it; WS_EINVAL outside every pool.
+template <class Rep, class Period> auto delay(const std::chrono::duration<Rep, Period> &d)
+{
+  struct awaiter : detail::await_base {
+    int64_t ns;
+    bool await_ready() noexcept
+    {
+      return false;
+    }
+    bool await_suspend(std::coroutine_handle<> c) noexcept
+    {
+      ws_future_t *f = nullptr;
+      rc = ws_after(
+          ws_current_pool(), ns, [](void *) noexcept { return 0; }, nullptr, &f);
+      if (rc != 0)
+        return false;
+      bool later = resume_when_final(f, c);
+      ws_future_release(f); // the continuation holds it
+      return later;
+    }
+    void await_resume()
+    {
+      detail::check(rc);
+    }
+  };
+  return awaiter{{}, detail::to_ns(d)};
+}
+
+// co_await ws::io_ready(fd, events) inside a task<T>: resumes once fd is
+// ready for events (WS_IO_READ and/or WS_IO_WRITE) and gives the events
+// ready, as ws::io_wait (whose errors it throws): a helper task waits in
+// ws_io_wait for it (see detail::parked_op).
+inline auto io_ready(int fd, unsigned events)
+{
+  auto op = [fd, events]() noexcept { return ws_io_wait(fd, events, WS_FOREVER); };
+  struct awaiter : detail::parked_op<decltype(op)> {
+    using detail::parked_op<decltype(op)>::parked_op;
+    bool await_ready() noexcept
+    {
+      return false;
+    }
+    bool await_suspend(std::coroutine_handle<> c) noexcept
+    {
+      return this->start(c);
+    }
+    unsigned await_resume()
+    {
+      detail::check(this->rc);
+      return static_cast<unsigned>(this->rc);
+    }
+  };
+  return awaiter(op);
+}
+
+namespace detail
+{
+// co_await ws::send and ws::recv: one try without waiting (no suspension
+// when it need not wait), else a helper task waits in the blocking call
+// (parked_op). v: the value sent, or the one received.
+template <class T, bool Send> struct chan_op {
+  ws_chan_t *c;
+  T v;
+  int try_once() noexcept
+  {
+    return Send ? ws_chan_try_send(c, std::addressof(v)) : ws_chan_try_recv(c, std::addressof(v));
+  }
+  int operator()() noexcept
+  {
+    return Send ? ws_chan_send(c, std::addressof(v)) : ws_chan_recv(c, std::addressof(v));
+  }
+};
+template <class T, bool Send> struct chan_awaiter : parked_op<chan_op<T, Send>> {
+  using parked_op<chan_op<T, Send>>::parked_op;
+  bool await_ready() noexcept
+  {
+    this->rc = this->op.try_once();
+    return this->rc != WS_EAGAIN;
+  }
+  bool await_suspend(std::coroutine_handle<> c) noexcept
+  {
+    return this->start(c);
+  }
+  // send: true, or false when closed; recv: the value, or nullopt when
+  // closed and drained; other codes are thrown.
+  auto await_resume()
+  {
+    bool closed = this->rc == WS_ECLOSED;
+    if (!closed)
+      check(this->rc);
+    if constexpr (Send)
+      return !closed;
+    else
+      return closed ? std::nullopt : std::optional<T>(this->op.v);
+  }
+};
+} // namespace detail
+
+// co_await ws::send(ch, v) inside a task<T>: sends v, resuming once it
+// went: true, or false when the channel is closed (as channel::send, whose
+// errors it throws). Without a wait (room, or a receiver) it does not
+// suspend; else a helper task waits in the send.
+template <class T> detail::chan_awaiter<T, true> send(channel<T> &ch, T v)
+{
+  return detail::chan_awaiter<T, true>(detail::chan_op<T, true>{ch.native(), v});
+}
+
+// co_await ws::recv(ch) inside a task<T>: a value, or nullopt once the
+// channel is closed and drained (as channel::recv, whose errors it
+// throws). Without a wait it does not suspend; else a helper task waits in
+// the receive.
+template <class T> detail::chan_awaiter<T, false> recv(channel<T> &ch)
+{
+  return detail::chan_awaiter<T, false>(detail::chan_op<T, false>{ch.native(), T{}});
+}
+#endif // WS_HPP_COROUTINES
 
 // Not wrapped, each for a reason:
 //   ws_set_allocator, ws_mem_alloc, ws_mem_free: the C allocator is

@@ -167,6 +167,30 @@ int use_more(ws::pool &p)
   return n + x + static_cast<int>(sel.index + any.index + f4.size()) + f2.get() + nat.get() +
          t.status() + d.cancelled();
 }
+#if WS_HPP_COROUTINES
+static ws::task<int> child()
+{
+  co_return 1;
+}
+static ws::task<void> coro(ws::pool &p, ws::channel<int> &ch, int fd)
+{
+  int a = co_await p.submit([] { return 1; });
+  auto f = p.submit([] {});
+  co_await f;
+  co_await ws::delay(std::chrono::milliseconds(1));
+  unsigned ev = co_await ws::io_ready(fd, WS_IO_READ);
+  bool sent = co_await ws::send(ch, a);
+  std::optional<int> got = co_await ws::recv(ch);
+  int sum = a + static_cast<int>(ev) + sent + got.value_or(0) + co_await child();
+  ch.send(sum);
+}
+int use_coro(ws::pool &p, ws::channel<int> &ch);
+int use_coro(ws::pool &p, ws::channel<int> &ch)
+{
+  ws::spawn(p, coro(p, ch, 0)).get();
+  return ws::spawn(nullptr, child()).get();
+}
+#endif
 CPP
 cat > "$work/use_mpi.c" <<'C'
 #include "wsched_mpi.h"
