@@ -1944,7 +1944,9 @@ inline void print_profile(const ws_profile_t &p, std::FILE *out, unsigned max_wo
 // POSIX-style call throws std::system_error with errno in the generic
 // category (EBADF: ws::close closed the descriptor during the wait;
 // ESHUTDOWN: the pool was shut down; EBUSY: another task waits the same
-// way on it).
+// way on it). A cancelled token ends the waits of read, write, accept and
+// connect with the errno the C call sets, EIO today (ws_io_wait gives the
+// token's code; docs/ERRORS.md promises the code for all of them).
 
 namespace detail
 {
