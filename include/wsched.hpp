@@ -2412,7 +2412,10 @@ inline std::optional<select_result> select_native(std::initializer_list<chan_cas
 // most WS_CHAN_SELECT_MAX cases. ws::error as channel's, and WS_EINVAL.
 inline select_result select(std::initializer_list<chan_case> cases)
 {
-  return *detail::select_native(cases, WS_FOREVER);
+  std::optional<select_result> r = detail::select_native(cases, WS_FOREVER);
+  if (!r)
+    detail::raise(WS_ETIMEDOUT); // without a timeout, only a token's deadline ends the wait
+  return *r;
 }
 // The same, waiting at most d (0: Go's default case): nullopt if no case
 // was ready in time.

@@ -1307,18 +1307,27 @@ static void token_on(unsigned w)
     CHECK_EQ(t.status(), WS_ECANCELED);
   }
 
-  // A deadline: its code is WS_ETIMEDOUT, and a wait under it ends with it.
-  {
+  // A deadline: its code is WS_ETIMEDOUT, and a wait with no timeout of
+  // its own under it (a receive, a select) ends with it, as an error.
+  for (int select = 0; select < 2; select++) {
     ws::token d = ws::token::with_deadline(p, std::chrono::milliseconds(20));
     ws::channel<int> never;
-    auto f = p.submit(d, [&never] { return code_of([&] { never.recv(); }); });
-    // Timed out in its receive, or (on a loaded machine) before it started.
+    auto f = p.submit(d, [&never, select] {
+      int v = 0;
+      return code_of([&] {
+        if (select)
+          ws::select({ws::chan_case::recv(&never, v)});
+        else
+          never.recv();
+      });
+    });
+    // Timed out in its wait, or (on a loaded machine) before it started.
     int in_task = 0;
     int rc = code_of([&] { in_task = f.get(); });
     CHECK(rc == WS_ETIMEDOUT || (rc == 0 && in_task == WS_ETIMEDOUT));
     CHECK_EQ(d.status(), WS_ETIMEDOUT);
-    CHECK_THROWS(ws::error, ws::token::with_deadline(nullptr, std::chrono::seconds(1)));
   }
+  CHECK_THROWS(ws::error, ws::token::with_deadline(nullptr, std::chrono::seconds(1)));
 
   // errgroup: the first child to throw cancels the rest; wait rethrows it.
   p.submit([w] {
