@@ -929,9 +929,11 @@ WS_EXTERN int ws_io_rearm(ws_io_t *io, unsigned events);
 
 /* Cancels the watch for good: it is disarmed and never fires again.
    Returns 0 when it was armed (no handler runs for that arming), WS_EBUSY
-   when it had fired (its handler is queued, running or done: it runs to
-   its end), WS_ECANCELED when it was cancelled already (by this call or
-   ws_shutdown()), or WS_EINVAL. Any thread, the handler included. */
+   when its last arming had fired (its handler is queued, running or done:
+   it runs to its end), also if something cancelled it since, WS_ECANCELED
+   when it was cancelled while armed by an earlier call, ws_shutdown() or
+   its token (no handler runs for its last arming), or WS_EINVAL. Any
+   thread, the handler included. */
 WS_EXTERN int ws_io_cancel(ws_io_t *io);
 
 /* Releases the caller's handle, cancelling the watch first if it is
@@ -974,7 +976,8 @@ WS_EXTERN void ws_io_release(ws_io_t *io);
  * POSIX namesakes (-1 with errno on error; EINTR is retried), with these
  * errno values of their own: ESHUTDOWN (the pool was shut down while the
  * task waited), EBADF (ws_close closed the descriptor while it waited),
- * EBUSY (see above), ENOMEM.
+ * EBUSY (see above), ENOMEM, ECANCELED and ETIMEDOUT (the task's token was
+ * cancelled, or its deadline passed: "Cancellation tokens").
  */
 
 /* Waits until fd is ready for events (WS_IO_READ and/or WS_IO_WRITE) or

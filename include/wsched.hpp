@@ -153,6 +153,10 @@ public:
   explicit error(int code) : std::system_error(code, category(), "wsched")
   {
   }
+  // With what went wrong in words (e.g. ws_options_check's field).
+  error(int code, const char *what_arg) : std::system_error(code, category(), what_arg)
+  {
+  }
   // The WS_E* code (WS_ECANCELED, WS_ESHUTDOWN, ...).
   int ws_code() const noexcept
   {
@@ -199,6 +203,18 @@ namespace detail
   char what[32];
   std::snprintf(what, sizeof what, "ws::error %d", rc);
   fatal(what, ws_strerror(rc));
+#endif
+}
+// Reports rc as ws::error with why in its what() (without exceptions:
+// fatal, with why).
+[[noreturn]] inline void raise(int rc, const char *why)
+{
+#if WS_HPP_EXCEPTIONS
+  throw error(rc, why);
+#else
+  char what[32];
+  std::snprintf(what, sizeof what, "ws::error %d", rc);
+  fatal(what, why);
 #endif
 }
 // Reports a negative rc as ws::error; other values are results.
@@ -980,7 +996,10 @@ public:
     c.on_thread_start = o.on_thread_start;
     c.on_thread_exit = o.on_thread_exit;
     c.hook_arg = o.hook_arg;
-    detail::check(ws_pool_create(&p_, &c));
+    int rc = ws_pool_create(&p_, &c);
+    if (rc == WS_EINVAL && ws_options_check(&c) != nullptr)
+      detail::raise(rc, ws_options_check(&c)); // names the field
+    detail::check(rc);
   }
   pool(pool &&o) noexcept : p_(std::exchange(o.p_, nullptr))
   {
@@ -1116,6 +1135,23 @@ public:
     return detail::start_task<R>(
         std::forward<F>(f), true,
         [=](ws_task_fn fn, void *arg, ws_future_t **h) { return ws_after(p, ns, fn, arg, h); });
+  }
+  // after(d, f) under token t (ws_after_token; none: the token the caller
+  // is under, as after(d, f) itself): once t is cancelled, a timer that has
+  // not fired leaves the pool's timers at once and get() throws ws::error
+  // with t's code. ws::error: as after, and WS_EINVAL for a token that is
+  // not live.
+  template <class F, class Rep, class Period>
+  auto after(token_ref t, const std::chrono::duration<Rep, Period> &d, F &&f)
+      -> future<std::invoke_result_t<std::decay_t<F> &>>
+  {
+    using R = std::invoke_result_t<std::decay_t<F> &>;
+    ws_pool_t *p = p_;
+    int64_t ns = detail::to_ns(d);
+    return detail::start_task<R>(std::forward<F>(f), true,
+                                 [=](ws_task_fn fn, void *arg, ws_future_t **h) {
+                                   return ws_after_token(p, ns, fn, arg, t.native(), h);
+                                 });
   }
 
   // Waits at most d until nothing is outstanding (ws_pool_wait_idle): true
@@ -1945,8 +1981,8 @@ inline void print_profile(const ws_profile_t &p, std::FILE *out, unsigned max_wo
 // category (EBADF: ws::close closed the descriptor during the wait;
 // ESHUTDOWN: the pool was shut down; EBUSY: another task waits the same
 // way on it). A cancelled token ends the waits of read, write, accept and
-// connect with the errno the C call sets, EIO today (ws_io_wait gives the
-// token's code; docs/ERRORS.md promises the code for all of them).
+// connect with ECANCELED, or ETIMEDOUT for its deadline (the errno the C
+// calls set; io_wait throws ws::error with the token's code).
 
 namespace detail
 {
@@ -2038,14 +2074,23 @@ public:
   // Arms the watch. ws::error: WS_EINVAL (bad fd or events, p none),
   // WS_EBUSY (another watch of p is armed on fd), WS_ESHUTDOWN, WS_ENOMEM,
   // WS_ENOTSUP (no epoll), WS_ESYS (the kernel refused fd). Any thread.
-  template <class F> io_watch(pool_ref p, int fd, unsigned events, F &&handler)
+  template <class F>
+  io_watch(pool_ref p, int fd, unsigned events, F &&handler)
+      : io_watch(p, token_ref(), fd, events, std::forward<F>(handler))
+  {
+  }
+  // The same under token t (ws_io_watch_token; none: the token the caller
+  // is under, as the constructor above): t's cancel cancels the watch as
+  // cancel() does, and the handlers run under t. ws::error: as above, and
+  // WS_EINVAL for a token that is not live.
+  template <class F> io_watch(pool_ref p, token_ref t, int fd, unsigned events, F &&handler)
   {
     static_assert(
         std::is_convertible_v<std::invoke_result_t<std::decay_t<F> &, unsigned>, unsigned>,
         "ws::io_watch: handler(unsigned revents) returns the events to watch next");
     using S = state_of<std::decay_t<F>>;
     auto *s = new S(std::forward<F>(handler)); // refs: ours and the arming's
-    int rc = ws_io_watch(p.native(), fd, events, &S::trampoline, s, &io_);
+    int rc = ws_io_watch_token(p.native(), fd, events, &S::trampoline, s, t.native(), &io_);
     if (rc != 0) {
       delete s;
       detail::raise(rc);

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # ctest cpp_noexcept_<compiler>: wsched.hpp's -fno-exceptions mode (issue
 # #34). Builds tests/test_cpp_noexcept.cpp with CXX, -std=c++17

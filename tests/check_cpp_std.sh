@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The wsched authors
 # SPDX-License-Identifier: MIT
 # ctest cpp_std: include/wsched.hpp refuses a standard below C++17 with its
 # own #error message ("wsched.hpp needs C++17 or later") and nothing else,

@@ -1,3 +1,4 @@
+// SPDX-FileCopyrightText: 2026 The wsched authors
 // SPDX-License-Identifier: MIT
 // The harness of the C++ test programs (test.h is C: stdatomic, _Noreturn),
 // with test.h's conventions: asserts that stay on in release builds and

@@ -817,6 +817,16 @@ static void options_on(unsigned w)
   // An invalid value is refused by ws_pool_create, as in C.
   o.order = static_cast<ws_order_t>(3); // in the enum's range (0..3), no enumerator
   CHECK_THROWS(ws::error, ws::pool{o});
+  // The error names the field (ws_options_check).
+  o.order = WS_ORDER_DEFAULT;
+  o.steal_batch = 257;
+  try {
+    ws::pool bad{o};
+    FAIL("steal_batch 257 accepted");
+  } catch (const ws::error &e) {
+    CHECK_EQ(e.ws_code(), WS_EINVAL);
+    CHECK(std::string(e.what()).find("ws_options_t.steal_batch") != std::string::npos);
+  }
   // The name and the thread hooks (issue #36): the pool's constructor
   // returns after every worker's start hook, its destructor after every
   // exit hook; the name, a std::string, need not outlive the constructor.
@@ -1733,6 +1743,33 @@ static void io_on(unsigned w)
     p.wait_idle();
   }
   CHECK_THROWS(ws::error, ws::io_watch(p, -1, WS_IO_READ, [](unsigned) { return 0u; }));
+  {
+    // Under a token: its cancel cancels the watch (no handler runs for the
+    // arming it ends), and the callable goes with the watch.
+    ws::token t;
+    std::atomic<int> ran{0};
+    ws::io_watch watch(p, t, fds[0], WS_IO_READ, [&ran, k = tracked()](unsigned) -> unsigned {
+      ran.fetch_add(1);
+      return 0;
+    });
+    t.cancel();
+    CHECK(!watch.cancel()); // cancelled already
+    char c = 1;
+    CHECK_EQ(::write(fds[1], &c, 1), 1);
+    p.wait_idle();
+    CHECK_EQ(ran.load(), 0);
+    CHECK_EQ(::read(fds[0], &c, 1), 1);
+    // A timer under it: out of the pool's timers at once, get() says why.
+    auto f = p.after(t, std::chrono::hours(1), [k = tracked()] { return 1; });
+    CHECK(p.wait_idle_for(std::chrono::seconds(60)));
+    try {
+      f.get();
+      FAIL("a timer under a cancelled token ran");
+    } catch (const ws::error &e) {
+      CHECK_EQ(e.ws_code(), WS_ECANCELED);
+    }
+  }
+  CHECK_EQ(live.load(std::memory_order_relaxed), 0);
   ::close(fds[0]);
   ::close(fds[1]);
 

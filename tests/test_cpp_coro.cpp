@@ -1,3 +1,4 @@
+// SPDX-FileCopyrightText: 2026 The wsched authors
 // SPDX-License-Identifier: MIT
 // API test. wsched.hpp's C++20 coroutines (issue #34): ws::task<T> spawned
 // on a pool and awaited from another, co_await on a ws::future (values,

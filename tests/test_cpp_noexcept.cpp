@@ -1,3 +1,4 @@
+// SPDX-FileCopyrightText: 2026 The wsched authors
 // SPDX-License-Identifier: MIT
 // API test. wsched.hpp built with -fno-exceptions (issue #34): the header
 // compiles, WS_HPP_EXCEPTIONS is 0, and every call works as with

@@ -291,7 +291,17 @@ static int one_wait(void *arg)
     rc = ws_waitgroup_wait(&w->wg);
     break;
   default:
-    rc = ws_io_wait(w->pipe[a->i][0], WS_IO_READ, WS_FOREVER);
+    if (a->i % 2 == 0) {
+      rc = ws_io_wait(w->pipe[a->i][0], WS_IO_READ, WS_FOREVER);
+    } else {
+      /* The POSIX-style call says it with errno: ECANCELED, ETIMEDOUT. */
+      char b;
+      rc = ws_read(w->pipe[a->i][0], &b, 1) >= 0 ? 0
+           : errno == ECANCELED                  ? WS_ECANCELED
+           : errno == ETIMEDOUT                  ? WS_ETIMEDOUT
+           : errno == ESHUTDOWN                  ? WS_ESHUTDOWN
+                                                 : -errno;
+    }
     break;
   }
   if (rc == atomic_load(&w->expect))
@@ -803,8 +813,10 @@ static void part_watches(void)
     test_poll_rounds(p);
     long ran = 0;
     for (int i = 0; i < WT_N; i++) {
-      ASSERT_EQ(ws_io_cancel(w[i].io), WS_ECANCELED);
       long r = atomic_load(&w[i].ran);
+      /* EBUSY: the token cancelled it while a handler was queued or ran. */
+      int c = ws_io_cancel(w[i].io);
+      ASSERT(c == WS_ECANCELED || (c == WS_EBUSY && r > 0));
       ASSERT_EQ(atomic_load(&w[i].rearmed) + atomic_load(&w[i].refused), r);
       ran += r;
     }

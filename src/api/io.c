@@ -226,8 +226,10 @@ static int io_wait_again(int fd, unsigned events)
 static int wait_errno(int rc)
 {
   switch (rc) {
-  case WS_ETIMEDOUT:
+  case WS_ETIMEDOUT: /* a token's deadline: these calls have no timeout */
     return ETIMEDOUT;
+  case WS_ECANCELED: /* the task's token was cancelled */
+    return ECANCELED;
   case WS_ESHUTDOWN:
     return ESHUTDOWN;
   case WS_ECLOSED:

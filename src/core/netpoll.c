@@ -101,8 +101,18 @@
 #include <limits.h>
 #include <string.h>
 
-/* A watch (ws_io_t). */
-enum { IO_ARMED = 1, IO_FIRED = 2, IO_CANCELLED = 3 };
+/* A watch (ws_io_t). Its states, under io_lock:
+
+     NEW --arm--> ARMED --fires--> FIRED (its handler queued) --arm--> ARMED
+     NEW, ARMED --ws_io_cancel, shutdown, its token--> CANCELLED_ARMED
+     FIRED --ws_io_cancel, its token, a re-arm after shutdown--> CANCELLED_FIRED
+
+   Both CANCELLED states are final. They differ only in what ws_io_cancel
+   answers afterwards: WS_ECANCELED when no handler runs for the last
+   arming, WS_EBUSY when one was queued for it (runs, or ran), so that an
+   owner who cancels after somebody else did still knows whether a
+   handler comes (the C++ watch counts its armings by it). */
+enum { IO_NEW = 0, IO_ARMED = 1, IO_FIRED = 2, IO_CANCELLED_ARMED = 3, IO_CANCELLED_FIRED = 4 };
 
 struct ws_io {
   ws_pool_t *pool; /* read-only */
@@ -477,7 +487,7 @@ static void armed_unlink(ws__polls *s, struct ws_io *io)
 static bool cancel_armed(ws__polls *s, struct ws_io *io)
 {
   WS__DCHECK(s->io_holder == ws__thread_self_id());
-  atomic_store_explicit(&io->state, IO_CANCELLED, memory_order_relaxed); /* under io_lock */
+  atomic_store_explicit(&io->state, IO_CANCELLED_ARMED, memory_order_relaxed); /* io_lock */
   armed_unlink(s, io);
   ws__poller_disarm(&s->poller, io->fd);
   io->znext = s->zombies;
@@ -1259,7 +1269,7 @@ void ws__polls_shutdown(ws_pool_t *p)
 
 /* --- the calls behind ws_io_watch, ws_io_rearm, ws_io_cancel, ws_io_release */
 
-/* io_lock held, io FIRED (or new): arms it. Returns 0, WS_EBUSY (another
+/* io_lock held, io FIRED or NEW: arms it. Returns 0, WS_EBUSY (another
    watch is armed on its descriptor), WS_ENOMEM or WS_ESYS. */
 static int arm(ws__polls *s, struct ws_io *io, unsigned events)
 {
@@ -1267,13 +1277,14 @@ static int arm(ws__polls *s, struct ws_io *io, unsigned events)
   if (rc != 0)
     return rc;
   io->events = events;
+  uint32_t was = atomic_load_explicit(&io->state, memory_order_relaxed); /* NEW or FIRED */
   atomic_store_explicit(&io->state, IO_ARMED, memory_order_relaxed); /* under io_lock */
   atomic_fetch_add_explicit(&io->refs, 1, memory_order_relaxed); /* the registration's */
   armed_link(s, io);
   if (ws__poller_arm(&s->poller, io->fd, events, io) == 0)
     return 0;
   armed_unlink(s, io);
-  atomic_store_explicit(&io->state, IO_FIRED, memory_order_relaxed);
+  atomic_store_explicit(&io->state, was, memory_order_relaxed);
   atomic_fetch_sub_explicit(&io->refs, 1, memory_order_relaxed); /* ours is still there */
   return WS_ESYS;
 }
@@ -1301,7 +1312,7 @@ int ws__io_watch(ws_pool_t *p, int fd, unsigned events, ws_io_fn fn, void *arg, 
   io->arg = arg;
   io->token = token;
   io->hook.fire = io_token_fire;
-  atomic_init(&io->state, IO_FIRED); /* not armed yet */
+  atomic_init(&io->state, IO_NEW); /* not armed yet */
   atomic_init(&io->refs, 1); /* the handle */
   ws__polls *s = &p->polls;
   if (token != NULL) {
@@ -1314,7 +1325,7 @@ int ws__io_watch(ws_pool_t *p, int fd, unsigned events, ws_io_fn fn, void *arg, 
   *out = io; /* before it is armed: its handler may run at once */
   io_lock(s);
   int rc = s->io_closed ? WS_ESHUTDOWN : 0;
-  if (rc == 0 && atomic_load_explicit(&io->state, memory_order_relaxed) == IO_FIRED) /* io_lock */
+  if (rc == 0 && atomic_load_explicit(&io->state, memory_order_relaxed) == IO_NEW) /* io_lock */
     rc = arm(s, io, events);
   io_unlock(s);
   if (rc != 0) {
@@ -1334,12 +1345,12 @@ int ws__io_rearm(ws_io_t *io, unsigned events)
   int rc;
   io_lock(s);
   uint32_t st = atomic_load_explicit(&io->state, memory_order_relaxed); /* under io_lock */
-  if (st == IO_CANCELLED) {
+  if (st == IO_CANCELLED_ARMED || st == IO_CANCELLED_FIRED) {
     rc = WS_ECANCELED;
   } else if (st == IO_ARMED) {
     rc = WS_EBUSY;
   } else if (s->io_closed) {
-    atomic_store_explicit(&io->state, IO_CANCELLED, memory_order_relaxed);
+    atomic_store_explicit(&io->state, IO_CANCELLED_FIRED, memory_order_relaxed);
     rc = WS_ESHUTDOWN;
   } else {
     rc = arm(s, io, events);
@@ -1360,9 +1371,12 @@ int ws__io_cancel(ws_io_t *io)
   if (st == IO_ARMED) {
     kick = cancel_armed(s, io);
     rc = 0;
-  } else if (st == IO_FIRED) {
-    atomic_store_explicit(&io->state, IO_CANCELLED, memory_order_relaxed);
-    rc = WS_EBUSY;
+  } else if (st == IO_NEW) {
+    atomic_store_explicit(&io->state, IO_CANCELLED_ARMED, memory_order_relaxed);
+    rc = 0; /* its token's cancel, before ws_io_watch armed it: no handler */
+  } else if (st == IO_FIRED || st == IO_CANCELLED_FIRED) {
+    atomic_store_explicit(&io->state, IO_CANCELLED_FIRED, memory_order_relaxed);
+    rc = WS_EBUSY; /* its last arming's handler runs (or ran) */
   } else {
     rc = WS_ECANCELED;
   }
