@@ -112,7 +112,7 @@ check() {
 
 # Correct models (must verify) and broken variants (must be rejected).
 # -m: search depth bound (the deepest paths reached are 270, 234, 122, 2502,
-# and 1138 for poll.pml, 310 for term.pml, 138 for tpark.pml, 192 for chan.pml); -E is not given: invalid end states (deadlocks) are errors.
+# and 1138 for poll.pml, 310 for term.pml, 138 for tpark.pml, 192 for chan.pml, 211 for token.pml); -E is not given: invalid end states (deadlocks) are errors.
 # pan is compiled with -O0 (gcc -O2 takes longer than most searches) except
 # for the two largest state spaces.
 check park          park.pml   pass "" "-m10000" -O1
@@ -233,6 +233,26 @@ check pd            pd.pml     pass "-DNDATA=5" "-m10000" -O1
 check pd-stale      pd.pml     pass "-DSTALE" "-m10000"
 check pd-noseq      pd.pml     fail "-DNOSEQ" "-m10000"
 check pd-nocheck    pd.pml     fail "-DSTALE -DNOCHECK" "-m10000"
+
+# token.pml: cancellation tokens (issue #34, src/core/token.c): a cancel
+# of P, C's deadline, C's release, a task under C parked in a cancellable
+# wait (its event, its timer and the cancel race to end it), a child N
+# created under P during the cancel. 7.2 million states, depth 211: -O1 and
+# COLLAPSE (490 MB; 920 MB without). LISTENEARLY reads the code before
+# listening under the lock, NOCHILDREF walks children without a memory
+# reference, EARLYDROP drops it before cancelling the child, NEWUNLOCKED
+# reads the parent's code before taking its lock, UNLISTENUNLOCKED
+# unlistens without the lock.
+check token          token.pml  pass "" "-m10000" -O1 -DCOLLAPSE
+check token-listenearly token.pml fail "-DLISTENEARLY" "-m10000"
+check token-nochildref  token.pml fail "-DNOCHILDREF" "-m10000"
+check token-earlydrop   token.pml fail "-DEARLYDROP" "-m10000"
+check token-newunlocked token.pml fail "-DNEWUNLOCKED" "-m10000"
+check token-unlistenunlocked token.pml fail "-DUNLISTENUNLOCKED" "-m10000"
+# A FINDING, not a broken variant: the code as it is (N under C, a
+# grandchild of P) fails, a cancel returning while an overlapping cancel
+# still walks (README, token.pml). Flip to pass once the code is fixed.
+check token-overlap  token.pml  fail "-DNUNDERC" "-m10000"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
