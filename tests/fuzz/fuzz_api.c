@@ -32,12 +32,14 @@
  *   operations of the program's version (VERSION_OPS). Version 0 is the
  *   first table, SUBMIT .. FAULT (% 18); version 1 appends THEN .. SORT
  *   (% 27); version 2 appends AFTER, SUBMIT_EX and IO (% 30) and the
- *   header byte h6. A new version only appends (operations, header bytes
- *   after the last one) and never changes what an earlier version reads,
- *   so every stored input (corpus/, regress/, pending/) keeps its program:
- *   those name their version exactly, and the replay driver with --stored
- *   (ctest fuzz_corpus, run_fuzz.sh) refuses a version it does not know. A
- *   fuzzer mutation with a larger version is read as the latest: before
+ *   header byte h6; version 3 appends TOKEN, SUBMIT_TOKEN, EGROUP,
+ *   THEN_RESULT and TPOLL (% 35). A new version only appends (operations,
+ *   header bytes after the last one) and never changes what an earlier
+ *   version reads, so every stored input (corpus/, regress/, pending/)
+ *   keeps its program: those name their version exactly, and the replay
+ *   driver with --stored (ctest fuzz_corpus, run_fuzz.sh) refuses a
+ *   version it does not know. A fuzzer mutation with a larger version is
+ *   read as the latest: before
  *   committing such an input, set h4's upper nibble to that version
  *   (FUZZ_API_DECODE shows the program either way).
  *
@@ -112,6 +114,45 @@
  *     cancelled, WS_ESHUTDOWN only after a shutdown); after the program:
  *     at most one arming left without a handler (the one the shutdown or a
  *     release cancelled).
+ *
+ * Version 3: cancellation tokens, errgroups, ws_future_then_result.
+ *   - OP_TOKEN keeps a table of up to NTOKENS tokens per program (create
+ *     standalone, as a child of another, with a deadline of 0 to 3 ms;
+ *     cancel; release; status; bad arguments), handles shared as futures
+ *     are (fhold). Every token and every configured group's token is a
+ *     node (fnode) that records what may cancel it: a cancel called (the
+ *     flag is set before the call), a deadline, an errgroup's failing
+ *     child, and its parent's. A task knows the node of the token nearest
+ *     on its chain (ftask.cn): ws_submit_token's, inherited by what a task
+ *     submits, joins or spawns, a configured group's for its children;
+ *     continuations and timers are under none.
+ *   - Determined outcomes are checked exactly: a task submitted under a
+ *     token whose status was seen non-zero never runs, and its future is
+ *     CANCELLED with that code (unless a ws_future_cancel came first); a
+ *     child token of a cancelled one is born with its code; after
+ *     ws_token_cancel returns the token is cancelled, and after a task
+ *     cancelled its own token ws_cancelled() is true in it; a group
+ *     configured under a cancelled token starts no child and its wait
+ *     returns that code; ws_current_token() is the token the task was
+ *     submitted with (the same pointer for all children of a configured
+ *     group; NULL outside tasks, in continuations and timers); a
+ *     then_result continuation gets a status and result its future may
+ *     have, exactly its result when it ran. Where a cancel races, any
+ *     outcome its node allows: ws_cancelled() and a status only when
+ *     something of the chain may have been cancelled, WS_ETIMEDOUT only
+ *     under a deadline; a task that never ran is accepted only under a
+ *     token that may have been cancelled; a wait in a task under a token
+ *     may return its code; an errgroup's wait returns a failing child's
+ *     value exactly (the one failure, when one child failed).
+ *   - The subtree check after a cancel (every table token below it
+ *     cancelled when the call returns) runs only when no other cancel or
+ *     deadline can be walking the subtree: verify/token.pml (-DNUNDERC)
+ *     shows that an overlapping cancel makes the call return early.
+ *     -DFUZZ_TOKEN_OVERLAP=1 checks it always.
+ *   - Every handle of the table is released by the end of the program,
+ *     after the pool is destroyed when it was not released before (tokens
+ *     outlive pools): the fuzz build's leak check sees a token, a record's
+ *     reference or a deadline's timer that is never freed.
  *
  * Waits inside tasks are real WS_FOREVER waits (FUZZ_STRICT_WAITS=1, the
  * default): an acyclic wait-for graph must finish, and libFuzzer's -timeout
@@ -216,19 +257,26 @@ enum {
   OP_AFTER = OP_COUNT_V1, /* delay, flags, body: ws_after */
   OP_SUBMIT_EX, /* flags, body: ws_submit_ex (WS_SUBMIT_HIGH or not) */
   OP_IO, /* slot and handler flags, action: ws_io_* on a watch slot */
+  OP_COUNT_V2, /* encoding version 2 ends here */
+  OP_TOKEN = OP_COUNT_V2, /* act, sel, d: ws_token_* on the token table */
+  OP_SUBMIT_TOKEN, /* flags, sel, body: ws_submit_token */
+  OP_EGROUP, /* flags, sel, n bodies: a group configured with ws_group_config */
+  OP_THEN_RESULT, /* sel, flags, body: ws_future_then_result */
+  OP_TPOLL, /* flags: ws_current_token, ws_token_status, ws_cancelled */
   OP_COUNT
 };
 
 /* Opcodes of each encoding version (h4 >> 4): a version only ever appends. */
-static const int VERSION_OPS[] = {OP_COUNT_V0, OP_COUNT_V1, OP_COUNT};
+static const int VERSION_OPS[] = {OP_COUNT_V0, OP_COUNT_V1, OP_COUNT_V2, OP_COUNT};
 #define VERSION_LATEST ((int)(sizeof VERSION_OPS / sizeof VERSION_OPS[0]) - 1)
 
 /* For the decode trace. */
 static const char *const OP_NAME[OP_COUNT] = {
-    "SUBMIT",   "WAIT",      "CANCEL",     "RELEASE",  "GROUP",     "JOIN",   "PFOR",    "BLOCKING",
-    "SHUTDOWN", "WAIT_IDLE", "AWAIT_TERM", "STATUS",   "STATS",     "TRACE",  "PROFILE", "SPIN",
-    "DESTROY",  "FAULT",     "THEN",       "WHEN_ALL", "WHEN_ANY",  "CGROUP", "GCANCEL", "POLL",
-    "REDUCE",   "INVOKE",    "SORT",       "AFTER",    "SUBMIT_EX", "IO"};
+    "SUBMIT",    "WAIT",     "CANCEL",    "RELEASE",      "GROUP",  "JOIN",        "PFOR",
+    "BLOCKING",  "SHUTDOWN", "WAIT_IDLE", "AWAIT_TERM",   "STATUS", "STATS",       "TRACE",
+    "PROFILE",   "SPIN",     "DESTROY",   "FAULT",        "THEN",   "WHEN_ALL",    "WHEN_ANY",
+    "CGROUP",    "GCANCEL",  "POLL",      "REDUCE",       "INVOKE", "SORT",        "AFTER",
+    "SUBMIT_EX", "IO",       "TOKEN",     "SUBMIT_TOKEN", "EGROUP", "THEN_RESULT", "TPOLL"};
 
 static const unsigned STEAL_BATCH[8] = {0, 1, 2, 3, 8, 32, 256, 5}; /* 256: the maximum */
 static const unsigned SPIN[8] = {0, WS_SPIN_NONE, 1, 2, 4, 64, 1000, 0};
@@ -284,6 +332,15 @@ typedef struct ftask {
   int64_t not_before; /* a timer: the earliest CLOCK_MONOTONIC time it may start */
   int nin, in[4]; /* K_ALL, K_ANY: the inputs' ids, in index order */
   struct fgroup *grp; /* the innermost group whose fork/join work this task is */
+  /* Version 3: the node (fnode) of the token nearest on its chain (what
+     ws_current_token() returns in it), or -1: none. */
+  int cn;
+  bool tokened; /* a record under a token (ws_submit_token, or inherited) */
+  /* A tokened record whose token was seen cancelled before the submission:
+     that code (it never runs, its future says that code); else 0. */
+  int dead_code;
+  bool thenres; /* a ws_future_then_result continuation */
+  int eg_node; /* a direct child of a WS_GROUP_CANCEL_ON_ERROR group: its node; else -1 */
   /* K_ANY: the winner's index, written by the library before the combined
      future is final (SIZE_MAX: ws_when_any was given no index). */
   size_t index;
@@ -297,17 +354,23 @@ typedef struct ftask {
 typedef struct fgroup {
   ws_group_t g;
   struct fgroup *up; /* the owner task's grp (the enclosing group), or NULL */
+  int node; /* a configured group's (OP_EGROUP): its token's node; else -1 */
   /* Set (seq_cst) before every ws_group_cancel(&g); read by the checks.
      A cancel the library acts on was preceded by this store. */
   _Atomic bool cancel_called;
 } fgroup;
 
-/* A future handle and who uses it; all fields under slots_lock. */
-typedef struct fslot {
-  ws_future_t *f; /* NULL: no handle (none asked for, or not published yet) */
+/* A handle that several threads use (a future's, a token's) and who uses
+   it; all fields under its table's lock (slots_lock, tokens_lock). It is
+   released once asked to be and nobody uses it, and never used after. */
+typedef struct fhold {
+  void *h; /* NULL: no handle (none asked for, or not published yet) */
   int users; /* threads between taking and dropping the handle */
   bool release_req, released;
-} fslot;
+} fhold;
+
+/* A future's (h: its ws_future_t). */
+typedef fhold fslot;
 
 static ws_pool_t *pool; /* written by the outside thread before tasks exist */
 static unsigned nworkers;
@@ -319,6 +382,7 @@ static _Atomic bool accepted[MAX_TASKS]; /* the call that created it accepted it
 static _Atomic bool cancelled[MAX_TASKS]; /* ws_future_cancel returned 0 */
 static _Atomic bool finished[MAX_TASKS]; /* task_fn is about to return */
 static _Atomic bool skipped[MAX_TASKS]; /* a group child that never started (group cancel) */
+static _Atomic bool cancel_tried[MAX_TASKS]; /* set before every ws_future_cancel of it */
 static _Atomic bool shut_requested; /* set before any ws_shutdown call */
 static _Atomic bool fault_armed; /* ENOMEM may come back from anywhere */
 /* ws_join's first halves run: fa is a call on the joining worker, not a task,
@@ -348,6 +412,85 @@ typedef struct ctx {
   int depth, bound;
 } ctx;
 
+/* --- cancellation tokens (version 3): what may have cancelled a task ---------------- */
+
+/* A node is a token of the token table (OP_TOKEN) or the token of a
+   configured group (OP_EGROUP): where a cancel may come from. Nodes are
+   never reused within a program, so a task's `cn` keeps its meaning. */
+#define NTOKENS 8 /* token-table slots per program */
+#define MAX_NODES 64
+
+typedef struct fnode {
+  /* Written before the node is published (nnodes), read-only after. */
+  int parent; /* the node of the parent token, or -1 */
+  bool deadline; /* created with a deadline: may time out (WS_ETIMEDOUT) */
+  bool errgroup; /* a WS_GROUP_CANCEL_ON_ERROR group's token */
+  bool is_token; /* a token of the table (else a group's, owned by it) */
+  _Atomic bool cancel_called; /* set (seq_cst) before every cancel of this token */
+  _Atomic bool cancel_done; /* set after a ws_token_cancel of it returned */
+  _Atomic bool failed; /* errgroup: a direct child is returning non-zero */
+  /* A group's token: the pointer the first task under it saw (compared
+     with every later one). */
+  _Atomic(ws_token_t *) seen;
+  fhold hold; /* the table's handle (h: its ws_token_t), under tokens_lock */
+} fnode;
+
+static fnode nodes[MAX_NODES];
+static _Atomic int nnodes;
+static pthread_mutex_t tokens_lock = PTHREAD_MUTEX_INITIALIZER;
+static int tok_node[NTOKENS]; /* the table: slot -> node, under tokens_lock */
+static int ntokens; /* slots used, under tokens_lock */
+static _Atomic int cancels_inflight; /* ws_token_cancel calls on table tokens, running */
+
+/* Checks what verify/token.pml -DNUNDERC found the code does not do yet: a
+   cancel that returns while another cancel of the same subtree (or a
+   deadline's) still walks leaves descendants live (README, token.pml). 0:
+   the subtree is checked only when no other cancel can be walking it. */
+#ifndef FUZZ_TOKEN_OVERLAP
+#define FUZZ_TOKEN_OVERLAP 0
+#endif
+
+static int new_node(int parent, bool deadline, bool errgroup, bool is_token)
+{
+  int n = atomic_fetch_add(&nnodes, 1);
+  if (n >= MAX_NODES) {
+    atomic_fetch_sub(&nnodes, 1);
+    return -1;
+  }
+  fnode *x = &nodes[n];
+  x->parent = parent;
+  x->deadline = deadline;
+  x->errgroup = errgroup;
+  x->is_token = is_token;
+  return n;
+}
+
+/* Whether a task under node n may find its token cancelled (1), with
+   WS_ECANCELED (2) or WS_ETIMEDOUT (3) in particular. */
+static bool node_may(int n, int what)
+{
+  for (; n >= 0; n = nodes[n].parent) {
+    const fnode *x = &nodes[n];
+    bool ecanceled = atomic_load(&x->cancel_called) || (x->errgroup && atomic_load(&x->failed));
+    if ((what != 3 && ecanceled) || (what != 2 && x->deadline))
+      return true;
+  }
+  return false;
+}
+
+static bool may_stop(int n)
+{
+  return node_may(n, 1);
+}
+
+/* A token code (ws_token_status, a future's or a wait's result) that node
+   n allows: 0, or a cancel's code its chain may have. */
+static bool code_ok(int n, int code)
+{
+  return code == 0 || (code == WS_ECANCELED && node_may(n, 2)) ||
+         (code == WS_ETIMEDOUT && node_may(n, 3));
+}
+
 static int new_id(void)
 {
   int id = atomic_fetch_add(&next_id, 1);
@@ -371,6 +514,8 @@ static ftask *new_task(reader body, int depth, int bound)
   t->rc = rc_of(body.n > 0 ? body.p[0] : 0);
   t->kind = K_TASK;
   t->pred = -1;
+  t->cn = -1;
+  t->eg_node = -1;
   return t;
 }
 
@@ -385,6 +530,17 @@ static void dry_body(const ctx *c, reader body)
   (void)rd_u8(&body); /* the return value */
   ctx k = {&dry_self, c->depth + 1, 0};
   run_ops(&k, &body, 1 << 30);
+}
+
+/* Decode mode: prints the body of the task an operation would create (at
+   a depth below MAX_DEPTH), and says whether the operation stops there. */
+static bool decoded(const ctx *c, reader body)
+{
+  if (!dry)
+    return false;
+  if (c->depth < MAX_DEPTH)
+    dry_body(c, body);
+  return true;
 }
 
 static int nop_fn(void *arg)
@@ -410,6 +566,8 @@ static int task_fn(void *arg)
   CHECK(prev == 0, "task %d ran %d times", t->id, prev + 1);
   CHECK(!atomic_load(&cancelled[t->id]), "task %d runs after a successful cancel", t->id);
   CHECK(!atomic_load(&skipped[t->id]), "group child %d starts after its group's wait", t->id);
+  CHECK(t->dead_code == 0, "task %d runs, its token was cancelled (%d) before its submission",
+        t->id, t->dead_code);
   if (t->pred >= 0)
     continuation_starts(t);
   if (t->timer) {
@@ -423,6 +581,8 @@ static int task_fn(void *arg)
   (void)rd_u8(&r); /* the return value */
   ctx c = {t, t->depth, t->bound};
   run_ops(&c, &r, 1 << 30);
+  if (t->eg_node >= 0 && t->rc != 0)
+    atomic_store(&nodes[t->eg_node].failed, true); /* before the group sees it: see fnode */
   atomic_store(&ret[t->id], t->rc);
   atomic_store(&finished[t->id], true);
   return t->rc;
@@ -433,8 +593,52 @@ static int task_fn(void *arg)
 static void publish(int id, ws_future_t *f)
 {
   pthread_mutex_lock(&slots_lock);
-  slots[id].f = f;
+  slots[id].h = f;
   pthread_mutex_unlock(&slots_lock);
+}
+
+/* Takes x's handle (one more user) unless there is none or its release
+   was asked for: NULL then. m: its table's lock. */
+static void *hold_take(pthread_mutex_t *m, fhold *x)
+{
+  void *h = NULL;
+  pthread_mutex_lock(m);
+  if (x->h != NULL && !x->release_req) {
+    x->users++;
+    h = x->h;
+  }
+  pthread_mutex_unlock(m);
+  return h;
+}
+
+static void hold_release_locked(fhold *x, void (*release)(void *))
+{
+  x->released = true;
+  release(x->h);
+}
+
+static void hold_drop(pthread_mutex_t *m, fhold *x, void (*release)(void *))
+{
+  pthread_mutex_lock(m);
+  if (--x->users == 0 && x->release_req && !x->released)
+    hold_release_locked(x, release);
+  pthread_mutex_unlock(m);
+}
+
+static void hold_request_release(pthread_mutex_t *m, fhold *x, void (*release)(void *))
+{
+  pthread_mutex_lock(m);
+  if (x->h != NULL && !x->release_req) {
+    x->release_req = true;
+    if (x->users == 0)
+      hold_release_locked(x, release);
+  }
+  pthread_mutex_unlock(m);
+}
+
+static void future_release(void *f)
+{
+  ws_future_release(f);
 }
 
 /* Picks an id below bound, recent ones more often, and takes its handle:
@@ -445,42 +649,17 @@ static ws_future_t *take(int bound, uint8_t sel, int *id)
     return NULL;
   int span = bound < 16 ? bound : 16;
   *id = bound - 1 - sel % span;
-  ws_future_t *f = NULL;
-  pthread_mutex_lock(&slots_lock);
-  fslot *s = &slots[*id];
-  if (s->f != NULL && !s->release_req) {
-    s->users++;
-    f = s->f;
-  }
-  pthread_mutex_unlock(&slots_lock);
-  return f;
-}
-
-static void do_release_locked(fslot *s)
-{
-  s->released = true;
-  ws_future_release(s->f);
+  return hold_take(&slots_lock, &slots[*id]);
 }
 
 static void drop(int id)
 {
-  pthread_mutex_lock(&slots_lock);
-  fslot *s = &slots[id];
-  if (--s->users == 0 && s->release_req && !s->released)
-    do_release_locked(s);
-  pthread_mutex_unlock(&slots_lock);
+  hold_drop(&slots_lock, &slots[id], future_release);
 }
 
 static void request_release(int id)
 {
-  pthread_mutex_lock(&slots_lock);
-  fslot *s = &slots[id];
-  if (s->f != NULL && !s->release_req) {
-    s->release_req = true;
-    if (s->users == 0)
-      do_release_locked(s);
-  }
-  pthread_mutex_unlock(&slots_lock);
+  hold_request_release(&slots_lock, &slots[id], future_release);
 }
 
 static int64_t timeout_of(const ctx *c, uint8_t b)
@@ -589,7 +768,8 @@ static bool may_be(int id, int o)
        by ws_future_cancel or by the shutdown). */
     if (atomic_load(&ran[id]) != 0)
       return o == t->rc;
-    return o == WS_ECANCELED || (t->timer && o == WS_ESHUTDOWN);
+    return o == WS_ECANCELED || (t->timer && o == WS_ESHUTDOWN) ||
+           (t->tokened && o == WS_ETIMEDOUT && node_may(t->cn, 3));
   }
 }
 
@@ -600,13 +780,17 @@ static void check_combined(const ws_future_t *f, int id, const char *when)
   int rc = 12345;
   int res = ws_future_result(f, &rc);
   if (st == WS_FUTURE_RUNNING) { /* claimed from the start; may finish meanwhile */
-    CHECK(res == WS_EBUSY || res == 0 || res == WS_ECANCELED,
+    CHECK(res == WS_EBUSY || res == 0 || res == WS_ECANCELED || res == WS_ETIMEDOUT,
           "%s: combined %d running, ws_future_result = %d", when, id, res);
     return;
   }
   CHECK(st == WS_FUTURE_DONE || st == WS_FUTURE_FAILED || st == WS_FUTURE_CANCELLED,
         "%s: combined future %d has status %d", when, id, st);
-  CHECK(st == WS_FUTURE_CANCELLED ? res == WS_ECANCELED || res == WS_ESHUTDOWN : res == 0,
+  /* CANCELLED: an input's reason (WS_ETIMEDOUT: a token's deadline; may_be
+     below says whether an input may have it). */
+  CHECK(st == WS_FUTURE_CANCELLED
+            ? res == WS_ECANCELED || res == WS_ESHUTDOWN || res == WS_ETIMEDOUT
+            : res == 0,
         "%s: combined %d status %d but ws_future_result = %d", when, id, st, res);
   CHECK(st == WS_FUTURE_CANCELLED || (st == WS_FUTURE_DONE) == (rc == 0),
         "%s: combined %d status %d with result %d", when, id, st, rc);
@@ -637,15 +821,24 @@ static void check_final(const ws_future_t *f, int id, const char *when)
     CHECK((st == WS_FUTURE_DONE) == (rc == 0), "%s: task %d status %d with result %d", when, id, st,
           rc);
     break;
-  case WS_FUTURE_CANCELLED:
-    CHECK(res == WS_ECANCELED || (tasks[id].timer && res == WS_ESHUTDOWN),
+  case WS_FUTURE_CANCELLED: {
+    const ftask *t = &tasks[id];
+    CHECK(res == WS_ECANCELED || (t->timer && res == WS_ESHUTDOWN) ||
+              (t->tokened && res == WS_ETIMEDOUT && node_may(t->cn, 3)),
           "%s: task %d cancelled but ws_future_result = %d", when, id, res);
+    /* Its token was cancelled before the submission: that code, unless a
+       ws_future_cancel came first. */
+    CHECK(t->dead_code == 0 || res == t->dead_code || atomic_load(&cancel_tried[id]),
+          "%s: task %d, its token cancelled (%d) before the submission: ws_future_result = %d",
+          when, id, t->dead_code, res);
     CHECK(atomic_load(&ran[id]) == 0, "%s: task %d cancelled but ran", when, id);
     break;
+  }
   case WS_FUTURE_PENDING:
   case WS_FUTURE_RUNNING:
     /* It may finish (or be cancelled) between the two calls. */
-    CHECK(res == WS_EBUSY || res == 0 || res == WS_ECANCELED || res == WS_ESHUTDOWN,
+    CHECK(res == WS_EBUSY || res == 0 || res == WS_ECANCELED || res == WS_ESHUTDOWN ||
+              (res == WS_ETIMEDOUT && tasks[id].tokened),
           "%s: task %d status %d but ws_future_result = %d", when, id, st, res);
     break;
   default:
@@ -661,7 +854,7 @@ static void continuation_starts(const ftask *t)
   if (!t->hold)
     return;
   pthread_mutex_lock(&slots_lock);
-  const ws_future_t *f = slots[t->pred].f; /* kept by our user count */
+  const ws_future_t *f = slots[t->pred].h; /* kept by our user count */
   pthread_mutex_unlock(&slots_lock);
   int st = ws_future_status(f);
   CHECK(st >= WS_FUTURE_DONE, "continuation %d starts, its future %d has status %d", t->id, t->pred,
@@ -816,8 +1009,20 @@ static bool chain_flagged(const fgroup *g)
 static void cancel_group(fgroup *g)
 {
   atomic_store(&g->cancel_called, true); /* before the call: see fgroup */
+  if (g->node >= 0) /* a configured group's cancel cancels its token */
+    atomic_store(&nodes[g->node].cancel_called, true);
   int rc = ws_group_cancel(&g->g);
   CHECK(rc == 0, "ws_group_cancel returned %d", rc);
+}
+
+/* The one operation a group's owner runs between its spawns and its wait. */
+static void run_between(const ctx *c, reader *mid)
+{
+  if (c->self == NULL)
+    group_open_outside = true; /* written by the outside thread only */
+  run_ops(c, mid, 1);
+  if (c->self == NULL)
+    group_open_outside = false;
 }
 
 /* OP_GROUP, and OP_CGROUP (cancelling) with the same operands: flags bits
@@ -836,16 +1041,12 @@ static void op_group(const ctx *c, reader *r, bool cancelling)
       dry_body(c, bodies[i]);
     if (fl & 0x20) {
       reader mid = rd_slice(r);
-      if (c->self == NULL)
-        group_open_outside = true;
-      run_ops(c, &mid, 1);
-      if (c->self == NULL)
-        group_open_outside = false;
+      run_between(c, &mid);
     }
     return;
   }
   int when = cancelling ? fl >> 2 & 3 : 0;
-  fgroup g = {.up = c->self != NULL ? c->self->grp : NULL};
+  fgroup g = {.up = c->self != NULL ? c->self->grp : NULL, .node = -1};
   atomic_init(&g.cancel_called, false);
   int rc = ws_group_init(&g.g, c->self != NULL && (fl & 0x10) ? NULL : pool);
   CHECK(rc == 0, "ws_group_init returned %d", rc);
@@ -864,6 +1065,7 @@ static void op_group(const ctx *c, reader *r, bool cancelling)
     if (t == NULL)
       continue;
     t->grp = &g;
+    t->cn = c->self != NULL ? c->self->cn : -1; /* fork/join work: under our token */
     bool after = atomic_load(&g.cancel_called) || nested_in_cancelled;
     rc = ws_group_spawn(&g.g, task_fn, t);
     if (rc == 0) {
@@ -887,11 +1089,7 @@ static void op_group(const ctx *c, reader *r, bool cancelling)
   }
   if (fl & 0x20) { /* one operation between the spawns and the wait */
     reader mid = rd_slice(r);
-    if (c->self == NULL)
-      group_open_outside = true; /* written by the outside thread only */
-    run_ops(c, &mid, 1);
-    if (c->self == NULL)
-      group_open_outside = false;
+    run_between(c, &mid);
   }
   rc = ws_group_wait(&g.g);
   /* Read after the wait: a cancel the wait acted on set its flag before. */
@@ -906,21 +1104,25 @@ static void op_group(const ctx *c, reader *r, bool cancelling)
       any_fail |= kids[i]->rc != 0;
       match |= kids[i]->rc != 0 && kids[i]->rc == rc;
     } else {
-      CHECK(own || up, "group child %d did not run before the wait, nothing was cancelled", id);
+      CHECK(own || up || may_stop(kids[i]->cn),
+            "group child %d did not run before the wait, nothing was cancelled", id);
       atomic_store(&skipped[id], true);
     }
   }
   /* A child's failure comes first, exactly, cancelled or not (wsched.h). */
   int st = ws_group_status(&g.g);
+  int cn = c->self != NULL ? c->self->cn : -1; /* the token an unconfigured group is under */
   if (any_fail)
     CHECK(match && st == WS_FUTURE_FAILED, "ws_group_wait returned %d (status %d), a child failed",
           rc, st);
   else if (own || nested_in_cancelled)
     CHECK(rc == WS_ECANCELED && st == WS_FUTURE_CANCELLED,
           "ws_group_wait of a cancelled group returned %d (status %d)", rc, st);
-  else if (up) /* an enclosing group was cancelled, maybe after the wait looked */
-    CHECK((rc == WS_ECANCELED && st == WS_FUTURE_CANCELLED) || (rc == 0 && st == WS_FUTURE_DONE),
-          "ws_group_wait (an enclosing group cancelled) returned %d (status %d)", rc, st);
+  else if (up || may_stop(cn)) /* an enclosing group or token, maybe after the wait looked */
+    CHECK((rc == 0 && st == WS_FUTURE_DONE) ||
+              (st == WS_FUTURE_CANCELLED &&
+               ((rc == WS_ECANCELED && up) || (rc != 0 && code_ok(cn, rc)))),
+          "ws_group_wait (an enclosing group or token cancelled) returned %d (status %d)", rc, st);
   else
     CHECK(rc == 0 && st == WS_FUTURE_DONE, "ws_group_wait returned %d (status %d)", rc, st);
 }
@@ -942,6 +1144,7 @@ static void op_join(const ctx *c, reader *r)
   if (b == NULL)
     return; /* a stays "not accepted" and never runs */
   a->grp = b->grp = c->self != NULL ? c->self->grp : NULL; /* fork/join under our group */
+  a->cn = b->cn = c->self != NULL ? c->self->cn : -1; /* and under our token */
   ws_pool_t *target = c->self != NULL && (fl & 1) ? NULL : pool;
   int rc = ws_join(target, task_fn, a, task_fn, b);
   if (c->self == NULL && (rc == WS_ESHUTDOWN || rc == WS_ENOMEM)) {
@@ -965,11 +1168,8 @@ static void op_then(const ctx *c, reader *r)
 {
   uint8_t sel = rd_u8(r), fl = rd_u8(r);
   reader body = rd_slice(r);
-  if (dry) {
-    if (c->depth < MAX_DEPTH)
-      dry_body(c, body);
+  if (decoded(c, body))
     return;
-  }
   ws_future_t *next = (ws_future_t *)&next;
   if (fl & 0x80) { /* bad arguments: nothing attached, *next NULL */
     CHECK(ws_future_then(NULL, task_fn, NULL, &next) == WS_EINVAL && next == NULL,
@@ -1117,8 +1317,8 @@ static void op_poll(const ctx *c, reader *r)
     CHECK(!cn, "ws_cancelled() true outside the pool");
     return;
   }
-  CHECK(!cn || chain_flagged(self->grp),
-        "ws_cancelled() true in task %d, no group of its chain "
+  CHECK(!cn || chain_flagged(self->grp) || may_stop(self->cn),
+        "ws_cancelled() true in task %d, no group or token of its chain "
         "was cancelled",
         self->id);
   CHECK(cn || self->cancelled_grp == NULL,
@@ -1313,6 +1513,7 @@ static void op_invoke(const ctx *c, reader *r)
     if ((ts[i] = new_task(bodies[i], c->depth + 1, bound)) == NULL)
       return; /* the ones made stay "not accepted" and never run */
     ts[i]->grp = c->self != NULL ? c->self->grp : NULL;
+    ts[i]->cn = c->self != NULL ? c->self->cn : -1;
     calls[i] = (ws_invoke_t){task_fn, ts[i]};
   }
   int rc = ws_parallel_invoke(target, calls, (size_t)n);
@@ -1416,6 +1617,44 @@ static bool main_shut; /* the outside thread's own ws_shutdown returned (outside
 static bool destroyed;
 static bool tracing;
 
+/* Task t is submitted under the token k of node cn (explicit, or the
+   submitter's, inherited): its code now, final once non-zero, decides. */
+static void under_token(ftask *t, int cn, const ws_token_t *k)
+{
+  CHECK(k != NULL, "task %d: submitted under node %d's token, which is NULL", t->id, cn);
+  int code = ws_token_status(k);
+  CHECK(code_ok(cn, code), "ws_token_status = %d before a submission under node %d", code, cn);
+  t->cn = cn;
+  t->tokened = true;
+  t->dead_code = code;
+}
+
+/* What a submission of t (by `call`) returned: rc, and the future f it
+   stored when one was asked for (want). Inside a task only WS_ENOMEM may
+   refuse it; outside, WS_ESHUTDOWN too once ws_shutdown was called. */
+static void submitted(const ctx *c, ftask *t, int rc, bool want, ws_future_t *f, const char *call)
+{
+  if (rc == 0) {
+    atomic_store(&accepted[t->id], true);
+    CHECK(!(c->self == NULL && main_shut), "root %s accepted after ws_shutdown", call);
+    if (want) {
+      CHECK(f != NULL, "%s returned 0 and a NULL future", call);
+      publish(t->id, f);
+    }
+    return;
+  }
+  if (want)
+    CHECK(f == NULL, "failed %s left a future", call);
+  if (rc == WS_ENOMEM) {
+    CHECK(atomic_load(&fault_armed), "%s: WS_ENOMEM without a fault armed", call);
+    return;
+  }
+  CHECK(c->self == NULL, "%s inside a task returned %d", call, rc);
+  CHECK(rc == WS_ESHUTDOWN && atomic_load(&shut_requested),
+        "root %s returned %d (shutdown requested: %d)", call, rc,
+        (int)atomic_load(&shut_requested));
+}
+
 /* OP_SUBMIT, and OP_SUBMIT_EX (ex: through ws_submit_ex) with the same
    operands: flags 0x01 a future, 0x04 bad arguments first; OP_SUBMIT_EX
    only: 0x02 WS_SUBMIT_HIGH, bits 4-6 which unknown flag the bad
@@ -1424,11 +1663,8 @@ static void op_submit(const ctx *c, reader *r, bool ex)
 {
   uint8_t fl = rd_u8(r);
   reader body = rd_slice(r);
-  if (dry) {
-    if (c->depth < MAX_DEPTH)
-      dry_body(c, body);
+  if (decoded(c, body))
     return;
-  }
   if (fl & 4) { /* bad arguments */
     ws_future_t *f = (ws_future_t *)&f;
     CHECK(ws_submit(pool, NULL, NULL, &f) == WS_EINVAL && f == NULL,
@@ -1448,29 +1684,486 @@ static void op_submit(const ctx *c, reader *r, bool ex)
   ftask *t = new_task(body, c->depth + 1, -1);
   if (t == NULL)
     return;
+  if (c->self != NULL && c->self->cn >= 0) /* inherits the token it runs under */
+    under_token(t, c->self->cn, ws_current_token());
   bool want = fl & 1;
   ws_future_t *f = (ws_future_t *)&f;
   int rc = ex ? ws_submit_ex(pool, task_fn, t, fl & 2 ? WS_SUBMIT_HIGH : 0, want ? &f : NULL)
               : ws_submit(pool, task_fn, t, want ? &f : NULL);
-  if (rc == 0) {
-    atomic_store(&accepted[t->id], true);
-    CHECK(!(c->self == NULL && main_shut), "root ws_submit accepted after ws_shutdown");
-    if (want) {
-      CHECK(f != NULL, "ws_submit returned 0 and a NULL future");
-      publish(t->id, f);
+  submitted(c, t, rc, want, f, "ws_submit");
+}
+
+/* --- tokens, errgroups and then_result (version 3) --------------------------------- */
+
+/* Picks a slot of the token table (recent ones more often) and takes its
+   handle: NULL when there is none or it is released; *node its node. */
+static ws_token_t *token_take(uint8_t sel, int *node)
+{
+  pthread_mutex_lock(&tokens_lock);
+  int n = ntokens > 0 ? tok_node[ntokens - 1 - sel % ntokens] : -1;
+  pthread_mutex_unlock(&tokens_lock);
+  if (n < 0)
+    return NULL;
+  *node = n;
+  return hold_take(&tokens_lock, &nodes[n].hold);
+}
+
+static void token_release(void *t)
+{
+  ws_token_release(t);
+}
+
+static void token_drop(int node)
+{
+  hold_drop(&tokens_lock, &nodes[node].hold, token_release);
+}
+
+/* A deadline of 0 to 3 ms: some pass inside the program, some do not. */
+static const int64_t TOKEN_DEADLINE[4] = {0, 200000, 1000000, 3000000};
+
+/* Creates a token of the table, a child of the token `sel` picks when
+   `child`, with a deadline (TOKEN_DEADLINE[d % 4]) when `deadline`. A
+   child of a cancelled token is born cancelled with its code. */
+static void token_create(uint8_t sel, uint8_t d, bool child, bool deadline)
+{
+  pthread_mutex_lock(&tokens_lock);
+  bool full = ntokens >= NTOKENS;
+  pthread_mutex_unlock(&tokens_lock);
+  if (full)
+    return;
+  int pn = -1;
+  ws_token_t *parent = child ? token_take(sel, &pn) : NULL;
+  if (child && parent == NULL)
+    return;
+  int pcode = parent != NULL ? ws_token_status(parent) : 0;
+  ws_token_t *t = (ws_token_t *)&t;
+  int rc = deadline ? ws_token_create_deadline(pool, parent, TOKEN_DEADLINE[d % 4], &t)
+                    : ws_token_create(parent, &t);
+  if (rc != 0) {
+    CHECK(t == NULL, "failed ws_token_create left a token");
+    CHECK((rc == WS_ENOMEM && atomic_load(&fault_armed)) ||
+              (deadline && rc == WS_ESHUTDOWN && atomic_load(&shut_requested)),
+          "ws_token_create%s returned %d", deadline ? "_deadline" : "", rc);
+  } else {
+    CHECK(t != NULL, "ws_token_create returned 0 and a NULL token");
+    int code = ws_token_status(t);
+    CHECK(pcode == 0 || code == pcode, "a child of a token cancelled (%d) has status %d", pcode,
+          code);
+    int n = new_node(pn, deadline, false, true);
+    pthread_mutex_lock(&tokens_lock);
+    if (n >= 0 && ntokens < NTOKENS) {
+      nodes[n].hold.h = t;
+      tok_node[ntokens++] = n;
+      t = NULL;
     }
+    pthread_mutex_unlock(&tokens_lock);
+    CHECK(code_ok(n >= 0 ? n : pn, code) || deadline, "new token: status %d", code);
+    ws_token_release(t); /* NULL when kept; else no room for it (raced) */
+  }
+  if (parent != NULL)
+    token_drop(pn);
+}
+
+/* Is node d below node n? *deadline: whether a token of d's chain, from
+   its root, has a deadline (whose walk may overlap a cancel's). */
+static bool node_below(int d, int n, bool *deadline)
+{
+  bool below = false;
+  *deadline = false;
+  for (int k = d; k >= 0; k = nodes[k].parent) {
+    *deadline |= nodes[k].deadline;
+    below |= k == n && k != d;
+  }
+  return below;
+}
+
+/* ws_token_cancel of node n's token t (held), then: t is cancelled, and so
+   is every descendant of the table once no other cancel can be walking. */
+static void token_cancel(int n, ws_token_t *t, bool subtree)
+{
+  atomic_store(&nodes[n].cancel_called, true); /* before: see fnode */
+  atomic_fetch_add(&cancels_inflight, 1);
+  CHECK(ws_token_cancel(t) == 0, "ws_token_cancel failed");
+  atomic_store(&nodes[n].cancel_done, true);
+  int code = ws_token_status(t);
+  CHECK(code != 0 && code_ok(n, code), "ws_token_status after ws_token_cancel = %d", code);
+  bool alone = atomic_load(&cancels_inflight) == 1; /* no other cancel is walking */
+  if (subtree) {
+    for (int d = 0; d < atomic_load(&nnodes); d++) {
+      bool deadline;
+      if (!nodes[d].is_token || !node_below(d, n, &deadline) ||
+          !(FUZZ_TOKEN_OVERLAP || (alone && !deadline)))
+        continue;
+      ws_token_t *dt = hold_take(&tokens_lock, &nodes[d].hold);
+      if (dt == NULL)
+        continue;
+      int dc = ws_token_status(dt);
+      CHECK(dc != 0, "ws_token_cancel returned, its descendant (node %d under %d) is live", d, n);
+      token_drop(d);
+    }
+  }
+  atomic_fetch_sub(&cancels_inflight, 1);
+}
+
+/* Bad arguments: each refused, nothing created. */
+static void token_errors(void)
+{
+  ws_token_t *t = (ws_token_t *)&t;
+  CHECK(ws_token_create(NULL, NULL) == WS_EINVAL, "ws_token_create(NULL)");
+  CHECK(ws_token_create_deadline(NULL, NULL, 1, &t) == WS_EINVAL && t == NULL,
+        "ws_token_create_deadline(NULL pool)");
+  t = (ws_token_t *)&t;
+  CHECK(ws_token_create_deadline(pool, NULL, -1, &t) == WS_EINVAL && t == NULL,
+        "ws_token_create_deadline(negative)");
+  CHECK(ws_token_create_deadline(pool, NULL, 1, NULL) == WS_EINVAL,
+        "ws_token_create_deadline(NULL token)");
+  CHECK(ws_token_status(NULL) == WS_EINVAL, "ws_token_status(NULL)");
+  CHECK(ws_token_cancel(NULL) == WS_EINVAL, "ws_token_cancel(NULL)");
+  ws_token_release(NULL);
+  ws_future_t *f = (ws_future_t *)&f;
+  CHECK(ws_submit_token(pool, NULL, NULL, 0, NULL, &f) == WS_EINVAL && f == NULL,
+        "ws_submit_token(NULL fn)");
+  f = (ws_future_t *)&f;
+  CHECK(ws_submit_token(NULL, nop_fn, NULL, 0, NULL, &f) == WS_EINVAL && f == NULL,
+        "ws_submit_token(NULL pool)");
+  f = (ws_future_t *)&f;
+  CHECK(ws_submit_token(pool, nop_fn, NULL, 0x100, NULL, &f) == WS_EINVAL && f == NULL,
+        "ws_submit_token(unknown flag)");
+  CHECK(ws_group_config(NULL, 0, NULL) == WS_EINVAL, "ws_group_config(NULL)");
+  CHECK(ws_group_status(NULL) == WS_EINVAL, "ws_group_status(NULL)");
+  f = (ws_future_t *)&f;
+  CHECK(ws_future_then_result(NULL, NULL, NULL, &f) == WS_EINVAL && f == NULL,
+        "ws_future_then_result(NULL)");
+}
+
+/* Operands: act (bits 0-2: 0 create, 1 create a child of sel's, 2 create
+   with a deadline, 3 the same as a child of sel's, 4 cancel (0x08: then
+   check its subtree), 5 release, 6 status, 7 bad arguments), sel, d (the
+   deadline, TOKEN_DEADLINE[d % 4]). */
+static void op_token(const ctx *c, reader *r)
+{
+  uint8_t act = rd_u8(r), sel = rd_u8(r), d = rd_u8(r);
+  (void)c;
+  if (dry)
+    return;
+  int n;
+  ws_token_t *t;
+  switch (act & 7) {
+  case 0:
+  case 1:
+  case 2:
+  case 3:
+    token_create(sel, d, act & 1, act & 2);
+    break;
+  case 4:
+    if ((t = token_take(sel, &n)) != NULL) {
+      token_cancel(n, t, act & 8);
+      token_drop(n);
+    }
+    break;
+  case 5:
+    pthread_mutex_lock(&tokens_lock);
+    n = ntokens > 0 ? tok_node[ntokens - 1 - sel % ntokens] : -1;
+    pthread_mutex_unlock(&tokens_lock);
+    if (n >= 0)
+      hold_request_release(&tokens_lock, &nodes[n].hold, token_release);
+    break;
+  case 6:
+    if ((t = token_take(sel, &n)) != NULL) {
+      int code = ws_token_status(t);
+      CHECK(code_ok(n, code), "ws_token_status of node %d = %d", n, code);
+      CHECK(code != 0 || !atomic_load(&nodes[n].cancel_done),
+            "ws_token_status = 0 after a ws_token_cancel of it returned");
+      token_drop(n);
+    }
+    break;
+  default:
+    token_errors();
+  }
+}
+
+/* Operands: flags (0x01 a future, 0x02 WS_SUBMIT_HIGH, 0x08 token NULL:
+   the caller's), sel, body. */
+static void op_submit_token(const ctx *c, reader *r)
+{
+  uint8_t fl = rd_u8(r), sel = rd_u8(r);
+  reader body = rd_slice(r);
+  if (decoded(c, body))
+    return;
+  if (c->depth >= MAX_DEPTH)
+    return;
+  int n = -1;
+  ws_token_t *k = (fl & 8) ? NULL : token_take(sel, &n);
+  if (!(fl & 8) && k == NULL)
+    return;
+  ftask *t = new_task(body, c->depth + 1, -1);
+  if (t == NULL) {
+    if (k != NULL)
+      token_drop(n);
     return;
   }
-  if (want)
-    CHECK(f == NULL, "failed ws_submit left a future");
-  if (rc == WS_ENOMEM) {
-    CHECK(atomic_load(&fault_armed), "ws_submit: WS_ENOMEM without a fault armed");
+  if (k != NULL)
+    under_token(t, n, k);
+  else if (c->self != NULL && c->self->cn >= 0) /* NULL: inherits, as ws_submit_ex */
+    under_token(t, c->self->cn, ws_current_token());
+  bool want = fl & 1;
+  ws_future_t *f = (ws_future_t *)&f;
+  int rc = ws_submit_token(pool, task_fn, t, fl & 2 ? WS_SUBMIT_HIGH : 0, k, want ? &f : NULL);
+  if (k != NULL)
+    token_drop(n); /* the record holds the token from here */
+  submitted(c, t, rc, want, f, "ws_submit_token");
+}
+
+/* A configured group (ws_group_config): flags bits 0-1 n - 1, 0x04
+   WS_GROUP_CANCEL_ON_ERROR, 0x08 token NULL (the caller's), 0x10 pool NULL
+   (inside), 0x20 one operation before the wait, 0x40 ws_group_cancel after
+   the spawns, 0x80 bad arguments and misuse (an unknown flag; configured
+   twice; status before the wait); then sel, n bodies. */
+static void op_egroup(const ctx *c, reader *r)
+{
+  uint8_t fl = rd_u8(r), sel = rd_u8(r);
+  int n = 1 + fl % 4;
+  reader bodies[4], mid = {0};
+  for (int i = 0; i < n; i++)
+    bodies[i] = rd_slice(r);
+  if (fl & 0x20)
+    mid = rd_slice(r); /* one operation between the spawns and the wait */
+  if (dry) {
+    for (int i = 0; i < n && c->depth < MAX_DEPTH; i++)
+      dry_body(c, bodies[i]);
+    run_between(c, &mid);
     return;
   }
-  CHECK(c->self == NULL, "ws_submit inside a task returned %d", rc);
-  CHECK(rc == WS_ESHUTDOWN && atomic_load(&shut_requested),
-        "root ws_submit returned %d (shutdown requested: %d)", rc,
-        (int)atomic_load(&shut_requested));
+  int tn = -1;
+  ws_token_t *k = (fl & 8) ? NULL : token_take(sel, &tn);
+  if (!(fl & 8) && k == NULL)
+    return;
+  int outer = k != NULL ? tn : c->self != NULL ? c->self->cn : -1;
+  int ocode = k != NULL                             ? ws_token_status(k)
+              : c->self != NULL && c->self->cn >= 0 ? ws_token_status(ws_current_token())
+                                                    : 0;
+  fgroup g = {.up = c->self != NULL ? c->self->grp : NULL, .node = -1};
+  atomic_init(&g.cancel_called, false);
+  int rc = ws_group_init(&g.g, c->self != NULL && (fl & 0x10) ? NULL : pool);
+  CHECK(rc == 0, "ws_group_init returned %d", rc);
+  bool errgroup = fl & 4;
+  if (fl & 0x80) {
+    CHECK(ws_group_config(&g.g, 0x2, k) == WS_EINVAL, "ws_group_config(unknown flag)");
+    CHECK(ws_group_status(&g.g) == WS_EINVAL, "ws_group_status before the wait");
+  }
+  int node = new_node(outer, false, errgroup, false);
+  rc = node >= 0 ? ws_group_config(&g.g, errgroup ? WS_GROUP_CANCEL_ON_ERROR : 0, k) : -1;
+  if (k != NULL)
+    token_drop(tn); /* the group's token holds it from here */
+  if (rc != 0) {
+    CHECK(rc == -1 || (rc == WS_ENOMEM && atomic_load(&fault_armed)), "ws_group_config returned %d",
+          rc);
+    /* Empty, not configured: 0, or an enclosing group's or token's code. */
+    rc = ws_group_wait(&g.g);
+    CHECK(rc == 0 || rc == WS_ECANCELED || rc == WS_ETIMEDOUT,
+          "the wait of an empty group returned %d", rc);
+    return;
+  }
+  g.node = node;
+  if (fl & 0x80)
+    CHECK(ws_group_config(&g.g, 0, NULL) == WS_EBUSY, "ws_group_config twice");
+  bool nested_in_cancelled = c->self != NULL && c->self->cancelled_grp != NULL;
+  int bound = bound_for_children(c);
+  ftask *kids[4];
+  int nkids = 0;
+  for (int i = 0; i < n; i++) {
+    ftask *t = c->depth < MAX_DEPTH ? new_task(bodies[i], c->depth + 1, bound) : NULL;
+    if (t == NULL)
+      continue;
+    t->grp = &g;
+    t->cn = node;
+    t->eg_node = errgroup ? node : -1;
+    rc = ws_group_spawn(&g.g, task_fn, t);
+    if (rc == 0) {
+      atomic_store(&accepted[t->id], true);
+      kids[nkids++] = t;
+    } else {
+      CHECK(c->self == NULL, "ws_group_spawn inside a task returned %d", rc);
+      CHECK((rc == WS_ESHUTDOWN && atomic_load(&shut_requested)) ||
+                (rc == WS_ENOMEM && atomic_load(&fault_armed)),
+            "ws_group_spawn returned %d", rc);
+    }
+  }
+  if (fl & 0x40)
+    cancel_group(&g); /* and its token */
+  run_between(c, &mid);
+  rc = ws_group_wait(&g.g);
+  int st = ws_group_status(&g.g);
+  bool own = atomic_load(&g.cancel_called), up = chain_flagged(g.up);
+  int nfail = 0, nskipped = 0;
+  bool match = false;
+  for (int i = 0; i < nkids; i++) {
+    int id = kids[i]->id;
+    if (atomic_load(&ran[id]) == 1) {
+      CHECK(atomic_load(&finished[id]), "group child %d started but had not finished at the wait",
+            id);
+      CHECK(ocode == 0, "child %d of a group configured under a cancelled token (%d) started", id,
+            ocode);
+      nfail += kids[i]->rc != 0;
+      match |= kids[i]->rc != 0 && kids[i]->rc == rc;
+    } else {
+      CHECK(own || up || nested_in_cancelled || may_stop(node),
+            "child %d of a configured group did not run, nothing was cancelled", id);
+      atomic_store(&skipped[id], true);
+      nskipped++;
+    }
+  }
+  if (nfail > 0) {
+    /* The first failure, exactly (the one failure, when there is one). */
+    CHECK(match && st == WS_FUTURE_FAILED,
+          "ws_group_wait of a configured group returned %d (status %d), %d children failed", rc, st,
+          nfail);
+  } else if (ocode != 0) {
+    CHECK(rc == ocode && st == WS_FUTURE_CANCELLED && nskipped == nkids,
+          "a group configured under a token cancelled (%d): wait %d, status %d, %d of %d skipped",
+          ocode, rc, st, nskipped, nkids);
+  } else if (nskipped > 0 || own || nested_in_cancelled) {
+    CHECK(st == WS_FUTURE_CANCELLED && rc != 0 && (code_ok(node, rc) || (up && rc == WS_ECANCELED)),
+          "ws_group_wait of a cancelled configured group returned %d (status %d)", rc, st);
+  } else {
+    CHECK((rc == 0 && st == WS_FUTURE_DONE) || (st == WS_FUTURE_CANCELLED && rc != 0 &&
+                                                (code_ok(node, rc) || (up && rc == WS_ECANCELED))),
+          "ws_group_wait of a configured group returned %d (status %d)", rc, st);
+  }
+}
+
+/* A ws_future_then_result continuation: checks what it received, then runs
+   as any task. */
+static int then_result_fn(void *arg, int status, int result)
+{
+  ftask *t = arg;
+  CHECK(status == WS_FUTURE_DONE || status == WS_FUTURE_FAILED || status == WS_FUTURE_CANCELLED,
+        "then_result %d: status %d", t->id, status);
+  CHECK(status != WS_FUTURE_DONE || result == 0, "then_result %d: DONE with result %d", t->id,
+        result);
+  CHECK(status != WS_FUTURE_FAILED || result != 0, "then_result %d: FAILED with result 0", t->id);
+  CHECK(final_by_id(t->pred), "then_result %d runs before its future %d is final", t->id, t->pred);
+  CHECK(may_be(t->pred, outcome_of(status, result, result)),
+        "then_result %d: its future %d had status %d, result %d, which it cannot have", t->id,
+        t->pred, status, result);
+  return task_fn(t);
+}
+
+/* Operands: sel, flags (0x01 a future, 0x02 cancel that future at once,
+   0x04 release the future it follows after the call), body. */
+static void op_then_result(const ctx *c, reader *r)
+{
+  uint8_t sel = rd_u8(r), fl = rd_u8(r);
+  reader body = rd_slice(r);
+  if (decoded(c, body))
+    return;
+  int id;
+  ws_future_t *f = take(c->bound, sel, &id);
+  if (f == NULL)
+    return;
+  ftask *t = c->depth < MAX_DEPTH ? new_task(body, c->depth + 1, -1) : NULL;
+  if (t == NULL) {
+    drop(id);
+    return;
+  }
+  t->pred = id; /* hold stays false: it needs no handle of ours */
+  t->thenres = true;
+  bool want = fl & 1;
+  ws_future_t *next = (ws_future_t *)&next;
+  int rc = ws_future_then_result(f, then_result_fn, t, want ? &next : NULL);
+  drop(id);
+  if (fl & 4)
+    request_release(id); /* allowed after the call */
+  if (rc != 0) {
+    CHECK(!want || next == NULL, "failed ws_future_then_result left a future");
+    CHECK((rc == WS_ENOMEM && atomic_load(&fault_armed)) ||
+              (rc == WS_ESHUTDOWN && c->self == NULL && atomic_load(&shut_requested)),
+          "ws_future_then_result returned %d (inside a task: %d)", rc, c->self != NULL);
+    return;
+  }
+  atomic_store(&accepted[t->id], true);
+  if (!want)
+    return;
+  CHECK(next != NULL, "ws_future_then_result returned 0 and a NULL future");
+  if (fl & 2) { /* not published: nobody else can cancel it */
+    atomic_store(&cancel_tried[t->id], true);
+    int crc = ws_future_cancel(next);
+    CHECK(crc == 0 || crc == WS_EBUSY, "ws_future_cancel of a then_result returned %d", crc);
+    if (crc == 0) {
+      atomic_store(&cancelled[t->id], true);
+      CHECK(atomic_load(&ran[t->id]) == 0, "then_result %d cancelled after it started", t->id);
+    }
+  }
+  publish(t->id, next);
+}
+
+/* Operands: flags (0x01 return early when cancelled, 0x02 cancel the
+   token the task is under, then look again). */
+static void op_tpoll(const ctx *c, reader *r)
+{
+  uint8_t fl = rd_u8(r);
+  if (dry)
+    return;
+  ws_token_t *k = ws_current_token();
+  ftask *self = c->self;
+  if (self == NULL) {
+    CHECK(k == NULL && !ws_cancelled(), "outside every task: a current token, or cancelled");
+    return;
+  }
+  int cn = self->cn;
+  if (cn < 0) {
+    CHECK(k == NULL, "task %d is under no token, ws_current_token() = %p", self->id, (void *)k);
+  } else if (nodes[cn].is_token) {
+    pthread_mutex_lock(&tokens_lock);
+    const ws_token_t *mine = nodes[cn].hold.h; /* maybe released: the pointer stays */
+    pthread_mutex_unlock(&tokens_lock);
+    CHECK(k == mine, "task %d: ws_current_token() = %p, it is under %p (node %d)", self->id,
+          (void *)k, (const void *)mine, cn);
+  } else {
+    ws_token_t *expect = NULL;
+    CHECK(k != NULL, "task %d, under a group's token: ws_current_token() = NULL", self->id);
+    if (!atomic_compare_exchange_strong(&nodes[cn].seen, &expect, k))
+      CHECK(expect == k, "task %d: ws_current_token() = %p, another task of its group saw %p",
+            self->id, (void *)k, (void *)expect);
+  }
+  int code = k != NULL ? ws_token_status(k) : 0;
+  bool cancelled_now = ws_cancelled();
+  CHECK(code_ok(cn, code), "task %d: ws_token_status(ws_current_token()) = %d", self->id, code);
+  CHECK(code == 0 || cancelled_now, "task %d: its token's status is %d, ws_cancelled() false",
+        self->id, code);
+  CHECK(!cancelled_now || chain_flagged(self->grp) || may_stop(cn),
+        "ws_cancelled() true in task %d, no group or token of its chain was cancelled", self->id);
+  if ((fl & 2) && k != NULL) {
+    atomic_store(&nodes[cn].cancel_called, true); /* before: see fnode */
+    bool table = nodes[cn].is_token;
+    if (table)
+      atomic_fetch_add(&cancels_inflight, 1);
+    CHECK(ws_token_cancel(k) == 0, "ws_token_cancel(ws_current_token())");
+    if (table) {
+      atomic_store(&nodes[cn].cancel_done, true);
+      atomic_fetch_sub(&cancels_inflight, 1);
+    }
+    cancelled_now = ws_cancelled();
+    CHECK(cancelled_now && ws_token_status(k) != 0,
+          "task %d cancelled its own token: ws_cancelled() %d, status %d", self->id,
+          (int)cancelled_now, ws_token_status(k));
+  }
+  if (cancelled_now && (fl & 1))
+    self->stop = true;
+}
+
+/* After the pool is gone: every handle of the table still held is released
+   (tokens outlive pools; a deadline's timer was cancelled by the shutdown). */
+static void tokens_finish(void)
+{
+  pthread_mutex_lock(&tokens_lock);
+  for (int i = 0; i < ntokens; i++) {
+    fhold *x = &nodes[tok_node[i]].hold;
+    CHECK(x->users == 0, "token node %d still in use after the program", tok_node[i]);
+    if (x->h != NULL && !x->released)
+      hold_release_locked(x, token_release);
+  }
+  pthread_mutex_unlock(&tokens_lock);
 }
 
 /* --- timers (version 2) ------------------------------------------------------------ */
@@ -1484,11 +2177,8 @@ static void op_after(const ctx *c, reader *r)
 {
   uint8_t d = rd_u8(r), fl = rd_u8(r);
   reader body = rd_slice(r);
-  if (dry) {
-    if (c->depth < MAX_DEPTH)
-      dry_body(c, body);
+  if (decoded(c, body))
     return;
-  }
   if (fl & 0x80) {
     ws_future_t *f = (ws_future_t *)&f;
     CHECK(ws_after(pool, -1 - d, nop_fn, NULL, &f) == WS_EINVAL && f == NULL,
@@ -1960,9 +2650,12 @@ static void op_wait(const ctx *c, reader *r)
     CHECK(st >= WS_FUTURE_DONE, "ws_future_wait returned 0, status %d", st);
     check_final(f, id, "after ws_future_wait");
   } else {
-    CHECK(rc == WS_ETIMEDOUT && to != WS_FOREVER, "ws_future_wait(%" PRId64 ") returned %d", to,
-          rc);
-    check_final(f, id, "after a timed-out ws_future_wait");
+    /* A task under a token: interrupted by its cancel (wsched.h). */
+    int cn = c->self != NULL ? c->self->cn : -1;
+    CHECK((rc == WS_ETIMEDOUT && (to != WS_FOREVER || node_may(cn, 3))) ||
+              (rc == WS_ECANCELED && node_may(cn, 2)),
+          "ws_future_wait(%" PRId64 ") returned %d", to, rc);
+    check_final(f, id, "after a timed-out or interrupted ws_future_wait");
   }
   drop(id);
 }
@@ -1973,6 +2666,7 @@ static void op_cancel(const ctx *c, reader *r)
   ws_future_t *f = take(c->bound, rd_u8(r), &id);
   if (f == NULL)
     return;
+  atomic_store(&cancel_tried[id], true); /* before: see check_final */
   int rc = ws_future_cancel(f);
   CHECK(tasks[id].kind == K_TASK || rc == WS_EBUSY, "ws_future_cancel of combined %d returned %d",
         id, rc);
@@ -2247,6 +2941,21 @@ static void run_ops(const ctx *c, reader *r, int max_ops)
     case OP_IO:
       op_io(c, r);
       break;
+    case OP_TOKEN:
+      op_token(c, r);
+      break;
+    case OP_SUBMIT_TOKEN:
+      op_submit_token(c, r);
+      break;
+    case OP_EGROUP:
+      op_egroup(c, r);
+      break;
+    case OP_THEN_RESULT:
+      op_then_result(c, r);
+      break;
+    case OP_TPOLL:
+      op_tpoll(c, r);
+      break;
     }
   }
 }
@@ -2264,6 +2973,7 @@ static void reset(void)
     atomic_store(&cancelled[i], false);
     atomic_store(&finished[i], false);
     atomic_store(&skipped[i], false);
+    atomic_store(&cancel_tried[i], false);
     memset(&slots[i], 0, sizeof slots[i]);
     memset(&tasks[i], 0, sizeof tasks[i]);
   }
@@ -2274,6 +2984,19 @@ static void reset(void)
   atomic_store(&io_handlers, 0);
   atomic_store(&io_unsupported, false);
   main_shut = destroyed = tracing = group_open_outside = false;
+  for (int i = 0; i < MAX_NODES; i++) {
+    fnode *x = &nodes[i];
+    x->parent = -1;
+    x->deadline = x->errgroup = x->is_token = false;
+    atomic_store(&x->cancel_called, false);
+    atomic_store(&x->cancel_done, false);
+    atomic_store(&x->failed, false);
+    atomic_store(&x->seen, NULL);
+    memset(&x->hold, 0, sizeof x->hold);
+  }
+  atomic_store(&nnodes, 0);
+  ntokens = 0;
+  atomic_store(&cancels_inflight, 0);
 }
 
 /* After termination: every accepted task ran exactly once or was cancelled,
@@ -2286,9 +3009,11 @@ static void check_terminated(void)
   ws_pool_stats(pool, &st, per, STATS_SLOTS);
   CHECK(st.state == WS_POOL_TERMINATED && st.outstanding == 0,
         "after termination: state %d, %" PRIu64 " outstanding", st.state, st.outstanding);
-  uint64_t nran = 0, ncancelled = 0, nskipped = 0, ntimers = 0, sum = 0;
+  uint64_t nran = 0, ncancelled = 0, nskipped = 0, ntimers = 0, ntok = 0, sum = 0;
   for (int i = 0; i < atomic_load(&next_id); i++) {
     nran += (uint64_t)atomic_load(&ran[i]);
+    /* Stopped by its token: counted when it had a future (ws__run). */
+    ntok += tasks[i].tokened && atomic_load(&ran[i]) == 0 && !atomic_load(&cancelled[i]);
     if (tasks[i].timer) /* not counted when cancelled before it fired */
       ntimers += atomic_load(&cancelled[i]);
     else
@@ -2313,11 +3038,13 @@ static void check_terminated(void)
      never claimed; one cancelled after (queued, not claimed yet) is
      discarded by a worker and counted. Timers ws_shutdown cancelled are
      never counted. */
+  for (int i = 0; i < atomic_load(&nnodes); i++)
+    ntok += nodes[i].deadline; /* its timer, cancelled by the token's release, may count */
   CHECK(st.total.tasks_cancelled >= ncancelled + nskipped &&
-            st.total.tasks_cancelled <= ncancelled + nskipped + ntimers,
+            st.total.tasks_cancelled <= ncancelled + nskipped + ntimers + ntok,
         "stats: %" PRIu64 " cancelled tasks, %" PRIu64 " cancels succeeded (and %" PRIu64
-        " of timers), %" PRIu64 " group children skipped",
-        st.total.tasks_cancelled, ncancelled, ntimers, nskipped);
+        " of timers), %" PRIu64 " group children skipped, %" PRIu64 " stopped by tokens",
+        st.total.tasks_cancelled, ncancelled, ntimers, nskipped, ntok);
   CHECK(st.blocked == 0, "stats: %u workers blocked after termination", st.blocked);
 }
 
@@ -2331,21 +3058,27 @@ static void check_exactly_once(void)
     /* A timer that had not fired when the pool was shut down was cancelled
        by the shutdown (a destroy shuts down too): it never runs. */
     bool shut_timer = tasks[i].timer && r == 0 && !can && atomic_load(&shut_requested);
+    /* A record under a token that was (or may have been) cancelled before
+       a worker reached it never starts (wsched.h). */
+    bool tok_stop = tasks[i].tokened && r == 0 && !can && may_stop(tasks[i].cn);
     if (!acc)
       CHECK(r == 0, "task %d was refused but ran %d times", i, r);
     else
-      CHECK(r + (int)can + (int)skip + (int)shut_timer == 1,
-            "accepted task %d: ran %d times, cancelled %d, skipped %d (timer: %d)", i, r, (int)can,
-            (int)skip, (int)tasks[i].timer);
-    if (slots[i].f != NULL && !slots[i].released) {
+      CHECK(r + (int)can + (int)skip + (int)shut_timer + (int)tok_stop == 1,
+            "accepted task %d: ran %d times, cancelled %d, skipped %d (timer: %d, under a "
+            "token: %d)",
+            i, r, (int)can, (int)skip, (int)tasks[i].timer, (int)tasks[i].tokened);
+    if (slots[i].h != NULL && !slots[i].released) {
       CHECK(slots[i].users == 0, "task %d's handle still in use", i);
-      int s = ws_future_status(slots[i].f);
+      int s = ws_future_status(slots[i].h);
       CHECK(s >= WS_FUTURE_DONE, "after destroy: task %d has status %d", i, s);
-      CHECK(tasks[i].kind != K_TASK || (s == WS_FUTURE_CANCELLED) == (can || shut_timer),
-            "task %d: status %d, cancel succeeded: %d, a timer never run after a shutdown: %d", i,
-            s, (int)can, (int)shut_timer);
-      check_final(slots[i].f, i, "after destroy");
-      ws_future_release(slots[i].f);
+      CHECK(tasks[i].kind != K_TASK ||
+                (s == WS_FUTURE_CANCELLED) == (can || shut_timer || tok_stop),
+            "task %d: status %d, cancel succeeded: %d, a timer never run after a shutdown: %d, "
+            "stopped by its token: %d",
+            i, s, (int)can, (int)shut_timer, (int)tok_stop);
+      check_final(slots[i].h, i, "after destroy");
+      ws_future_release(slots[i].h);
       slots[i].released = true;
     }
   }
@@ -2450,6 +3183,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   }
   check_exactly_once();
   io_finish();
+  tokens_finish();
   if (verbose) {
     int n = atomic_load(&next_id), nr = 0, nc = 0, na = 0, ns = 0;
     for (int i = 0; i < n; i++) {

@@ -11,11 +11,12 @@ Encoding versions. The upper nibble of header byte h4 names the opcode
 table: version 0 is the first 18 operations (SUBMIT .. FAULT, opcode byte
 % 18), version 1 appends THEN .. SORT (opcode byte % 27), version 2 appends
 AFTER, SUBMIT_EX and IO (% 30) and a seventh header byte, h6 (the pool's
-task order). A version only ever appends, and every stored input names its
+task order), version 3 appends TOKEN, SUBMIT_TOKEN, EGROUP, THEN_RESULT and
+TPOLL (% 35: cancellation tokens, errgroups, ws_future_then_result). A version only ever appends, and every stored input names its
 version exactly, so adding operations never changes what a committed seed
 or reproducer does. The seeds written before version 1 keep version 0 and
-their bytes, those of version 1 keep version 1; new seeds are version 2
-(v2(...)). The helpers of version-1 operations are for version-1 and
+their bytes, those of version 1 keep version 1, those of version 2 keep
+version 2; new seeds are version 3 (v3(...)). The helpers of version-1 operations are for version-1 and
 version-2 programs, those of version-2 operations for version 2 only (in
 an older program their opcodes would wrap modulo 18 or 27).
 
@@ -33,9 +34,11 @@ OPS = ["SUBMIT", "WAIT", "CANCEL", "RELEASE", "GROUP", "JOIN", "PFOR", "BLOCKING
        # version 1
        "THEN", "WHEN_ALL", "WHEN_ANY", "CGROUP", "GCANCEL", "POLL", "REDUCE", "INVOKE", "SORT",
        # version 2
-       "AFTER", "SUBMIT_EX", "IO"]
+       "AFTER", "SUBMIT_EX", "IO",
+       # version 3
+       "TOKEN", "SUBMIT_TOKEN", "EGROUP", "THEN_RESULT", "TPOLL"]
 OP = {name: i for i, name in enumerate(OPS)}
-VERSION_OPS = [18, 27, 30]  # opcodes of each version (fuzz_api.c VERSION_OPS)
+VERSION_OPS = [18, 27, 30, 35]  # opcodes of each version (fuzz_api.c VERSION_OPS)
 assert VERSION_OPS[-1] == len(OPS)
 
 # timeout selectors
@@ -67,6 +70,11 @@ DEFAULT_ORDER, LIFO, FIFO = 0, 1, 2
 def v2(workers=2, **kw):
     """The header of a version-2 program (order: DEFAULT_ORDER, LIFO or FIFO)."""
     return header(workers, version=2, **kw)
+
+
+def v3(workers=2, **kw):
+    """The header of a version-3 program (h6 as in version 2)."""
+    return header(workers, version=3, **kw)
 
 
 def body(rc=0, *ops):
@@ -250,6 +258,44 @@ STATS = op("STATS")
 DESTROY = op("DESTROY", 0)
 
 
+# OP_TOKEN actions (fuzz_api.c op_token); SUBTREE: a cancel then checks the
+# token's subtree. A token selector picks the newest token with 0.
+TK_NEW, TK_CHILD, TK_DEADLINE, TK_CHILD_DEADLINE, TK_CANCEL, TK_RELEASE, TK_STATUS, TK_ERRORS = range(8)
+SUBTREE = 8
+
+
+def token(act, sel=0, d=0):
+    """d: the deadline, 0, 200 us, 1 ms, 3 ms (d % 4)."""
+    return bytes([OP["TOKEN"], act, sel, d])
+
+
+def submit_token(b=None, sel=0, future=True, high=False, inherit=False):
+    """inherit: token NULL, the caller's (none outside a task)."""
+    fl = (1 if future else 0) | (2 if high else 0) | (8 if inherit else 0)
+    return bytes([OP["SUBMIT_TOKEN"], fl, sel]) + (b or body())
+
+
+def egroup(*bodies, sel=0, errgroup=False, inherit=False, null_pool=False, mid=None, cancel=False,
+           bad=False):
+    n = len(bodies)
+    assert 1 <= n <= 4
+    fl = ((n - 1) | (4 if errgroup else 0) | (8 if inherit else 0) | (0x10 if null_pool else 0)
+          | (0x20 if mid is not None else 0) | (0x40 if cancel else 0) | (0x80 if bad else 0))
+    out = bytes([OP["EGROUP"], fl, sel]) + b"".join(bodies)
+    if mid is not None:
+        out += bytes([len(mid)]) + mid
+    return out
+
+
+def then_result(sel=0, b=None, future=True, cancel=False, release=False):
+    fl = (1 if future else 0) | (2 if cancel else 0) | (4 if release else 0)
+    return bytes([OP["THEN_RESULT"], sel, fl]) + (b or body())
+
+
+def tpoll(stop=False, cancel=False):
+    return bytes([OP["TPOLL"], (1 if stop else 0) | (2 if cancel else 0)])
+
+
 def seeds():
     s = {}
     # --- futures from outside
@@ -345,6 +391,7 @@ def seeds():
     s["opts_spin_none"] = header(7, spin=SPIN_NONE, seed=9) + submit(body(0, join(body(), body()))) * 5
     s.update(seeds_v1())
     s.update(seeds_v2())
+    s.update(seeds_v3())
     return s
 
 
@@ -536,19 +583,112 @@ def seeds_v2():
     return s
 
 
-def random_seeds_v2(n):
-    """Random version-2 programs, biased towards the new operations."""
-    rng = random.Random(20261215)
+def seeds_v3():
+    """Version 3: cancellation tokens, errgroups, ws_future_then_result.
+    Task selectors as in seeds_v1; token selectors count from the newest."""
+    s = {}
+    # --- the token table
+    s["v3_token_tree"] = (v3(2) + token(TK_NEW) + token(TK_CHILD) + token(TK_CHILD) + token(TK_CHILD, 2)
+                          + token(TK_STATUS, 1) + token(TK_CANCEL | SUBTREE, 3) + token(TK_STATUS)
+                          + token(TK_STATUS, 1) + token(TK_CHILD, 2) + token(TK_STATUS) + token(TK_RELEASE, 4)
+                          + token(TK_CANCEL, 2) + token(TK_RELEASE) + token(TK_ERRORS))
+    s["v3_token_cancelled_submit"] = (v3(2) + token(TK_NEW) + token(TK_CANCEL) + submit_token()
+                                      + submit_token(body(fail(2))) + submit_token(future=False)
+                                      + wait(0) + wait(1) + status(0) + then_result(1) + wait(0))
+    s["v3_token_live_submit"] = (v3(3) + token(TK_NEW)
+                                 + submit_token(body(0, tpoll(), submit(body(0, tpoll())), wait(0, FOREVER),
+                                                     tpoll(stop=True), submit(body(fail(2)))))
+                                 + submit_token(body(0, spin(200), tpoll(stop=True), submit()), high=True)
+                                 + op("WAIT_IDLE", T2MS) + token(TK_CANCEL | SUBTREE) + wait(0) + wait(1)
+                                 + op("WAIT_IDLE", FOREVER))
+    s["v3_token_deadline"] = (v3(2) + token(TK_DEADLINE, d=0) + spin(200) + submit_token()
+                              + token(TK_NEW) + token(TK_CHILD_DEADLINE, d=3) + submit_token(body(0, tpoll()))
+                              + token(TK_CHILD_DEADLINE, 1, d=1) + wait(0) + wait(1) + token(TK_STATUS, 2)
+                              + op("WAIT_IDLE", FOREVER) + token(TK_STATUS))
+    s["v3_token_wait_cut"] = (v3(2) + token(TK_NEW) + submit(body(0, blocking(60), spin(250)))
+                              + submit_token(body(0, wait(0, FOREVER), tpoll(), wait(0, T2MS)))
+                              + token(TK_CANCEL) + wait(1) + wait(0))
+    s["v3_token_wait_deadline"] = (v3(2) + token(TK_DEADLINE, d=2) + submit(body(0, blocking(63)))
+                                   + submit_token(body(0, wait(0, FOREVER), tpoll()), sel=0) + wait(1)
+                                   + token(TK_RELEASE) + wait(0))
+    s["v3_token_own_cancel"] = (v3(2) + token(TK_NEW) + token(TK_CHILD)
+                                + submit_token(body(0, tpoll(cancel=True), submit(), tpoll(stop=True), submit()))
+                                + submit_token(body(0, tpoll(cancel=True), tpoll()), sel=1) + wait(0) + wait(1)
+                                + token(TK_STATUS) + token(TK_STATUS, 1))
+    s["v3_token_inherit"] = (v3(2) + token(TK_NEW)
+                             + submit_token(body(0, submit_token(body(0, tpoll()), inherit=True),
+                                                 join(body(0, tpoll()), body(0, tpoll())),
+                                                 group(body(0, tpoll()), body(0, tpoll()))))
+                             + submit_token(inherit=True) + wait(0) + wait(1) + wait(2))
+    s["v3_token_release_early"] = (v3(2) + token(TK_DEADLINE, d=3) + token(TK_CHILD)
+                                   + submit_token(body(0, spin(100), tpoll())) + token(TK_RELEASE)
+                                   + token(TK_RELEASE, 1) + token(TK_CANCEL) + wait(0))
+    s["v3_token_shutdown"] = (v3(2) + token(TK_DEADLINE, d=3) + submit_token(body(0, spin(50))) + SHUTDOWN
+                              + token(TK_DEADLINE, d=0) + token(TK_NEW) + submit_token() + token(TK_CANCEL)
+                              + op("AWAIT_TERM", FOREVER) + token(TK_STATUS, 1))
+    s["v3_token_destroy"] = (v3(3, destroy_only=True) + token(TK_DEADLINE, d=3) + token(TK_CHILD)
+                             + submit_token(body(0, spin(100))) + submit_token(sel=1, future=False) + DESTROY)
+    s["v3_token_faults"] = (v3(2) + fault(3, 2) + token(TK_NEW) + token(TK_DEADLINE, d=1) + token(TK_CHILD)
+                            + submit_token() + submit_token(sel=1) + egroup(body(), body(), sel=0)
+                            + token(TK_CANCEL, 2) + wait(0) + wait(1))
+    # --- errgroups
+    s["v3_egroup_first_failure"] = (v3(3) + egroup(body(fail(2)), body(0, spin(100), tpoll(stop=True)),
+                                                   body(0, tpoll()), body(0), errgroup=True, inherit=True))
+    s["v3_egroup_cancelled_token"] = (v3(2) + token(TK_NEW) + token(TK_CANCEL)
+                                      + egroup(body(), body(fail(3)), sel=0, errgroup=True) + token(TK_STATUS))
+    s["v3_egroup_inside"] = (v3(3) + token(TK_NEW)
+                             + submit_token(body(0, egroup(body(fail(3)), body(0, submit(), tpoll()),
+                                                           errgroup=True, inherit=True, null_pool=True)))
+                             + wait(0) + token(TK_STATUS))
+    s["v3_egroup_cancel"] = (v3(2) + egroup(body(0, tpoll()), body(0, tpoll(), submit()), cancel=True,
+                                            inherit=True)
+                             + egroup(body(0, tpoll(cancel=True)), body(0, tpoll()), inherit=True)
+                             + egroup(body(), mid=token(TK_NEW), bad=True, inherit=True))
+    s["v3_egroup_token_cut"] = (v3(3) + token(TK_NEW)
+                                + egroup(body(0, spin(100), tpoll()), body(0, tpoll(stop=True)),
+                                         mid=token(TK_CANCEL), sel=0)
+                                + token(TK_DEADLINE, d=1)
+                                + egroup(body(0, spin(250)), body(0, spin(250), tpoll()), sel=0))
+    s["v3_egroup_gcancel"] = (v3(2) + egroup(body(0, op("GCANCEL"), submit(), tpoll()), body(0, tpoll()),
+                                             inherit=True))
+    # --- then_result
+    s["v3_then_result"] = (v3(2) + submit(body(fail(5))) + then_result(0) + submit() + then_result(0, cancel=True)
+                           + then_result(1, release=True) + cancel(2) + wait(0) + wait(1) + wait(2)
+                           + status(3))
+    s["v3_then_result_chain"] = (v3(2) + submit() + then_result(0) + then_result(0) + then_result(0)
+                                 + then_result(0, body(fail(2))) + then_result(0) + wait(0) + status(1))
+    s["v3_then_result_inside"] = (v3(3) + submit(body(0, submit(), then_result(0, body(0, tpoll())),
+                                                      wait(0, FOREVER)))
+                                  + after(D100US) + then_result(0) + wait(0) + wait(1))
+    return s
+
+
+def random_programs(n, seed, version, names, prefix):
+    """Random programs of version 2 or later, biased towards the operations
+    `names`."""
+    rng = random.Random(seed)
     out = {}
-    new = [OP[k] for k in ("AFTER", "SUBMIT_EX", "IO", "IO", "THEN", "WHEN_ALL", "CANCEL", "WAIT")]
+    new = [OP[k] for k in names]
     for i in range(n):
-        data = v2(rng.randint(1, 8), deque=rng.randrange(3), steal=rng.randrange(3),
-                  spares=rng.randrange(8), idle=rng.randrange(16), seed=rng.randrange(256),
-                  order=rng.randrange(3))
+        data = header(rng.randint(1, 8), version=version, deque=rng.randrange(3),
+                      steal=rng.randrange(3), spares=rng.randrange(8), idle=rng.randrange(16),
+                      seed=rng.randrange(256), order=rng.randrange(3))
         data += bytes(rng.choice(new + [0, 0, 1, 4, 11]) if k % 3 == 0 else rng.randrange(256)
                       for k in range(rng.randint(8, 60)))
-        out[f"random_v2_{i:02d}"] = data
+        out[f"{prefix}_{i:02d}"] = data
     return out
+
+
+def random_seeds_v3(n):
+    """Random version-3 programs, biased towards the new operations."""
+    return random_programs(n, 20261207, 3, ("TOKEN", "TOKEN", "SUBMIT_TOKEN", "SUBMIT_TOKEN", "EGROUP",
+                                            "THEN_RESULT", "TPOLL", "WAIT", "CANCEL"), "random_v3")
+
+
+def random_seeds_v2(n):
+    """Random version-2 programs, biased towards the new operations."""
+    return random_programs(n, 20261215, 2, ("AFTER", "SUBMIT_EX", "IO", "IO", "THEN", "WHEN_ALL",
+                                            "CANCEL", "WAIT"), "random_v2")
 
 
 def random_seeds_v1(n):
@@ -597,6 +737,7 @@ def main():
     allseeds.update(random_seeds(8))
     allseeds.update(random_seeds_v1(6))
     allseeds.update(random_seeds_v2(8))
+    allseeds.update(random_seeds_v3(8))
     for name, data in sorted(allseeds.items()):
         with open(os.path.join(pendir if name in PENDING else outdir, name), "wb") as f:
             f.write(data)
