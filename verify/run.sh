@@ -253,6 +253,9 @@ check token-unlistenunlocked token.pml fail "-DUNLISTENUNLOCKED" "-m10000"
 # grandchild of P) fails, a cancel returning while an overlapping cancel
 # still walks (README, token.pml). Flip to pass once the code is fixed.
 check token-overlap  token.pml  fail "-DNUNDERC" "-m10000"
+# WALKLOCK, a candidate fix (one walk at a time), verifies the same
+# configuration: 3.9 million states, depth 215.
+check token-overlap-walklock token.pml pass "-DNUNDERC -DWALKLOCK" "-m10000" -O1 -DCOLLAPSE
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

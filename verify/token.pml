@@ -118,6 +118,11 @@
  * token and its descendants"): the caller can then submit work under N
  * that runs, or read ws_token_status(N) == 0. run.sh expects this check to
  * fail until the code is fixed (then it must verify: flip it to pass).
+ * -DWALKLOCK models one candidate fix: a process-wide lock held by each
+ * ws__token_cancel for its whole walk, so a cancel that finds a token
+ * cancelled already returns only after the walk that cancelled it ended
+ * (with NUNDERC it verifies; tests/test_token.c's overlap test, not
+ * committed, then passes).
  *
  * Variants (spin -D...), which SPIN must reject:
  *   LISTENEARLY  ws__token_listen reads the code before it takes the lock
@@ -178,6 +183,7 @@ byte par[NT];            /* t->parent: read-only */
 bool linked[NT];         /* on its parent's children list: under the parent's lock */
 bool timer[NT];          /* t->timer != NULL: under lk */
 byte gate;               /* ws__tokens_cancelled */
+bit  walklock;           /* WALKLOCK: one walk at a time (a candidate fix) */
 
 /* The deadline timer of C. */
 byte tstate;
@@ -291,6 +297,9 @@ inline cancel_one(t, cd) {
    every descendant that still has a user is cancelled. Locals: cancel_one's
    and d. */
 inline token_cancel(t, cd) {
+#ifdef WALKLOCK
+  atomic { walklock == 0 -> walklock = 1 };
+#endif
   cancel_one(t, cd);
   do
   :: sp > 0 ->
@@ -307,6 +316,9 @@ inline token_cancel(t, cd) {
      d = 0
   :: else -> break
   od;
+#ifdef WALKLOCK
+  walklock = 0;
+#endif
   atomic {
     canceldone[t] = true;
     c = 0;
