@@ -780,7 +780,8 @@ static void check_combined(const ws_future_t *f, int id, const char *when)
   int rc = 12345;
   int res = ws_future_result(f, &rc);
   if (st == WS_FUTURE_RUNNING) { /* claimed from the start; may finish meanwhile */
-    CHECK(res == WS_EBUSY || res == 0 || res == WS_ECANCELED || res == WS_ETIMEDOUT,
+    CHECK(res == WS_EBUSY || res == 0 || res == WS_ECANCELED || res == WS_ETIMEDOUT ||
+              res == WS_ESHUTDOWN,
           "%s: combined %d running, ws_future_result = %d", when, id, res);
     return;
   }
