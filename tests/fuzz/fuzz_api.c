@@ -339,7 +339,6 @@ typedef struct ftask {
   /* A tokened record whose token was seen cancelled before the submission:
      that code (it never runs, its future says that code); else 0. */
   int dead_code;
-  bool thenres; /* a ws_future_then_result continuation */
   int eg_node; /* a direct child of a WS_GROUP_CANCEL_ON_ERROR group: its node; else -1 */
   /* K_ANY: the winner's index, written by the library before the combined
      future is final (SIZE_MAX: ws_when_any was given no index). */
@@ -450,6 +449,8 @@ static _Atomic int cancels_inflight; /* ws_token_cancel calls on table tokens, r
 #define FUZZ_TOKEN_OVERLAP 0
 #endif
 
+/* A new node, written before it is published: to the task or group that
+   uses it, or to the table (tok_node, under tokens_lock). */
 static int new_node(int parent, bool deadline, bool errgroup, bool is_token)
 {
   int n = atomic_fetch_add(&nnodes, 1);
@@ -1790,10 +1791,17 @@ static void token_cancel(int n, ws_token_t *t, bool subtree)
   CHECK(code != 0 && code_ok(n, code), "ws_token_status after ws_token_cancel = %d", code);
   bool alone = atomic_load(&cancels_inflight) == 1; /* no other cancel is walking */
   if (subtree) {
-    for (int d = 0; d < atomic_load(&nnodes); d++) {
+    /* The table's nodes (published under its lock; a node being made is
+       not read). */
+    int table[NTOKENS], m;
+    pthread_mutex_lock(&tokens_lock);
+    m = ntokens;
+    memcpy(table, tok_node, sizeof table);
+    pthread_mutex_unlock(&tokens_lock);
+    for (int i = 0; i < m; i++) {
+      int d = table[i];
       bool deadline;
-      if (!nodes[d].is_token || !node_below(d, n, &deadline) ||
-          !(FUZZ_TOKEN_OVERLAP || (alone && !deadline)))
+      if (!node_below(d, n, &deadline) || !(FUZZ_TOKEN_OVERLAP || (alone && !deadline)))
         continue;
       ws_token_t *dt = hold_take(&tokens_lock, &nodes[d].hold);
       if (dt == NULL)
@@ -2068,7 +2076,6 @@ static void op_then_result(const ctx *c, reader *r)
     return;
   }
   t->pred = id; /* hold stays false: it needs no handle of ours */
-  t->thenres = true;
   bool want = fl & 1;
   ws_future_t *next = (ws_future_t *)&next;
   int rc = ws_future_then_result(f, then_result_fn, t, want ? &next : NULL);
