@@ -237,7 +237,7 @@ check pd-nocheck    pd.pml     fail "-DSTALE -DNOCHECK" "-m10000"
 # token.pml: cancellation tokens (issue #34, src/core/token.c): a cancel
 # of P, C's deadline, C's release, a task under C parked in a cancellable
 # wait (its event, its timer and the cancel race to end it), a child N
-# created under P during the cancel. 7.2 million states, depth 211: -O1 and
+# created under P during the cancel. 6.6 million states, depth 211: -O1 and
 # COLLAPSE (490 MB; 920 MB without). LISTENEARLY reads the code before
 # listening under the lock, NOCHILDREF walks children without a memory
 # reference, EARLYDROP drops it before cancelling the child, NEWUNLOCKED
@@ -249,13 +249,12 @@ check token-nochildref  token.pml fail "-DNOCHILDREF" "-m10000"
 check token-earlydrop   token.pml fail "-DEARLYDROP" "-m10000"
 check token-newunlocked token.pml fail "-DNEWUNLOCKED" "-m10000"
 check token-unlistenunlocked token.pml fail "-DUNLISTENUNLOCKED" "-m10000"
-# A FINDING, not a broken variant: the code as it is (N under C, a
-# grandchild of P) fails, a cancel returning while an overlapping cancel
-# still walks (README, token.pml). Flip to pass once the code is fixed.
-check token-overlap  token.pml  fail "-DNUNDERC" "-m10000"
-# WALKLOCK, a candidate fix (one walk at a time), verifies the same
-# configuration: 3.9 million states, depth 215.
-check token-overlap-walklock token.pml pass "-DNUNDERC -DWALKLOCK" "-m10000" -O1 -DCOLLAPSE
+# N under C, a grandchild of P: a cancel of P overlapping C's deadline
+# (3.9 million states, depth 215). NOWALKLOCK, the code before 5f85f1c (no
+# cancel_walk lock), lets a cancel return while the overlapping one still
+# walks below it (README, "Finding").
+check token-overlap  token.pml  pass "-DNUNDERC" "-m10000" -O1 -DCOLLAPSE
+check token-nowalklock token.pml fail "-DNUNDERC -DNOWALKLOCK" "-m10000"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

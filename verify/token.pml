@@ -1,3 +1,4 @@
+/* SPDX-FileCopyrightText: 2026 The wsched authors */
 /* SPDX-License-Identifier: MIT */
 /*
  * token.pml -- cancellation tokens (issue #34, wsched.h "Cancellation
@@ -105,24 +106,18 @@
  *   - at the end: every token freed (no leak), the gate at 0, every lock
  *     free, the waiter's task ended; no deadlock (invalid end states).
  *
- * Finding (-DNUNDERC, N a grandchild of P): SPIN rejects the code as it
- * is. ws__token_cancel(P) returns while N, a descendant that has users,
- * is still live. The trail: the deadline's cancel of C sets C's code and
- * pushes N on its todo list, then is preempted; main's cancel of P sets
- * P's code, finds C cancelled already (cancel_one does nothing for a token
- * with a code, so P's walk stops there) and returns; N's code is still 0
- * until the deadline's walk gets to it. A second cancel of a token whose
- * first cancel is still walking returns early the same way. This
- * contradicts token.c's claim ("a cancel reaches every descendant that
- * exists when it returns") and wsched.h's ws_token_cancel ("Cancels the
- * token and its descendants"): the caller can then submit work under N
- * that runs, or read ws_token_status(N) == 0. run.sh expects this check to
- * fail until the code is fixed (then it must verify: flip it to pass).
- * -DWALKLOCK models one candidate fix: a process-wide lock held by each
- * ws__token_cancel for its whole walk, so a cancel that finds a token
- * cancelled already returns only after the walk that cancelled it ended
- * (with NUNDERC it verifies; tests/test_token.c's overlap test, not
- * committed, then passes).
+ * Finding (-DNUNDERC -DNOWALKLOCK, N a grandchild of P): SPIN rejected
+ * the code before 5f85f1c. ws__token_cancel(P) returned while N, a
+ * descendant that has users, was still live: the deadline's cancel of C
+ * set C's code and pushed N on its todo list, then was preempted; main's
+ * cancel of P set P's code, found C cancelled already (cancel_one does
+ * nothing for a token with a code, so P's walk stopped there) and
+ * returned; N's code was still 0. A second cancel of a token whose first
+ * cancel still walked returned early the same way. The code now holds one
+ * process-wide lock for each walk (cancel_walk in token.c, modelled by
+ * `walklock`), so a cancel that finds a token cancelled already returns
+ * only after the walk that cancelled it ended: with NUNDERC it verifies
+ * (token-overlap), and without the lock (NOWALKLOCK) SPIN rejects it.
  *
  * Variants (spin -D...), which SPIN must reject:
  *   LISTENEARLY  ws__token_listen reads the code before it takes the lock
@@ -183,7 +178,7 @@ byte par[NT];            /* t->parent: read-only */
 bool linked[NT];         /* on its parent's children list: under the parent's lock */
 bool timer[NT];          /* t->timer != NULL: under lk */
 byte gate;               /* ws__tokens_cancelled */
-bit  walklock;           /* WALKLOCK: one walk at a time (a candidate fix) */
+bit  walklock;           /* cancel_walk (token.c): one walk at a time */
 
 /* The deadline timer of C. */
 byte tstate;
@@ -297,7 +292,7 @@ inline cancel_one(t, cd) {
    every descendant that still has a user is cancelled. Locals: cancel_one's
    and d. */
 inline token_cancel(t, cd) {
-#ifdef WALKLOCK
+#ifndef NOWALKLOCK
   atomic { walklock == 0 -> walklock = 1 };
 #endif
   cancel_one(t, cd);
@@ -316,7 +311,7 @@ inline token_cancel(t, cd) {
      d = 0
   :: else -> break
   od;
-#ifdef WALKLOCK
+#ifndef NOWALKLOCK
   walklock = 0;
 #endif
   atomic {

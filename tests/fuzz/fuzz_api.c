@@ -2255,6 +2255,12 @@ typedef struct fwrec {
   int arms, starts, cancels; /* armings made, handler starts, ws_io_cancel calls that returned 0 */
   int rearms_left; /* re-arms its handlers may still make */
   bool dead; /* cancelled for good: a re-arm says WS_ECANCELED */
+  /* A cancel returned WS_EBUSY (a handler came for the last arming): later
+     cancels say WS_EBUSY too. */
+  bool fired_cancel;
+  /* Made by a task under a token (ws_io_watch inherits it): the token's
+     cancel may cancel it behind the harness's back. */
+  bool tokened;
   struct fwrec *next; /* io_recs */
 } fwrec;
 
@@ -2344,14 +2350,15 @@ static void io_rearm_locked(fwrec *x, unsigned events, uint8_t hfl, const char *
           "ws_io_rearm %s: WS_EBUSY, %d armings outstanding (cancelled: %d)", who,
           io_outstanding(x), (int)x->dead);
     break;
-  case WS_ECANCELED: /* by ws_io_cancel, or by ws_shutdown while armed */
-    CHECK(x->dead || atomic_load(&shut_requested),
+  case WS_ECANCELED: /* by ws_io_cancel, ws_shutdown while armed, or its token */
+    CHECK(x->dead || atomic_load(&shut_requested) || x->tokened,
           "ws_io_rearm %s: WS_ECANCELED, the watch was never cancelled", who);
     x->dead = true;
     break;
-  case WS_ESHUTDOWN:
+  case WS_ESHUTDOWN: /* cancelled now, after its handler came: cancels say WS_EBUSY */
     CHECK(atomic_load(&shut_requested), "ws_io_rearm %s: WS_ESHUTDOWN without a shutdown", who);
     x->dead = true;
+    x->fired_cancel = true;
     break;
   default:
     FUZZ_FAIL("ws_io_rearm %s returned %d", who, rc);
@@ -2370,12 +2377,14 @@ static void io_cancel_locked(fwrec *x, const char *who)
           (int)x->dead);
     x->cancels++;
     break;
-  case WS_EBUSY: /* it had fired: its handler runs to its end */
-    CHECK(!x->dead, "ws_io_cancel %s: WS_EBUSY after the watch was cancelled", who);
+  case WS_EBUSY: /* its last arming fired: its handler runs to its end */
+    CHECK(!x->dead || x->fired_cancel || x->tokened,
+          "ws_io_cancel %s: WS_EBUSY after the watch was cancelled while armed", who);
+    x->fired_cancel = true;
     break;
-  case WS_ECANCELED:
-    CHECK(x->dead || atomic_load(&shut_requested),
-          "ws_io_cancel %s: WS_ECANCELED, the watch was never cancelled", who);
+  case WS_ECANCELED: /* cancelled while armed, before */
+    CHECK((x->dead && !x->fired_cancel) || atomic_load(&shut_requested) || x->tokened,
+          "ws_io_cancel %s: WS_ECANCELED, the watch was never cancelled while armed", who);
     break;
   default:
     FUZZ_FAIL("ws_io_cancel %s returned %d", who, rc);
@@ -2436,7 +2445,7 @@ static int io_handler(void *arg, int fd, unsigned revents, ws_io_t *io)
 }
 
 /* Slot lock held, no live watch in the slot. ev: the events (below). */
-static void io_watch_new(fwatch *w, int slot, uint8_t hfl, unsigned ev)
+static void io_watch_new(fwatch *w, int slot, uint8_t hfl, unsigned ev, bool tokened)
 {
   watch_open(w, slot);
   int fd = w->rfd;
@@ -2454,6 +2463,7 @@ static void io_watch_new(fwatch *w, int slot, uint8_t hfl, unsigned ev)
   x->events = events;
   x->hfl = hfl;
   x->rearms_left = HANDLER_REARMS;
+  x->tokened = tokened;
   ws_io_t *io = (ws_io_t *)&io;
   int rc = ws_io_watch(pool, fd, events, io_handler, x, &io);
   if (rc == 0) {
@@ -2526,7 +2536,8 @@ static void io_sync(fwatch *w)
     return;
   pthread_mutex_lock(&w->lock);
   fwrec *x = w->cur;
-  bool live = x != NULL && x->io != NULL && !x->dead && io_outstanding(x) >= 1;
+  /* A watch under a token may be cancelled by it unseen: not waited for. */
+  bool live = x != NULL && x->io != NULL && !x->dead && !x->tokened && io_outstanding(x) >= 1;
   int seen = live ? x->starts + x->cancels : 0;
   pthread_mutex_unlock(&w->lock);
   if (!live)
@@ -2578,7 +2589,7 @@ static void op_io(const ctx *c, reader *r)
   switch (act & 7) {
   case 0:
     if (x == NULL)
-      io_watch_new(w, slot, hfl, act >> 3 & 3);
+      io_watch_new(w, slot, hfl, act >> 3 & 3, c->self != NULL && ws_current_token() != NULL);
     break;
   case 1:
     if (x != NULL)
