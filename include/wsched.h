@@ -732,9 +732,10 @@ WS_EXTERN int ws_when_any(ws_future_t *const *futures, size_t n, ws_future_t **a
  *     WS_ETIMEDOUT) at once, and such a wait begun later returns it without
  *     waiting; a channel operation so interrupted has moved no element.
  *     Not interrupted: ws_mutex_lock (as a pthread mutex), ws_sleep,
- *     ws_suspend (its resumer decides), ws_join and ws_group_wait (they
- *     wait for the children that started; cancelled children that have not
- *     started do not start), and waits outside every pool.
+ *     ws_suspend (its resumer decides), ws_join (both halves run: a join
+ *     is one call, not work queued), ws_group_wait (it waits for the
+ *     children that started; the group's children that have not started
+ *     do not start), and waits outside every pool.
  * A waiting task listens to the token nearest on its chain: its group's
  * (ws_group_config), else its own (ws_submit_token or inherited).
  * Cancelling is never a preemption: a running task stops only where it
