@@ -148,10 +148,9 @@ __attribute__((noinline)) static int outcome_slow(ws__group *g, ws__worker *self
                                                   uint32_t mark)
 {
   ws_token_t *k = g->sink.token;
-  ws_pool_t *p = ws__group_pool(g);
   bool cancelled = mark == WS__SINK_CANCELLED;
   if (cancelled)
-    atomic_fetch_sub_explicit(&p->cancels, 1, memory_order_relaxed); /* a gate, see internal.h */
+    atomic_fetch_sub_explicit(&ws__cancels, 1, memory_order_relaxed); /* the gate, token.h */
   int why = 0;
   if (cancelled) {
     why = WS_ECANCELED;

@@ -40,7 +40,7 @@ void ws__group_cancel(ws__group *g)
      ws__cancel_gate); only the first cancel counts the group. */
   if (atomic_exchange_explicit(&g->sink.cancelled, WS__SINK_CANCELLED, memory_order_relaxed) ==
       WS__SINK_LIVE)
-    atomic_fetch_add_explicit(&ws__group_pool(g)->cancels, 1, memory_order_release);
+    atomic_fetch_add_explicit(&ws__cancels, 1, memory_order_release);
   if (g->sink.token != NULL) /* what the children submitted holds it too */
     ws__token_cancel(g->sink.token, WS_ECANCELED);
 }

@@ -249,14 +249,6 @@ struct ws_pool {
   _Atomic uint32_t nstarting;
   ws__worker *workers; /* nworkers + max_spares slots, cache-line aligned;
                             spare slots are initialised when first used */
-  /* Not read-only, but written only when a group is cancelled, so it
-     stays with the read-mostly fields. Groups cancelled and not yet waited for: incremented (relaxed) by the
-     first ws_group_cancel of a group, decremented by its wait. While it is
-     0, nothing needs to look for a cancelled ancestor before starting a
-     group child (ws__chain_cancelled), which is most of the time. A stale
-     0 can only delay a cancellation's effect to a later child: the
-     cancel flag itself is read with acquire. */
-  _Atomic uint32_t cancels;
   /* High-priority tasks (ws_submit_ex): `high` holds them, nhigh counts
      them, added (relaxed) by the submitter before its push and subtracted
      (relaxed) by the worker that took one. Every find_work loads nhigh
@@ -417,16 +409,16 @@ enum { WS__SINK_LIVE = 0, WS__SINK_CANCELLED = 1, WS__SINK_JOIN = 2 };
    child cost the spawner a cache miss per spawn on the group's line. */
 void ws__sink_done(ws__sink *s, ws__worker *w, int rc, uint32_t n);
 
-/* Is any group cancelled (ws_group_cancel) and not yet waited for in pool
-   p, or any cancellation token cancelled and not yet freed? Acquire: pairs
-   with the release increment of ws_group_cancel (and of a token's cancel,
-   core/token.c), so that the cancelled flags and codes set before it are
-   seen by ws__chain_cancelled. Two loads of words that change only when
-   something is cancelled. */
+/* Is any group cancelled (ws_group_cancel) and not yet waited for, or any
+   cancellation token cancelled and not yet freed, in the process? Acquire:
+   pairs with the release increment of ws_group_cancel and of a token's
+   cancel (core/token.h, ws__cancels), so that the cancelled flags and codes
+   set before it are seen by ws__chain_cancelled. One load of a word that
+   changes only when something is cancelled. */
 static inline bool ws__cancel_gate(ws_pool_t *p)
 {
-  return atomic_load_explicit(&p->cancels, memory_order_acquire) != 0 ||
-         atomic_load_explicit(&ws__tokens_cancelled, memory_order_acquire) != 0;
+  (void)p; /* process-wide (core/token.h, ws__cancels) */
+  return atomic_load_explicit(&ws__cancels, memory_order_acquire) != 0;
 }
 
 /* Walks record n and its parents (the records that were running where each

@@ -17,7 +17,7 @@
  *     WS_ECANCELED or WS_ETIMEDOUT), final.
  *
  * The cancel that makes it sets the code (release), opens the gate
- * (ws__tokens_cancelled), readies every parked wait listening to it
+ * (ws__cancels), readies every parked wait listening to it
  * (WS__TP_CANCEL, as a registry of the park protocol, core/tpark.c), and
  * fires its hooks (timers and watches under it) and puts every child on
  * its walk, each held by a memory reference until its turn: one token lock
@@ -65,13 +65,13 @@ struct ws_token {
   ws_token_t *cnext;
 };
 
-_Atomic unsigned long ws__tokens_cancelled;
+_Atomic unsigned long ws__cancels;
 
 static void token_free(ws_token_t *t)
 {
   if (atomic_load_explicit(&t->code, memory_order_relaxed) != 0) /* our last reference: settled */
     /* Release: pairs with ws__cancel_gate's acquire (nothing to order, a count). */
-    atomic_fetch_sub_explicit(&ws__tokens_cancelled, 1, memory_order_release);
+    atomic_fetch_sub_explicit(&ws__cancels, 1, memory_order_release);
   t->magic = 0;
   WS__CHECK(pthread_mutex_destroy(&t->lock) == 0);
   ws__free(t);
@@ -111,9 +111,9 @@ static void cancel_one(ws_token_t *t, int code, ws_token_t **todo)
   if (atomic_load_explicit(&t->code, memory_order_relaxed) == 0) { /* under the lock */
     /* Release: the canceller's effects before the code (see code). */
     atomic_store_explicit(&t->code, code, memory_order_release);
-    /* Release: see ws__tokens_cancelled; before the wakes below, so that
+    /* Release: see ws__cancels; before the wakes below, so that
        a readied task that looks at the gate finds it open. */
-    atomic_fetch_add_explicit(&ws__tokens_cancelled, 1, memory_order_release);
+    atomic_fetch_add_explicit(&ws__cancels, 1, memory_order_release);
     for (ws__tpark *r = t->waiters; r != NULL; r = r->tnext)
       (void)ws__tpark_wake(r, WS__TP_CANCEL);
     for (ws__token_hook *h = t->hooks; h != NULL; h = h->next)
@@ -175,7 +175,7 @@ int ws__token_new(ws_token_t *parent, ws_token_t **out)
     if (pc != 0) {
       /* Born cancelled: not published yet, so no lock of ours is needed. */
       atomic_store_explicit(&t->code, pc, memory_order_relaxed);
-      atomic_fetch_add_explicit(&ws__tokens_cancelled, 1, memory_order_release); /* see cancel */
+      atomic_fetch_add_explicit(&ws__cancels, 1, memory_order_release); /* see cancel */
     }
     t->snext = parent->children;
     if (t->snext != NULL)

@@ -688,7 +688,7 @@ bool ws__chain_cancelled(const ws__task *n)
   for (; n != NULL; n = n->parent) {
     uint32_t f = n->flags;
     /* A group child (not a join half, whose sink field is its owner).
-       Relaxed: ordered after the acquire of pool->cancels (internal.h). */
+       Relaxed: ordered after the acquire of ws__cancels (core/token.h). */
     if (((f & (WS__TASK_FRAME | WS__TASK_JOIN)) == WS__TASK_FRAME || (f & WS__TASK_GROUP)) &&
         (atomic_load_explicit(&n->sink->cancelled, memory_order_relaxed) == WS__SINK_CANCELLED ||
          (n->sink->token != NULL && ws__token_code(n->sink->token) != 0)))
