@@ -2682,6 +2682,21 @@ private:
 // is there. Each co_await must be made on a worker (inside a task<T>, that
 // is always so). What a coroutine throws is rethrown where its result is
 // taken (the awaiter's co_await, or the future's get()).
+//
+// Tokens. A coroutine is under the token its spawn() task is under (a
+// task_group's round token, pool::submit(tok, ...)'s, or one inherited);
+// a task<U> it awaits is under the same. Its waits on channels, I/O and
+// timers listen to that token as the C calls do: a cancel (or deadline)
+// ends a pending one with ws::error(the token's code), and one begun after
+// it throws at once; a co_await on a future or a task throws at once after
+// the cancel too, but one already pending waits for its future. The steps
+// of a coroutine are tasks of their own, and a task under a cancelled
+// token never starts (wsched.h): so a step that the token kept from
+// starting is run anyway, by a continuation under no token (never lost:
+// the coroutine ends, and no value it received is dropped). Steps that run
+// after a future, a timer or such a continuation are under no token:
+// there ws::cancelled() is false and work they submit or spawn does not
+// inherit the token, while their waits still listen to it.
 
 #if WS_HPP_COROUTINES
 
@@ -2696,12 +2711,41 @@ inline int resume_task(void *arg) noexcept
   std::coroutine_handle<>::from_address(arg).resume();
   return 0;
 }
-// Resumes h as a new task of the calling worker's pool (ws_submit), or on
-// the caller's stack when no task can be had (WS_ENOMEM, or no pool).
-inline void resume_later(std::coroutine_handle<> h) noexcept
+// Submits fn(arg) as a task of the calling worker's pool under tok, a
+// coroutine's token (nullptr: none). A task under a token that is
+// cancelled before it starts never starts (wsched.h): for a coroutine's
+// step that would lose the coroutine, so under a token the task has a
+// future, and on_end (a ws_then_fn: continuations are under no token and
+// always run) is told how it ended and runs the step itself when the
+// future was CANCELLED. Returns 0, or the code of a refused submission
+// (nothing runs then). A continuation that cannot be made after the task
+// was (out of memory) while the task can no longer be recalled aborts:
+// whether the step will run is then unknowable.
+inline int submit_step(ws_token_t *tok, ws_task_fn fn, void *arg, ws_then_fn on_end) noexcept
 {
-  if (ws_submit(ws_current_pool(), &resume_task, h.address(), nullptr) != 0)
-    h.resume();
+  ws_pool_t *p = ws_current_pool();
+  if (tok == nullptr)
+    return ws_submit(p, fn, arg, nullptr);
+  ws_future_t *f = nullptr;
+  int rc = ws_submit_token(p, fn, arg, 0, tok, &f);
+  if (rc != 0)
+    return rc;
+  rc = ws_future_then_result(f, on_end, arg, nullptr);
+  if (rc != 0 && ws_future_cancel(f) != 0)
+    misuse("ws::task: no memory for the continuation of a coroutine's step under a token");
+  ws_future_release(f);
+  return rc;
+}
+
+// The token the coroutine of handle c is under: its promise's for a
+// task<T>, else the calling task's.
+struct promise_base;
+template <class P> ws_token_t *token_of(std::coroutine_handle<P> c) noexcept
+{
+  if constexpr (std::is_base_of_v<promise_base, P>)
+    return c.promise().token;
+  else
+    return ws_current_token();
 }
 
 // What a task<T>'s promise keeps besides its result: who resumes when the
@@ -2717,6 +2761,10 @@ struct promise_base {
   // resumes the waiting task.
   std::atomic<int> state{0};
   ws_resume_t waiter{0}; // written before state becomes 1 (its release)
+  // The token the coroutine is under (see "Tokens" above), borrowed: the
+  // spawn() task that is under it outlives the coroutine. Written before
+  // the coroutine starts (run_root, or the awaiter that starts it).
+  ws_token_t *token = nullptr;
 
   std::suspend_always initial_suspend() noexcept
   {
@@ -2806,26 +2854,30 @@ public:
   // ended, and gives its value (or rethrows its exception).
   auto operator co_await() &&noexcept
   {
-    struct awaiter {
-      std::coroutine_handle<promise_type> h;
-      bool await_ready() noexcept
-      {
-        return false;
-      }
-      std::coroutine_handle<> await_suspend(std::coroutine_handle<> parent) noexcept
-      {
-        h.promise().continuation = parent;
-        return h; // symmetric transfer: starts t on this stack frame's place
-      }
-      T await_resume()
-      {
-        return take(h.promise());
-      }
-    };
     return awaiter{h_};
   }
 
 private:
+  // (A member class, not a local one: await_suspend is a template, to
+  // reach the awaiting coroutine's promise.)
+  struct awaiter {
+    std::coroutine_handle<promise_type> h;
+    bool await_ready() noexcept
+    {
+      return false;
+    }
+    template <class P>
+    std::coroutine_handle<> await_suspend(std::coroutine_handle<P> parent) noexcept
+    {
+      h.promise().token = detail::token_of(parent);
+      h.promise().continuation = parent;
+      return h; // symmetric transfer: starts t on this stack frame's place
+    }
+    T await_resume()
+    {
+      return take(h.promise());
+    }
+  };
   template <class> friend struct detail::promise;
   template <class U> friend future<U> spawn(pool_ref p, task<U> t);
 
@@ -2844,6 +2896,7 @@ private:
   T run_root()
   {
     promise_type &p = h_.promise();
+    p.token = ws_current_token(); // this task's: it lives until the coroutine ended
     h_.resume();
     // Acquire: pairs with final_awaiter's release (state 2).
     if (p.state.load(std::memory_order_acquire) != 2) {
@@ -2907,6 +2960,16 @@ namespace detail
 struct await_base {
   std::coroutine_handle<> h;
   int rc = 0;
+  ws_token_t *token = nullptr; // the coroutine's (token_of)
+  // Takes c and its token; false, with rc its code, when the token is
+  // cancelled already: a wait begun after the cancel does not wait.
+  template <class P> bool enter(std::coroutine_handle<P> c) noexcept
+  {
+    h = c;
+    token = token_of(c);
+    rc = token != nullptr ? ws_token_status(token) : 0;
+    return rc == 0;
+  }
   // ws_then_fn: the awaited native future is final; status and result say
   // how (CANCELLED: result is why).
   static int on_final(void *arg, int status, int result) noexcept
@@ -2916,11 +2979,11 @@ struct await_base {
     a->h.resume(); // a continuation task of the pool: resumes here
     return 0;
   }
-  // Resumes the coroutine once f is final (ws_future_then_result); false
-  // when that cannot be arranged (rc says why): the coroutine goes on now.
-  bool resume_when_final(ws_future_t *f, std::coroutine_handle<> c) noexcept
+  // Resumes the coroutine (enter()ed) once f is final
+  // (ws_future_then_result); false when that cannot be arranged (rc says
+  // why): the coroutine goes on now.
+  bool resume_when_final(ws_future_t *f) noexcept
   {
-    h = c;
     int r = ws_future_then_result(f, &on_final, this, nullptr);
     if (r == 0)
       return true; // *this may be gone already: the coroutine may run on
@@ -2943,13 +3006,37 @@ template <class Op> struct parked_op : await_base {
   {
     auto *a = static_cast<parked_op *>(arg);
     a->rc = a->op();
-    resume_later(a->h); // a fresh task: the coroutine does not run on a parked stack
+    // A fresh task (the coroutine does not run on a parked stack), or this
+    // one when none can be had. The awaiter lives in the coroutine's frame:
+    // nothing of it is read once the coroutine may run.
+    std::coroutine_handle<> h = a->h;
+    if (submit_step(a->token, &resume_task, h.address(), &resume_ended) != 0)
+      h.resume();
     return 0;
   }
-  bool start(std::coroutine_handle<> c) noexcept
+  // on_end of the helper's resume task: its token kept it from starting.
+  static int resume_ended(void *arg, int status, int) noexcept
   {
-    h = c;
-    int rc2 = ws_submit(ws_current_pool(), &helper, this, nullptr);
+    if (status == WS_FUTURE_CANCELLED)
+      std::coroutine_handle<>::from_address(arg).resume();
+    return 0;
+  }
+  // on_end of the helper: its token kept it from starting; the wait
+  // ends with the token's code.
+  static int helper_ended(void *arg, int status, int result) noexcept
+  {
+    if (status == WS_FUTURE_CANCELLED) {
+      auto *a = static_cast<parked_op *>(arg);
+      a->rc = result;
+      a->h.resume();
+    }
+    return 0;
+  }
+  template <class P> bool start(std::coroutine_handle<P> c) noexcept
+  {
+    if (!enter(c))
+      return false; // cancelled: await_resume reports rc
+    int rc2 = submit_step(token, &helper, this, &helper_ended);
     if (rc2 != 0) {
       rc = rc2;
       return false; // go on now; await_resume reports rc
@@ -2959,89 +3046,116 @@ template <class Op> struct parked_op : await_base {
 };
 } // namespace detail
 
+namespace detail
+{
+// The awaiters below are named classes, not local ones: their await_suspend
+// is a template, to reach the awaiting coroutine's promise (token_of).
+template <class T> struct future_awaiter : await_base {
+  future<T> f;
+  bool await_ready()
+  {
+    return f.ready();
+  }
+  template <class P> bool await_suspend(std::coroutine_handle<P> c) noexcept
+  {
+    return enter(c) && resume_when_final(f.native());
+  }
+  T await_resume()
+  {
+    // The token's code; WS_ENOMEM, WS_ESHUTDOWN: the continuation was refused.
+    check(rc);
+    return f.get();
+  }
+};
+} // namespace detail
+
 // co_await on a future inside a task<T>: resumes once the future is final
 // (a continuation task of the future's pool) and gives get()'s value, or
 // rethrows. Consumes the future.
 template <class T> auto operator co_await(future<T> &&f)
 {
-  struct awaiter : detail::await_base {
-    future<T> f;
-    bool await_ready()
-    {
-      return f.ready();
-    }
-    bool await_suspend(std::coroutine_handle<> c) noexcept
-    {
-      return resume_when_final(f.native(), c);
-    }
-    T await_resume()
-    {
-      detail::check(rc); // WS_ENOMEM, WS_ESHUTDOWN: the continuation was refused
-      return f.get();
-    }
-  };
-  return awaiter{{}, std::move(f)};
+  return detail::future_awaiter<T>{{}, std::move(f)};
 }
 template <class T> auto operator co_await(future<T> &f)
 {
   return operator co_await(std::move(f));
 }
 
+namespace detail
+{
+struct delay_awaiter : await_base {
+  int64_t ns;
+  bool await_ready() noexcept
+  {
+    return false;
+  }
+  template <class P> bool await_suspend(std::coroutine_handle<P> c) noexcept
+  {
+    if (!enter(c))
+      return false;
+    // Under the coroutine's token (nullptr: the caller's): its cancel
+    // takes the timer out at once, and the wait ends with its code.
+    ws_future_t *f = nullptr;
+    rc = ws_after_token(
+        ws_current_pool(), ns, [](void *) noexcept { return 0; }, nullptr, token, &f);
+    if (rc != 0)
+      return false;
+    bool later = resume_when_final(f);
+    ws_future_release(f); // the continuation holds it
+    return later;
+  }
+  void await_resume()
+  {
+    check(rc);
+  }
+};
+} // namespace detail
+
 // co_await ws::delay(d) inside a task<T>: resumes no earlier than d from
-// now (a ws_after timer of the calling worker's pool; no task waits).
-// ws::error(WS_ESHUTDOWN) when the pool's shutdown cancelled the timer or
-// refused it; WS_EINVAL outside every pool.
+// now (a timer of the calling worker's pool under the coroutine's token,
+// ws_after_token; no task waits). ws::error(WS_ESHUTDOWN) when the pool's
+// shutdown cancelled the timer or refused it, the token's code when it was
+// cancelled; WS_EINVAL outside every pool.
 template <class Rep, class Period> auto delay(const std::chrono::duration<Rep, Period> &d)
 {
-  struct awaiter : detail::await_base {
-    int64_t ns;
-    bool await_ready() noexcept
-    {
-      return false;
-    }
-    bool await_suspend(std::coroutine_handle<> c) noexcept
-    {
-      ws_future_t *f = nullptr;
-      rc = ws_after(
-          ws_current_pool(), ns, [](void *) noexcept { return 0; }, nullptr, &f);
-      if (rc != 0)
-        return false;
-      bool later = resume_when_final(f, c);
-      ws_future_release(f); // the continuation holds it
-      return later;
-    }
-    void await_resume()
-    {
-      detail::check(rc);
-    }
-  };
-  return awaiter{{}, detail::to_ns(d)};
+  return detail::delay_awaiter{{}, detail::to_ns(d)};
 }
+
+namespace detail
+{
+struct io_op {
+  int fd;
+  unsigned events;
+  int operator()() noexcept
+  {
+    return ws_io_wait(fd, events, WS_FOREVER);
+  }
+};
+struct io_awaiter : parked_op<io_op> {
+  using parked_op<io_op>::parked_op;
+  bool await_ready() noexcept
+  {
+    return false;
+  }
+  template <class P> bool await_suspend(std::coroutine_handle<P> c) noexcept
+  {
+    return this->start(c);
+  }
+  unsigned await_resume()
+  {
+    check(this->rc);
+    return static_cast<unsigned>(this->rc);
+  }
+};
+} // namespace detail
 
 // co_await ws::io_ready(fd, events) inside a task<T>: resumes once fd is
 // ready for events (WS_IO_READ and/or WS_IO_WRITE) and gives the events
 // ready, as ws::io_wait (whose errors it throws): a helper task waits in
 // ws_io_wait for it (see detail::parked_op).
-inline auto io_ready(int fd, unsigned events)
+inline detail::io_awaiter io_ready(int fd, unsigned events)
 {
-  auto op = [fd, events]() noexcept { return ws_io_wait(fd, events, WS_FOREVER); };
-  struct awaiter : detail::parked_op<decltype(op)> {
-    using detail::parked_op<decltype(op)>::parked_op;
-    bool await_ready() noexcept
-    {
-      return false;
-    }
-    bool await_suspend(std::coroutine_handle<> c) noexcept
-    {
-      return this->start(c);
-    }
-    unsigned await_resume()
-    {
-      detail::check(this->rc);
-      return static_cast<unsigned>(this->rc);
-    }
-  };
-  return awaiter(op);
+  return detail::io_awaiter(detail::io_op{fd, events});
 }
 
 namespace detail
@@ -3068,7 +3182,7 @@ template <class T, bool Send> struct chan_awaiter : parked_op<chan_op<T, Send>> 
     this->rc = this->op.try_once();
     return this->rc != WS_EAGAIN;
   }
-  bool await_suspend(std::coroutine_handle<> c) noexcept
+  template <class P> bool await_suspend(std::coroutine_handle<P> c) noexcept
   {
     return this->start(c);
   }

@@ -6,7 +6,11 @@
 // shut-down pool's timer ends the wait with WS_ESHUTDOWN), on I/O
 // readiness (ws::io_ready: an echo over a socket pair between coroutines),
 // and on channel sends and receives (every value delivered exactly once,
-// a closed channel ends the receive loop). Built with -std=c++20 (and in
+// a closed channel ends the receive loop); under a cancellation token
+// (a coroutine parked on a channel, an I/O wait or a timer ends with the
+// token's code, also after a co_await on a future, a deadline's
+// WS_ETIMEDOUT, an errgroup stopped by one coroutine's exception, and no
+// value lost when a cancel races with a handoff). Built with -std=c++20 (and in
 // the tsan build, run there); each part on pools of 1, 2 and 8 workers.
 #include "wsched.hpp"
 
@@ -293,9 +297,171 @@ static void chan_on(unsigned w)
   }
 }
 
+// --- tokens -----------------------------------------------------------------------
+
+// Awaits one value on c (and first, if pre, a future and a delay: the
+// coroutine keeps its token across resumptions that are not tasks of its
+// own, the future's continuation and the timer's); the token's code ends it.
+static ws::task<int> cancellable_recv(ws::channel<long> &c, bool pre)
+{
+  if (pre) {
+    CHECK_EQ(co_await ws::spawn(nullptr, chain(3)), 3);
+    co_await ws::delay(std::chrono::microseconds(10));
+  }
+  try {
+    std::optional<long> v = co_await ws::recv(c);
+    co_return v ? 1 : 2;
+  } catch (const ws::error &e) {
+    co_return e.ws_code();
+  }
+}
+
+// Sends to c until the token stops it; returns the code that stopped it,
+// and counts what went in `sent`.
+static ws::task<int> sender(ws::channel<long> &c, std::atomic<long> &sent)
+{
+  try {
+    for (long i = 0;; i++) {
+      if (!co_await ws::send(c, i))
+        co_return 1;
+      sent.fetch_add(1);
+    }
+  } catch (const ws::error &e) {
+    co_return e.ws_code();
+  }
+}
+
+// Receives from c until the token stops it, adding up what it got.
+static ws::task<int> receiver(ws::channel<long> &c, std::atomic<long> &got)
+{
+  try {
+    while (std::optional<long> v = co_await ws::recv(c))
+      got.fetch_add(1);
+    co_return 1;
+  } catch (const ws::error &e) {
+    co_return e.ws_code();
+  }
+}
+
+struct stage_failed {
+  int code;
+};
+
+static void token_on(unsigned w)
+{
+  ws::pool p = make_pool(w);
+  ws::channel<long> c(4);
+  // Parked on a channel (directly, and after a future and a timer): a
+  // cancel ends the wait with WS_ECANCELED and the coroutine ends.
+  for (bool pre : {false, true}) {
+    ws::token t;
+    auto f = p.submit(t, [&c, pre] { return ws::spawn(nullptr, cancellable_recv(c, pre)).get(); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    t.cancel();
+    CHECK_EQ(f.get(), WS_ECANCELED);
+  }
+  // A wait begun after the cancel returns the code without waiting.
+  {
+    ws::token t;
+    t.cancel();
+    auto f = p.submit(t, [&c] { return ws::spawn(nullptr, cancellable_recv(c, false)).get(); });
+    bool threw = false;
+    try {
+      (void)f.get(); // the root task never starts: its future says so
+    } catch (const ws::error &e) {
+      threw = e.ws_code() == WS_ECANCELED;
+    }
+    CHECK(threw);
+  }
+  // An I/O wait and a timer under a deadline: WS_ETIMEDOUT.
+  {
+    int sv[2];
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    nonblocking(sv[0]);
+    ws::token t = ws::token::with_deadline(p, std::chrono::milliseconds(20));
+    auto io = p.submit(t, [fd = sv[0]] {
+      return ws::spawn(nullptr,
+                       [](int d) -> ws::task<int> {
+                         try {
+                           co_await ws::io_ready(d, WS_IO_READ);
+                         } catch (const ws::error &e) {
+                           co_return e.ws_code();
+                         }
+                         co_return 0;
+                       }(fd))
+          .get();
+    });
+    auto timer = p.submit(t, [] {
+      return ws::spawn(nullptr,
+                       []() -> ws::task<int> {
+                         try {
+                           co_await ws::delay(std::chrono::hours(1));
+                         } catch (const ws::error &e) {
+                           co_return e.ws_code();
+                         }
+                         co_return 0;
+                       }())
+          .get();
+    });
+    CHECK_EQ(io.get(), WS_ETIMEDOUT);
+    CHECK_EQ(timer.get(), WS_ETIMEDOUT);
+    ::close(sv[0]);
+    ::close(sv[1]);
+  }
+  // Senders and receivers busy on one channel, cancelled in the middle
+  // (the cancel races with handoffs: a value received is never dropped
+  // on the way back to its coroutine): every value that went in came out
+  // or is still buffered.
+  for (int round = 0; round < 20 / scale + 1; round++) {
+    ws::channel<long> d(2);
+    std::atomic<long> sent{0}, got{0};
+    ws::token t;
+    std::vector<ws::future<int>> fs;
+    for (int i = 0; i < 3; i++) {
+      fs.push_back(p.submit(t, [&] { return ws::spawn(nullptr, sender(d, sent)).get(); }));
+      fs.push_back(p.submit(t, [&] { return ws::spawn(nullptr, receiver(d, got)).get(); }));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1 + round % 3));
+    t.cancel();
+    for (auto &f : fs) {
+      try {
+        CHECK_EQ(f.get(), WS_ECANCELED);
+      } catch (const ws::error &e) {
+        CHECK_EQ(e.ws_code(), WS_ECANCELED); // cancelled before its root task started
+      }
+    }
+    CHECK_EQ(sent.load(), got.load() + static_cast<long>(d.size()));
+  }
+  // An errgroup of coroutines: one throws, the others, parked on
+  // channels, end; the wait rethrows the first exception.
+  {
+    ws::channel<long> e(0);
+    auto f = p.submit([&e] {
+      ws::task_group g(nullptr, ws::group_options{true, ws::token_ref()});
+      for (int i = 0; i < 3; i++)
+        g.run([&e, i] { (void)ws::spawn(nullptr, cancellable_recv(e, i % 2 == 1)).get(); });
+      g.run([] {
+        ws::spawn(nullptr,
+                  []() -> ws::task<void> {
+                    co_await ws::delay(std::chrono::milliseconds(5));
+                    throw stage_failed{7};
+                  }())
+            .get();
+      });
+      try {
+        g.wait();
+      } catch (const stage_failed &s) {
+        return s.code;
+      }
+      return 0;
+    });
+    CHECK_EQ(f.get(), 7);
+  }
+}
+
 static const cpp_part parts[] = {
     {"nest", nest_on, false}, {"future", future_on, false}, {"timer", timer_on, false},
-    {"io", io_on, false},     {"chan", chan_on, false},
+    {"io", io_on, false},     {"chan", chan_on, false},     {"token", token_on, false},
 };
 
 int main(int argc, char **argv)
