@@ -1356,6 +1356,23 @@ struct group_options {
   token_ref token;
 };
 
+namespace detail
+{
+// What a task_group child runs: f(), or, for a ws::task<T> (C++20), the
+// coroutine, the child being its spawn() task (defined with task<T>).
+template <class F> void run_child(F &f)
+{
+  std::invoke(f);
+}
+} // namespace detail
+#if WS_HPP_COROUTINES
+template <class T> class task;
+namespace detail
+{
+template <class T> void run_child(task<T> &t);
+} // namespace detail
+#endif
+
 class task_group
 {
 public:
@@ -1389,6 +1406,10 @@ public:
     free_nodes();
   }
 
+  // f: a callable taking no argument, or (C++20) a ws::task<T>, which the
+  // child runs as ws::spawn's task would: its value is dropped, what it
+  // throws is the child's exception (so an errgroup's cancel), and it is
+  // under the round's token (see "Tokens" under Coroutines).
   template <class F> void run(F &&f)
   {
     using N = node<std::decay_t<F>>;
@@ -1504,7 +1525,7 @@ private:
       auto *n = static_cast<node *>(arg);
       WS__TRY
       {
-        std::invoke(n->fn);
+        detail::run_child(n->fn);
       }
       WS__CATCH_ALL
       {
@@ -2700,7 +2721,7 @@ private:
 
 #if WS_HPP_COROUTINES
 
-template <class T = void> class task;
+template <class T = void> class task; // (declared before task_group too)
 
 namespace detail
 {
@@ -2880,6 +2901,7 @@ private:
   };
   template <class> friend struct detail::promise;
   template <class U> friend future<U> spawn(pool_ref p, task<U> t);
+  template <class U> friend void detail::run_child(task<U> &t);
 
   explicit task(std::coroutine_handle<promise_type> h) noexcept : h_(h)
   {
@@ -2955,6 +2977,12 @@ template <class T> future<T> spawn(pool_ref p, task<T> t)
 
 namespace detail
 {
+// A task_group child that is a coroutine (task_group::run).
+template <class T> void run_child(task<T> &t)
+{
+  (void)t.run_root();
+}
+
 // The common part of the awaiters below: the suspended coroutine, and the
 // code of what ended its wait (0, or a WS_E* code await_resume reports).
 struct await_base {

@@ -97,6 +97,28 @@ static void nest_on(unsigned w)
     CHECK_EQ(fs[static_cast<size_t>(i)].get(), i * 2);
   // Spawned from inside a task, on the calling worker's pool.
   CHECK_EQ(p.submit([] { return ws::spawn(nullptr, chain(10)).get(); }).get(), 10);
+  // Coroutines as a task_group's children: each runs to its end before
+  // wait() returns; what one throws is rethrown there.
+  CHECK_EQ(p.submit([] {
+              std::atomic<long> sum{0};
+              ws::task_group g;
+              for (int i = 0; i < 20; i++)
+                g.run([](std::atomic<long> &s, int k) -> ws::task<void> {
+                  co_await ws::delay(std::chrono::microseconds(k % 5));
+                  s.fetch_add(co_await chain(k));
+                }(sum, i));
+              CHECK(g.wait());
+              g.run(thrower());
+              bool threw = false;
+              try {
+                g.wait();
+              } catch (const std::domain_error &) {
+                threw = true;
+              }
+              CHECK(threw);
+              return sum.load();
+            }).get(),
+           190);
   // A task never started is freed unstarted.
   {
     auto t = chain(5);
@@ -440,14 +462,12 @@ static void token_on(unsigned w)
       ws::task_group g(nullptr, ws::group_options{true, ws::token_ref()});
       for (int i = 0; i < 3; i++)
         g.run([&e, i] { (void)ws::spawn(nullptr, cancellable_recv(e, i % 2 == 1)).get(); });
-      g.run([] {
-        ws::spawn(nullptr,
-                  []() -> ws::task<void> {
-                    co_await ws::delay(std::chrono::milliseconds(5));
-                    throw stage_failed{7};
-                  }())
-            .get();
-      });
+      for (int i = 0; i < 3; i++)
+        g.run(cancellable_recv(e, i % 2 == 1)); // a task<T> as the child itself
+      g.run([]() -> ws::task<void> {
+        co_await ws::delay(std::chrono::milliseconds(5));
+        throw stage_failed{7};
+      }());
       try {
         g.wait();
       } catch (const stage_failed &s) {
