@@ -329,6 +329,7 @@ typedef struct ftask {
   int pred; /* a continuation: the id of the future it follows; else -1 */
   bool hold; /* the continuation keeps a user of pred's slot until it runs */
   bool timer; /* made by ws_after */
+  bool then_result; /* made by ws_future_then_result */
   int64_t not_before; /* a timer: the earliest CLOCK_MONOTONIC time it may start */
   int nin, in[4]; /* K_ALL, K_ANY: the inputs' ids, in index order */
   struct fgroup *grp; /* the innermost group whose fork/join work this task is */
@@ -382,6 +383,10 @@ static _Atomic bool cancelled[MAX_TASKS]; /* ws_future_cancel returned 0 */
 static _Atomic bool finished[MAX_TASKS]; /* task_fn is about to return */
 static _Atomic bool skipped[MAX_TASKS]; /* a group child that never started (group cancel) */
 static _Atomic bool cancel_tried[MAX_TASKS]; /* set before every ws_future_cancel of it */
+/* A ws_future_then_result continuation after it was cancelled: its future
+   may have been cancelled with it, up the chain (wsched.h, ws_future_cancel:
+   when nothing else can want it). */
+static _Atomic bool chain_cancel[MAX_TASKS];
 static _Atomic bool shut_requested; /* set before any ws_shutdown call */
 static _Atomic bool fault_armed; /* ENOMEM may come back from anywhere */
 /* ws_join's first halves run: fa is a call on the joining worker, not a task,
@@ -2076,6 +2081,7 @@ static void op_then_result(const ctx *c, reader *r)
     return;
   }
   t->pred = id; /* hold stays false: it needs no handle of ours */
+  t->then_result = true;
   bool want = fl & 1;
   ws_future_t *next = (ws_future_t *)&next;
   int rc = ws_future_then_result(f, then_result_fn, t, want ? &next : NULL);
@@ -2100,6 +2106,11 @@ static void op_then_result(const ctx *c, reader *r)
     if (crc == 0) {
       atomic_store(&cancelled[t->id], true);
       CHECK(atomic_load(&ran[t->id]) == 0, "then_result %d cancelled after it started", t->id);
+      /* Its future, and so on through then_result futures, may go too. */
+      for (int p = t->pred; p >= 0; p = tasks[p].then_result ? tasks[p].pred : -1) {
+        atomic_store(&cancel_tried[p], true);
+        atomic_store(&chain_cancel[p], true);
+      }
     }
   }
   publish(t->id, next);
@@ -2993,6 +3004,7 @@ static void reset(void)
     atomic_store(&finished[i], false);
     atomic_store(&skipped[i], false);
     atomic_store(&cancel_tried[i], false);
+    atomic_store(&chain_cancel[i], false);
     memset(&slots[i], 0, sizeof slots[i]);
     memset(&tasks[i], 0, sizeof tasks[i]);
   }
@@ -3028,11 +3040,13 @@ static void check_terminated(void)
   ws_pool_stats(pool, &st, per, STATS_SLOTS);
   CHECK(st.state == WS_POOL_TERMINATED && st.outstanding == 0,
         "after termination: state %d, %" PRIu64 " outstanding", st.state, st.outstanding);
-  uint64_t nran = 0, ncancelled = 0, nskipped = 0, ntimers = 0, ntok = 0, sum = 0;
+  uint64_t nran = 0, ncancelled = 0, nskipped = 0, ntimers = 0, ntok = 0, nchain = 0, sum = 0;
   for (int i = 0; i < atomic_load(&next_id); i++) {
     nran += (uint64_t)atomic_load(&ran[i]);
     /* Stopped by its token: counted when it had a future (ws__run). */
     ntok += tasks[i].tokened && atomic_load(&ran[i]) == 0 && !atomic_load(&cancelled[i]);
+    nchain +=
+        atomic_load(&chain_cancel[i]) && atomic_load(&ran[i]) == 0 && !atomic_load(&cancelled[i]);
     if (tasks[i].timer) /* not counted when cancelled before it fired */
       ntimers += atomic_load(&cancelled[i]);
     else
@@ -3060,10 +3074,11 @@ static void check_terminated(void)
   for (int i = 0; i < atomic_load(&nnodes); i++)
     ntok += nodes[i].deadline; /* its timer, cancelled by the token's release, may count */
   CHECK(st.total.tasks_cancelled >= ncancelled + nskipped &&
-            st.total.tasks_cancelled <= ncancelled + nskipped + ntimers + ntok,
+            st.total.tasks_cancelled <= ncancelled + nskipped + ntimers + ntok + nchain,
         "stats: %" PRIu64 " cancelled tasks, %" PRIu64 " cancels succeeded (and %" PRIu64
-        " of timers), %" PRIu64 " group children skipped, %" PRIu64 " stopped by tokens",
-        st.total.tasks_cancelled, ncancelled, ntimers, nskipped, ntok);
+        " of timers), %" PRIu64 " group children skipped, %" PRIu64 " stopped by tokens, %" PRIu64
+        " with a cancelled then_result",
+        st.total.tasks_cancelled, ncancelled, ntimers, nskipped, ntok, nchain);
   CHECK(st.blocked == 0, "stats: %u workers blocked after termination", st.blocked);
 }
 
@@ -3080,10 +3095,13 @@ static void check_exactly_once(void)
     /* A record under a token that was (or may have been) cancelled before
        a worker reached it never starts (wsched.h). */
     bool tok_stop = tasks[i].tokened && r == 0 && !can && may_stop(tasks[i].cn);
+    /* Cancelled with the then_result continuation that followed it. */
+    bool chain =
+        atomic_load(&chain_cancel[i]) && r == 0 && !can && !skip && !shut_timer && !tok_stop;
     if (!acc)
       CHECK(r == 0, "task %d was refused but ran %d times", i, r);
     else
-      CHECK(r + (int)can + (int)skip + (int)shut_timer + (int)tok_stop == 1,
+      CHECK(r + (int)can + (int)skip + (int)shut_timer + (int)tok_stop + (int)chain == 1,
             "accepted task %d: ran %d times, cancelled %d, skipped %d (timer: %d, under a "
             "token: %d)",
             i, r, (int)can, (int)skip, (int)tasks[i].timer, (int)tasks[i].tokened);
@@ -3092,7 +3110,7 @@ static void check_exactly_once(void)
       int s = ws_future_status(slots[i].h);
       CHECK(s >= WS_FUTURE_DONE, "after destroy: task %d has status %d", i, s);
       CHECK(tasks[i].kind != K_TASK ||
-                (s == WS_FUTURE_CANCELLED) == (can || shut_timer || tok_stop),
+                (s == WS_FUTURE_CANCELLED) == (can || shut_timer || tok_stop || chain),
             "task %d: status %d, cancel succeeded: %d, a timer never run after a shutdown: %d, "
             "stopped by its token: %d",
             i, s, (int)can, (int)shut_timer, (int)tok_stop);
