@@ -2213,6 +2213,8 @@ static void op_after(const ctx *c, reader *r)
     return;
   int64_t delay = DELAY[d % 8];
   t->timer = true;
+  if (c->self != NULL && c->self->cn >= 0) /* a timer inherits the token too (53b4827) */
+    under_token(t, c->self->cn, ws_current_token());
   t->not_before = now_ns() + delay; /* before the call: its deadline is later */
   bool want = fl & 1;
   ws_future_t *f = (ws_future_t *)&f;
@@ -2230,9 +2232,10 @@ static void op_after(const ctx *c, reader *r)
         atomic_store(&cancelled[t->id], true);
         CHECK(ws_future_status(f) == WS_FUTURE_CANCELLED, "cancelled timer %d has status %d", t->id,
               ws_future_status(f));
-      } else { /* it fired already (its deadline passed), or ws_shutdown cancelled it */
+      } else { /* it fired already (its deadline passed), or ws_shutdown or its token
+                  cancelled it */
         int64_t early = t->not_before - now_ns(); /* read after the cancel */
-        CHECK(early <= 0 || atomic_load(&shut_requested),
+        CHECK(early <= 0 || atomic_load(&shut_requested) || (t->tokened && may_stop(t->cn)),
               "ws_future_cancel of a timer %" PRId64 " ns before its deadline: WS_EBUSY", early);
       }
     }
@@ -3094,7 +3097,9 @@ static void check_exactly_once(void)
     bool shut_timer = tasks[i].timer && r == 0 && !can && atomic_load(&shut_requested);
     /* A record under a token that was (or may have been) cancelled before
        a worker reached it never starts (wsched.h). */
-    bool tok_stop = tasks[i].tokened && r == 0 && !can && may_stop(tasks[i].cn);
+    /* (A timer under a token, 53b4827, that the shutdown cancelled counts
+       once, as the shutdown's.) */
+    bool tok_stop = tasks[i].tokened && r == 0 && !can && !shut_timer && may_stop(tasks[i].cn);
     /* Cancelled with the then_result continuation that followed it. */
     bool chain =
         atomic_load(&chain_cancel[i]) && r == 0 && !can && !skip && !shut_timer && !tok_stop;
