@@ -963,7 +963,8 @@ WS_EXTERN void ws_io_release(ws_io_t *io);
  * or write(2) another thread has in progress on the descriptor (closing
  * a descriptor in use is the caller's race, as with close(2)).
  * ws_shutdown ends the waits of the pool's tasks. Without a poller (the
- * posix layer) neither ws_close nor ws_shutdown ends a wait in poll(2).
+ * posix layer) neither ws_close, ws_shutdown nor a token's cancel ends a
+ * wait in poll(2).
  *
  * A descriptor a task has waited on stays registered with the pool's
  * poller until ws_close or close(2); a wait costs no system call of its

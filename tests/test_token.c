@@ -257,6 +257,12 @@ static int held(void *arg)
   return 0;
 }
 
+static int test_io_nothing(void *arg, int fd, unsigned revents, ws_io_t *io)
+{
+  (void)arg, (void)fd, (void)revents, (void)io;
+  return 0;
+}
+
 static int one_wait(void *arg)
 {
   wait_arg *a = arg;
@@ -333,7 +339,12 @@ static void waits_init(waits *w, ws_pool_t *p)
     ASSERT_EQ(pipe(w->pipe[i]), 0);
     ASSERT_EQ(fcntl(w->pipe[i][0], F_SETFL, O_NONBLOCK), 0);
   }
-  w->no_io = ws_io_wait(w->pipe[0][0], WS_IO_READ, 0) == WS_ENOTSUP;
+  /* No poller (the posix layer): a task's I/O wait is a poll(2) that no
+     cancel ends (wsched.h, "Blocking-style I/O"), so it is not tried. */
+  ws_io_t *probe;
+  w->no_io = ws_io_watch(p, w->pipe[0][0], WS_IO_READ, test_io_nothing, NULL, &probe) == WS_ENOTSUP;
+  if (!w->no_io)
+    ws_io_release(probe); /* cancels it: nothing was written */
 }
 
 static void waits_destroy(waits *w)
