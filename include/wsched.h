@@ -1584,9 +1584,10 @@ WS_EXTERN int ws_group_status(const ws_group_t *g);
 
 /* True inside a child of a cancelled group, or of a group nested in one
    (see above), or in a task under a cancelled token ("Cancellation
-   tokens"); false elsewhere, including outside every pool. Costs two loads
-   while no group of the pool and no token is cancelled, else a walk up the
-   chain of enclosing fork/join records (one load per level). Any thread. */
+   tokens"); false elsewhere, including outside every pool. Costs a
+   thread-local load and one load of a process-wide word while no group and
+   no token in the process is cancelled, else a walk up the chain of
+   enclosing fork/join records (one load per level). Any thread. */
 WS_EXTERN bool ws_cancelled(void);
 
 /* Waits for every task spawned into g; returns the first non-zero return

@@ -159,7 +159,7 @@ __attribute__((noinline)) static int outcome_slow(ws__group *g, ws__worker *self
       why = ws__token_code(k);
   } else if (k != NULL && ws__token_code(k) != 0) {
     why = ws__token_code(k);
-  } else if (mark != WS__SINK_JOIN && self != NULL && ws__cancel_gate(self->pool) &&
+  } else if (mark != WS__SINK_JOIN && self != NULL && ws__cancel_gate() &&
              ws__chain_cancelled(self->jf.cur)) {
     /* Our own group (a join's: see join_observed). An enclosing group or
        token was cancelled: children may have been skipped. */
@@ -190,7 +190,7 @@ static inline __attribute__((always_inline)) int group_outcome(ws__group *g, ws_
      no enclosing group or token may have been (a join's own group cannot
      tell, see join_observed). */
   if (__builtin_expect(rc == 0 && mark != WS__SINK_CANCELLED && g->sink.token == NULL &&
-                           (mark == WS__SINK_JOIN || self == NULL || !ws__cancel_gate(self->pool)),
+                           (mark == WS__SINK_JOIN || self == NULL || !ws__cancel_gate()),
                        1)) {
     g->status = WS_FUTURE_DONE;
     return 0;
@@ -318,7 +318,7 @@ int ws_group_label(ws_group_t *g_, const char *label)
 bool ws_cancelled(void)
 {
   ws__worker *w = ws__tls_worker;
-  return w != NULL && ws__cancel_gate(w->pool) && ws__chain_cancelled(w->jf.cur);
+  return w != NULL && ws__cancel_gate() && ws__chain_cancelled(w->jf.cur);
 }
 
 /* --- join ------------------------------------------------------------------ */

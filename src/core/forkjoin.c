@@ -143,7 +143,7 @@ void ws__group_wait_inside(ws__worker *w, ws__group *g, bool frames)
     if (__builtin_expect(!ws__keep_private(w), 0))
       ws__frames_wait_publish(w, top - 1); /* a thief may take the older ones */
     ws__task *f = ws__frame_at(w, top - 1);
-    if (__builtin_expect(ws__cancel_gate(w->pool), 0) && ws__skip_start(f)) {
+    if (__builtin_expect(ws__cancel_gate(), 0) && ws__skip_start(f)) {
       w->jf.top = top - 1; /* never started (ws_group_cancel) */
       ws__stat1(&w->stats, WS__S_tasks_cancelled, 1);
       g->done_local++;
@@ -211,7 +211,7 @@ int ws__group_run_now(ws__worker *w, ws__group *g, ws_task_fn fn, void *arg)
   self.flags = WS__TASK_FRAME;
   self.sink = &g->sink;
   self.parent = g->chain;
-  if (__builtin_expect(ws__cancel_gate(w->pool), 0) && ws__skip_start(&self)) {
+  if (__builtin_expect(ws__cancel_gate(), 0) && ws__skip_start(&self)) {
     ws__stat1(&w->stats, WS__S_tasks_cancelled, 1); /* never started */
     g->done_local++;
     return 0;

@@ -415,9 +415,8 @@ void ws__sink_done(ws__sink *s, ws__worker *w, int rc, uint32_t n);
    cancel (core/token.h, ws__cancels), so that the cancelled flags and codes
    set before it are seen by ws__chain_cancelled. One load of a word that
    changes only when something is cancelled. */
-static inline bool ws__cancel_gate(ws_pool_t *p)
+static inline bool ws__cancel_gate(void)
 {
-  (void)p; /* process-wide (core/token.h, ws__cancels) */
   return atomic_load_explicit(&ws__cancels, memory_order_acquire) != 0;
 }
 

@@ -706,7 +706,7 @@ bool ws__chain_cancelled(const ws__task *n)
    an enclosing one was cancelled); it then counts as cancelled. */
 static inline bool skip_cancelled(ws__worker *w, const ws__task *t)
 {
-  if (__builtin_expect(!ws__cancel_gate(w->pool), 1) || !ws__skip_start(t))
+  if (__builtin_expect(!ws__cancel_gate(), 1) || !ws__skip_start(t))
     return false;
   ws__stat1(&w->stats, WS__S_tasks_cancelled, 1);
   return true;
