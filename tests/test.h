@@ -508,6 +508,27 @@ static inline void test_wait_all_parked(ws_pool_t *p, unsigned workers)
   }
 }
 
+/* Waits until n tasks of pool p are parked (ws_stats_t.parked_tasks): a
+   task counts once its wait is registered (a descriptor's waiter, a
+   channel's queue) and before its switch. Workers counted parked are no
+   proof that a submitted task has parked: a worker on its way to sleep is
+   listed idle before its last look at the queues, where it may still find
+   the task (core/park.c, S1-S4). */
+static inline void test_wait_tasks_parked(ws_pool_t *p, uint64_t n)
+{
+  ws_stats_t st;
+  int64_t give_up = test_deadline();
+  for (;;) {
+    ws_pool_stats(p, &st, NULL, 0);
+    if (st.parked_tasks == n)
+      break;
+    if (test_now_ns() > give_up)
+      TEST_FAIL("after %d s: %" PRIu64 " of %" PRIu64 " tasks parked", TEST_DEADLINE_MS / 1000,
+                st.parked_tasks, n);
+    sched_yield();
+  }
+}
+
 /* Two zero-delay timers of pool p, one after the other, then idle: when
    this returns, some wait on the poller began after the call and was
    handled (the second timer fires in a later wait than the first, which

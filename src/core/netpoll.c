@@ -507,9 +507,11 @@ static bool cancel_armed(ws__polls *s, struct ws_io *io)
    direction ready, or readies the task that waits for it. The pd lives
    until the pool is destroyed and serves every descriptor that gets its
    number, so a report that comes late (for a descriptor closed since) finds
-   valid memory, and at worst marks a direction ready for nothing: every
-   caller of ws__io_wait tries its system call again after a wait, and a
-   spurious readiness only costs it that try.
+   valid memory; its key's generation (PD_KEY) is not the pd's, and it is
+   dropped. Without that, a holder that took a report from the kernel just
+   before a close handed it to the next file's waiter: ws_io_wait said
+   "ready" of a socket with nothing to read (test_iowait close, under
+   qemu-user).
 
    The state of a pd, under its lock:
      registered  the kernel has our registration for the descriptor now
@@ -582,6 +584,9 @@ struct ws__pd {
      a byte stream (set with registered). */
   bool registered, rready, wready, stream;
   io_waiter *rd, *wr;
+  /* Under lock: the generation of the kernel's registration, in its key
+     (PD_KEY), one more at each registration of a file under fd. */
+  uint64_t gen;
   /* "Drained" (below): changed under lock, loaded relaxed without it by
      ws__io_rstate (a hint either way: a stale value costs a read(2) or a
      wait that returns at once, see there). rseq counts the read edges
@@ -590,13 +595,20 @@ struct ws__pd {
   _Atomic bool rdrained;
 };
 
-/* A pd's registration key: its descriptor, shifted, with the low bit
-   set (watches are struct ws_io, whose addresses are even). The holder
-   finds the pd through the table (pd_find's acquire loads), not through
-   a pointer the kernel handed back. */
-#define PD_KEY(fd) ((void *)(((uintptr_t)(fd) << 1) | 1))
-#define PD_KEYED(key) (((uintptr_t)(key)&1) != 0)
-#define PD_FD(key) ((int)((uintptr_t)(key) >> 1))
+/* A pd's registration key: the low bit set (a watch's key is its struct
+   ws_io, whose address is even), the descriptor in the next PD_FDBITS
+   bits, the registration's generation above them. The holder finds the pd
+   through the table (pd_find's acquire loads), not through a pointer the
+   kernel handed back, and drops a report whose generation is not the
+   pd's: one a holder took from the kernel for an earlier file under the
+   same number. A generation wraps after 2^39 registrations of one
+   number. */
+#define PD_FDBITS 24
+#define PD_GENMASK (UINT64_MAX >> (PD_FDBITS + 1))
+#define PD_KEY(fd, gen) (((gen)&PD_GENMASK) << (PD_FDBITS + 1) | (uint64_t)(fd) << 1 | 1)
+#define PD_KEYED(key) (((key)&1) != 0)
+#define PD_FD(key) ((int)(((key) >> 1) & ((UINT64_C(1) << PD_FDBITS) - 1)))
+#define PD_GEN(key) ((key) >> (PD_FDBITS + 1))
 
 /* The table: PD_TOP chunks of PD_CHUNK entries, descriptors below
    PD_TOP * PD_CHUNK (16 M; a wait on a larger one blocks its worker in
@@ -604,6 +616,7 @@ struct ws__pd {
 #define PD_BITS 12
 #define PD_CHUNK ((size_t)1 << PD_BITS)
 #define PD_TOP ((size_t)1 << 12)
+_Static_assert(2 * PD_BITS == PD_FDBITS, "a pd's key holds every descriptor of the table");
 typedef struct pd_chunk {
   _Atomic(struct ws__pd *) pd[PD_CHUNK];
 } pd_chunk;
@@ -726,11 +739,12 @@ static void waiter_fire(ws__polls *s, struct ws__pd *pd, io_waiter *wt, uint32_t
 }
 
 /* The holder reports events of pd's registration ("The transitions"). */
-static void fire_pd(ws__polls *s, struct ws__pd *pd, uint32_t events)
+static void fire_pd(ws__polls *s, struct ws__pd *pd, uint64_t gen, uint32_t events)
 {
   bool both = (events & (WS_IO_HUP | WS_IO_ERROR)) != 0;
   pd_lock(pd);
-  if (pd->registered) { /* else a late report for a descriptor gone */
+  /* Else a late report, for a descriptor gone or a file before this one. */
+  if (pd->registered && gen == (pd->gen & PD_GENMASK)) {
     if ((events & WS_IO_READ) != 0 || both) {
       /* Relaxed: under lock (see rseq). */
       atomic_store_explicit(&pd->rseq, atomic_load_explicit(&pd->rseq, memory_order_relaxed) + 1,
@@ -780,9 +794,10 @@ static int pd_register(ws__polls *s, struct ws__pd *pd)
   if (rc == 0 && !pd->registered) {
     /* Whatever the kernel has for fd (a fired watch's one-shot
        registration) is replaced. */
-    if (ws__poller_register(&s->poller, pd->fd, PD_KEY(pd->fd), &pd->stream) == 0)
+    if (ws__poller_register(&s->poller, pd->fd, PD_KEY(pd->fd, pd->gen + 1), &pd->stream) == 0) {
       pd->registered = true;
-    else
+      pd->gen++;
+    } else
       rc = WS_ESYS;
     pd->rready = pd->wready = false;
     atomic_store_explicit(&pd->rdrained, false, memory_order_relaxed); /* under lock */
@@ -819,11 +834,13 @@ int ws__io_busy(ws_pool_t *p, int fd, unsigned events)
    makes sure the kernel reports its edges. 0 or WS_ESYS. */
 static int pd_check(ws__polls *s, struct ws__pd *pd)
 {
-  int v = ws__poller_ensure(&s->poller, pd->fd, PD_KEY(pd->fd), &pd->stream);
+  int v = ws__poller_ensure(&s->poller, pd->fd, PD_KEY(pd->fd, pd->gen + 1), &pd->stream);
   if (v < 0)
     return WS_ESYS;
-  if (v == 1) /* a new file: what the pd knew was the old one's */
+  if (v == 1) { /* a new file: what the pd knew was the old one's */
+    pd->gen++;
     atomic_store_explicit(&pd->rdrained, false, memory_order_relaxed); /* under lock */
+  }
   return 0;
 }
 
@@ -996,7 +1013,7 @@ static unsigned fire_watches(ws__worker *w, ws__pollev *ev, int n, ws__task **fi
     if (PD_KEYED(ev[i].key)) {
       struct ws__pd *pd = pd_find(s, PD_FD(ev[i].key), false);
       if (pd != NULL) /* always: pds live as long as the pool */
-        fire_pd(s, pd, ev[i].events);
+        fire_pd(s, pd, PD_GEN(ev[i].key), ev[i].events);
     } else {
       ev[nw++] = ev[i];
     }
@@ -1005,15 +1022,15 @@ static unsigned fire_watches(ws__worker *w, ws__pollev *ev, int n, ws__task **fi
   if (n == 0)
     return 0;
   for (int i = 0; i < n; i++)
-    rec[i] = ws__task_new(w, p, io_task, ev[i].key, 0, 1, NULL);
+    rec[i] = ws__task_new(w, p, io_task, (void *)(uintptr_t)ev[i].key, 0, 1, NULL);
   unsigned fired = 0;
   io_lock(s);
   for (int i = 0; i < n; i++) {
-    struct ws_io *io = ev[i].key;
+    struct ws_io *io = (struct ws_io *)(uintptr_t)ev[i].key;
     if (atomic_load_explicit(&io->state, memory_order_relaxed) != IO_ARMED) /* under io_lock */
       continue; /* cancelled since the wait returned: the readiness goes unused */
     if (rec[i] == NULL) {
-      (void)ws__poller_arm(&s->poller, io->fd, io->events, io); /* see above */
+      (void)ws__poller_arm(&s->poller, io->fd, io->events, (uintptr_t)io); /* see above */
       continue;
     }
     atomic_store_explicit(&io->state, IO_FIRED, memory_order_relaxed); /* under io_lock */
@@ -1281,7 +1298,7 @@ static int arm(ws__polls *s, struct ws_io *io, unsigned events)
   atomic_store_explicit(&io->state, IO_ARMED, memory_order_relaxed); /* under io_lock */
   atomic_fetch_add_explicit(&io->refs, 1, memory_order_relaxed); /* the registration's */
   armed_link(s, io);
-  if (ws__poller_arm(&s->poller, io->fd, events, io) == 0)
+  if (ws__poller_arm(&s->poller, io->fd, events, (uintptr_t)io) == 0)
     return 0;
   armed_unlink(s, io);
   atomic_store_explicit(&io->state, was, memory_order_relaxed);

@@ -156,7 +156,7 @@ const void *ws__thread_self_id(void);
 /* Events of a registration, and what a wait reports (the WS_IO_* values of
    wsched.h, which the platform translates). */
 typedef struct ws__pollev {
-  void *key; /* what ws__poller_arm was given */
+  uint64_t key; /* what ws__poller_arm or _register was given */
   uint32_t events; /* WS_IO_* that happened */
 } ws__pollev;
 
@@ -178,7 +178,7 @@ void ws__poller_close(ws__poller *pl);
    once, then fd is disarmed until armed again. fd may be registered
    already (a disarmed or armed earlier registration is replaced). Returns
    0 or the errno of the refusal (EBADF, EPERM for a regular file, ...). */
-int ws__poller_arm(ws__poller *pl, int fd, uint32_t events, void *key);
+int ws__poller_arm(ws__poller *pl, int fd, uint32_t events, uint64_t key);
 
 /* Registers fd for good, edge-triggered, for reading and writing, with
    `key`: each change of fd towards readiness (data or room arriving, a
@@ -188,13 +188,13 @@ int ws__poller_arm(ws__poller *pl, int fd, uint32_t events, void *key);
    stream socket, a pipe), so that a read(2) shorter than asked for
    drained it. Returns 0 or the errno of the refusal (EBADF, EPERM for a
    regular file, ...). */
-int ws__poller_register(ws__poller *pl, int fd, void *key, bool *stream);
+int ws__poller_register(ws__poller *pl, int fd, uint64_t key, bool *stream);
 
 /* Makes sure the file open under fd now has a registration in pl (a file
    closed since its registration was made took it with it): 0 if it has
    one, 1 if it had none and now has ws__poller_register's (*stream set as
    there), or minus the errno of the refusal. */
-int ws__poller_ensure(ws__poller *pl, int fd, void *key, bool *stream);
+int ws__poller_ensure(ws__poller *pl, int fd, uint64_t key, bool *stream);
 
 /* Removes fd's registration. A wait that already returned it still
    reports it: the caller must keep `key` alive until no wait that started

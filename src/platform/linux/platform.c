@@ -119,7 +119,7 @@ int ws__poller_open(ws__poller *pl)
   int e = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   /* The eventfd is level-triggered and never one-shot: a break stays
      pending until a wait drains it. Its key is the poller itself. */
-  struct epoll_event ev = {.events = EPOLLIN, .data.ptr = pl};
+  struct epoll_event ev = {.events = EPOLLIN, .data.u64 = (uintptr_t)pl};
   if (e < 0 || epoll_ctl(pl->fd, EPOLL_CTL_ADD, e, &ev) != 0) {
     if (e >= 0)
       close(e);
@@ -171,9 +171,9 @@ static int ctl(ws__poller *pl, int op, ws__sysop fault, int fd, struct epoll_eve
   return e;
 }
 
-int ws__poller_arm(ws__poller *pl, int fd, uint32_t events, void *key)
+int ws__poller_arm(ws__poller *pl, int fd, uint32_t events, uint64_t key)
 {
-  struct epoll_event ev = {.events = to_epoll(events), .data.ptr = key};
+  struct epoll_event ev = {.events = to_epoll(events), .data.u64 = key};
   /* MOD first: re-arming (the common case) is one call. A descriptor never
      registered, or closed and reopened since (the kernel forgot it), gives
      ENOENT: add it. */
@@ -194,19 +194,19 @@ static bool is_stream(int fd)
 
 #define EDGES (EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET)
 
-int ws__poller_register(ws__poller *pl, int fd, void *key, bool *stream)
+int ws__poller_register(ws__poller *pl, int fd, uint64_t key, bool *stream)
 {
   *stream = is_stream(fd);
-  struct epoll_event ev = {.events = EDGES, .data.ptr = key};
+  struct epoll_event ev = {.events = EDGES, .data.u64 = key};
   /* ADD first: a descriptor's first wait (a fired watch's registration,
      still there, gives EEXIST: replace it). */
   int e = ctl(pl, EPOLL_CTL_ADD, WS__SYS_POLLER_ADD, fd, &ev);
   return e == EEXIST ? ctl(pl, EPOLL_CTL_MOD, WS__SYS_POLLER_MOD, fd, &ev) : e;
 }
 
-int ws__poller_ensure(ws__poller *pl, int fd, void *key, bool *stream)
+int ws__poller_ensure(ws__poller *pl, int fd, uint64_t key, bool *stream)
 {
-  struct epoll_event ev = {.events = EDGES, .data.ptr = key};
+  struct epoll_event ev = {.events = EDGES, .data.u64 = key};
   int e = ctl(pl, EPOLL_CTL_ADD, WS__SYS_POLLER_ADD, fd, &ev);
   if (e == 0) {
     *stream = is_stream(fd);
@@ -252,14 +252,14 @@ int ws__poller_wait(ws__poller *pl, ws__pollev *out, int max, int64_t deadline_n
   }
   int k = 0;
   for (int i = 0; i < n; i++) {
-    if (ev[i].data.ptr == pl) {
+    if (ev[i].data.u64 == (uintptr_t)pl) {
       uint64_t v;
       /* Drain the interrupt (EAGAIN if another wait drained it first). */
       ssize_t r = read(pl->wake_r, &v, sizeof v);
       (void)r;
       continue;
     }
-    out[k].key = ev[i].data.ptr;
+    out[k].key = ev[i].data.u64;
     out[k].events = from_epoll(ev[i].events);
     k++;
   }

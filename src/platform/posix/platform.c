@@ -223,20 +223,20 @@ void ws__poller_close(ws__poller *pl)
   close(pl->wake_w);
 }
 
-int ws__poller_arm(ws__poller *pl, int fd, uint32_t events, void *key)
+int ws__poller_arm(ws__poller *pl, int fd, uint32_t events, uint64_t key)
 {
   (void)pl, (void)fd, (void)events, (void)key;
   return ENOSYS; /* ws_io_watch says WS_ENOTSUP before it gets here */
 }
 
-int ws__poller_register(ws__poller *pl, int fd, void *key, bool *stream)
+int ws__poller_register(ws__poller *pl, int fd, uint64_t key, bool *stream)
 {
   (void)pl, (void)fd, (void)key;
   *stream = false;
   return ENOSYS; /* api/io.c waits in poll(2) before it gets here */
 }
 
-int ws__poller_ensure(ws__poller *pl, int fd, void *key, bool *stream)
+int ws__poller_ensure(ws__poller *pl, int fd, uint64_t key, bool *stream)
 {
   (void)pl, (void)fd, (void)key;
   *stream = false;
