@@ -32,7 +32,7 @@
 static int conn(void *arg) /* one connection: echo until the peer is done */
 {
   int fd = (int)(intptr_t)arg;
-  char buf[16384];
+  char buf[4096]; /* on a parked task's stack: 16 KiB by default where pointers are 32 bits */
   ssize_t n;
   while ((n = ws_read(fd, buf, sizeof buf)) > 0)
     if (ws_write(fd, buf, (size_t)n) != n)

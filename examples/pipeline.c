@@ -7,7 +7,8 @@
 #include <wsched.h>
 
 struct job {
-  long m, fail_at, k, sum;
+  long m, fail_at, k;
+  long long sum; /* up to 999 per item: past 2^31 on a 32-bit long */
   ws_chan_t *raw, *parsed; /* 16 places each: a full one parks its sender */
 };
 
@@ -67,13 +68,13 @@ int main(int argc, char **argv)
   ws_token_t *deadline;
   if (a[1] < 1 || ws_pool_create(&pool, NULL) || ws_chan_create(sizeof(long), 16, &j.raw) ||
       ws_chan_create(sizeof(long), 16, &j.parsed) ||
-      ws_token_create_deadline(pool, NULL, a[3] * 1000000, &deadline) ||
+      ws_token_create_deadline(pool, NULL, a[3] * 1000000LL, &deadline) ||
       ws_submit_token(pool, run, &j, 0, deadline, NULL))
     return 1;
   ws_token_release(deadline); /* the work holds it: its timer goes when the work ends */
   ws_pool_wait_idle(pool, WS_FOREVER);
-  long want = j.m / 1000 * 499500 + (j.m % 1000) * (j.m % 1000 - 1) / 2;
-  printf("%ld items, sum %ld (%s)\n", j.m, j.sum, j.sum == want ? "right" : "cut short");
+  long long want = j.m / 1000 * 499500LL + (j.m % 1000) * (j.m % 1000 - 1) / 2;
+  printf("%ld items, sum %lld (%s)\n", j.m, j.sum, j.sum == want ? "right" : "cut short");
   ws_pool_destroy(pool), ws_chan_destroy(j.raw), ws_chan_destroy(j.parsed);
   return j.sum != want;
 }

@@ -12,7 +12,8 @@ struct parse_error {
   int code;
 };
 struct job {
-  long m, k, fail_at, sum = 0;
+  long m, k, fail_at;
+  long long sum = 0; // up to 999 per item: past 2^31 on a 32-bit long
   ws::channel<long> raw{16}, parsed{16}; // a full one parks its sender's helper
 };
 
@@ -71,7 +72,7 @@ int main(int argc, char **argv)
   job j{a[0], a[1], a[2]};
   ws::pool pool;
   pool.submit([&] { run(pool, j, a[3]); }).get();
-  long want = j.m / 1000 * 499500 + (j.m % 1000) * (j.m % 1000 - 1) / 2;
-  std::printf("%ld items, sum %ld (%s)\n", j.m, j.sum, j.sum == want ? "right" : "cut short");
+  long long want = j.m / 1000 * 499500LL + (j.m % 1000) * (j.m % 1000 - 1) / 2;
+  std::printf("%ld items, sum %lld (%s)\n", j.m, j.sum, j.sum == want ? "right" : "cut short");
   return j.sum != want;
 }

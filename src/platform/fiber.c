@@ -129,10 +129,36 @@ WS__NO_TSAN static void ws__fiber_main(void *pass, void *arg)
 }
 
 #if defined(WS_FIBER_UCONTEXT)
+/* The FP control state a context keeps (fiber.h): glibc's swapcontext
+   keeps the x87 environment on i386 but not MXCSR (SSE's rounding,
+   flush-to-zero and masks), which x86-64's keeps: on i386 the switch saves
+   and restores it here (test_fiber fpenv). A CPU without SSE has none. */
+#if defined(__i386__)
+static unsigned mxcsr_get(void)
+{
+  unsigned v = 0;
+  if (__builtin_cpu_supports("sse"))
+    __asm__ volatile("stmxcsr %0" : "=m"(v));
+  return v;
+}
+
+static void mxcsr_set(unsigned v)
+{
+  if (__builtin_cpu_supports("sse"))
+    __asm__ volatile("ldmxcsr %0" : : "m"(v));
+}
+#define MXCSR_SAVE(f) ((f)->mxcsr = mxcsr_get())
+#define MXCSR_RESTORE(f) mxcsr_set((f)->mxcsr)
+#else
+#define MXCSR_SAVE(f) ((void)(f))
+#define MXCSR_RESTORE(f) ((void)(f))
+#endif
+
 /* makecontext passes ints only: the context's address comes in two halves. */
 WS__NO_TSAN static void ws__fiber_uc_entry(unsigned lo, unsigned hi)
 {
   ws__fiber *self = (ws__fiber *)(uintptr_t)(((uint64_t)hi << 32) | lo);
+  MXCSR_RESTORE(self); /* its creator's, saved by ws__fiber_make */
   ws__fiber_main(self->from, self);
 }
 #endif
@@ -165,6 +191,7 @@ void ws__fiber_make(ws__fiber *f, ws__stack *s, ws__fiber_fn *fn, void *arg)
   f->uc.uc_stack.ss_sp = s->low;
   f->uc.uc_stack.ss_size = s->size;
   f->uc.uc_link = NULL;
+  MXCSR_SAVE(f);
   uint64_t p = (uint64_t)(uintptr_t)f;
   makecontext(&f->uc, (void (*)(void))ws__fiber_uc_entry, 2, (unsigned)(p & 0xffffffffu),
               (unsigned)(p >> 32));
@@ -185,8 +212,10 @@ WS__NO_TSAN ws__fiber *ws__fiber_switch(ws__fiber *from, ws__fiber *to)
 #endif
 #if defined(WS_FIBER_UCONTEXT)
   to->from = from;
+  MXCSR_SAVE(from);
   if (swapcontext(&from->uc, &to->uc) != 0)
     ws__panic(__FILE__, __LINE__, "swapcontext failed");
+  MXCSR_RESTORE(from);
   ws__fiber *prev = from->from;
 #else
   ws__fiber *prev = ws__fiber_swap(&from->sp, to->sp, from);

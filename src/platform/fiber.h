@@ -93,6 +93,9 @@ struct ws__fiber {
 #if defined(WS_FIBER_UCONTEXT)
   ws__fiber *from; /* the context that last switched to this one */
   ucontext_t uc; /* while suspended: its registers */
+#if defined(__i386__)
+  unsigned mxcsr; /* while suspended: its MXCSR, which glibc's i386 context lacks */
+#endif
 #endif
 };
 

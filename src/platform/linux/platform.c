@@ -84,14 +84,27 @@ void ws__heavy_barrier(void)
   atomic_thread_fence(memory_order_seq_cst); /* pairs with the fence in ws__light_barrier */
 }
 
+/* The time the raw system calls below take, which is not always libc's
+   struct timespec: SYS_futex takes the kernel's native one (two longs:
+   32-bit fields on a 32-bit target, whatever libc's time_t), and
+   epoll_pwait2 takes struct __kernel_timespec (64-bit fields everywhere).
+   libc's timespec in epoll_pwait2 made every timed poller wait of a
+   32-bit build sleep for ~2^32 s times the nanoseconds: no timer fired. */
+typedef struct {
+  long tv_sec, tv_nsec;
+} futex_ts;
+typedef struct {
+  int64_t tv_sec, tv_nsec;
+} kernel_ts64;
+
 bool ws__futex_wait(_Atomic uint32_t *addr, uint32_t expected, int64_t deadline_ns)
 {
-  struct timespec ts, *tsp = NULL;
+  futex_ts ts, *tsp = NULL;
   if (deadline_ns != WS__NO_DEADLINE) {
     if (ws__now_ns() >= deadline_ns)
       return false;
-    ts.tv_sec = deadline_ns / 1000000000;
-    ts.tv_nsec = deadline_ns % 1000000000;
+    ts.tv_sec = (long)(deadline_ns / 1000000000); /* monotonic: seconds since boot */
+    ts.tv_nsec = (long)(deadline_ns % 1000000000);
     tsp = &ts;
   }
   /* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline. */
@@ -237,7 +250,7 @@ int ws__poller_wait(ws__poller *pl, ws__pollev *out, int max, int64_t deadline_n
   if (left < 0 && deadline_ns != WS__NO_DEADLINE)
     left = 0;
   if (left > 0 && !atomic_load_explicit(&no_pwait2, memory_order_relaxed)) {
-    struct timespec ts = {.tv_sec = left / 1000000000, .tv_nsec = left % 1000000000};
+    kernel_ts64 ts = {.tv_sec = left / 1000000000, .tv_nsec = left % 1000000000};
     n = (int)syscall(SYS_epoll_pwait2, pl->fd, ev, max, &ts, NULL, 0);
     if (n < 0 && errno == ENOSYS) {
       atomic_store_explicit(&no_pwait2, true, memory_order_relaxed);
