@@ -1356,22 +1356,32 @@ struct group_options {
   token_ref token;
 };
 
-namespace detail
-{
-// What a task_group child runs: f(), or, for a ws::task<T> (C++20), the
-// coroutine, the child being its spawn() task (defined with task<T>).
-template <class F> void run_child(F &f)
-{
-  std::invoke(f);
-}
-} // namespace detail
 #if WS_HPP_COROUTINES
 template <class T> class task;
 namespace detail
 {
 template <class T> void run_child(task<T> &t);
+template <class R> inline constexpr bool is_task = false;
+template <class T> inline constexpr bool is_task<task<T>> = true;
 } // namespace detail
 #endif
+namespace detail
+{
+// What a task_group child runs: f(); for a ws::task<T> (C++20) the
+// coroutine, the child being its spawn() task (defined with task<T>); for
+// a callable that returns one (a coroutine lambda) the coroutine it
+// returns, f living in the group's node until the child ended.
+template <class F> void run_child(F &f)
+{
+#if WS_HPP_COROUTINES
+  if constexpr (is_task<std::invoke_result_t<F &>>) {
+    auto t = std::invoke(f);
+    run_child(t);
+  } else
+#endif
+    std::invoke(f);
+}
+} // namespace detail
 
 class task_group
 {
@@ -1409,7 +1419,11 @@ public:
   // f: a callable taking no argument, or (C++20) a ws::task<T>, which the
   // child runs as ws::spawn's task would: its value is dropped, what it
   // throws is the child's exception (so an errgroup's cancel), and it is
-  // under the round's token (see "Tokens" under Coroutines).
+  // under the round's token (see "Tokens" under Coroutines). A callable
+  // that returns a ws::task<T> (a coroutine lambda) runs the task it
+  // returns, and lives until that task ended: its captures stay valid
+  // across co_await, which a coroutine lambda's do not when the lambda
+  // dies first (`g.run(lambda())` would be that mistake).
   template <class F> void run(F &&f)
   {
     using N = node<std::decay_t<F>>;

@@ -119,6 +119,41 @@ static void nest_on(unsigned w)
               return sum.load();
             }).get(),
            190);
+  // Coroutine lambdas handed to run() uninvoked: the group keeps each
+  // lambda (and so its captures, by value and by reference) until its
+  // coroutine ended, though the caller's temporary is gone at once; the
+  // value captures are heap strings, which ASan watches.
+  CHECK_EQ(p.submit([] {
+              std::atomic<long> sum{0};
+              std::atomic<int> runs{0};
+              ws::task_group g;
+              for (int i = 0; i < 50; i++)
+                g.run(
+                    [&sum, &runs, i,
+                     name = std::string(40, static_cast<char>('a' + i % 26))]() -> ws::task<void> {
+                      co_await ws::delay(std::chrono::microseconds(i % 3));
+                      co_await chain(i % 4);
+                      CHECK_EQ(name.size(), 40u);
+                      CHECK_EQ(name[39], static_cast<char>('a' + i % 26));
+                      runs.fetch_add(1);
+                      sum.fetch_add(i); // each its own i, once: 0 + ... + 49
+                    });
+              CHECK(g.wait());
+              CHECK_EQ(runs.load(), 50);
+              g.run([k = 9]() -> ws::task<void> {
+                co_await ws::delay(std::chrono::microseconds(1));
+                throw k;
+              });
+              int code = 0;
+              try {
+                g.wait();
+              } catch (int k) {
+                code = k;
+              }
+              CHECK_EQ(code, 9);
+              return sum.load();
+            }).get(),
+           1225L);
   // A task never started is freed unstarted.
   {
     auto t = chain(5);
