@@ -1556,6 +1556,28 @@ WS_EXTERN int ws_group_spawn(ws_group_t *g, ws_task_fn fn, void *arg);
    futures). Returns 0, or WS_EINVAL if g is not an initialised group. */
 WS_EXTERN int ws_group_cancel(ws_group_t *g);
 
+/* Holds g open for one ws_group_release: ws_group_wait(g) returns only
+   after as many releases as holds, and the release's rc counts as a
+   child's result (non-zero: a failure, first in time as a child's return
+   is; with WS_GROUP_CANCEL_ON_ERROR it cancels g). For a child that hands
+   its end to something that finishes after it returns: a callback, an I/O
+   completion, a C++20 coroutine (wsched.hpp's task_group runs its
+   coroutine children so, without a parked task each). Call it from a
+   child of g while that child runs, or from g's owner before its wait:
+   then g cannot have ended yet. Any thread may release, once per hold; a
+   release without a hold would end the wait early, with holds still
+   pending (not detected: undefined). The release must come whatever
+   happens to g: a task or timer under g's token (what a child submits is)
+   never starts once g is cancelled, so release from its future's
+   continuation then (ws_future_then_result: continuations always run).
+   Costs one atomic operation each.
+   Returns 0, or WS_EINVAL if g is not an initialised group. */
+WS_EXTERN int ws_group_hold(ws_group_t *g);
+
+/* Ends one ws_group_hold of g with rc as a child's result (see there). Any
+   thread. Returns 0, or WS_EINVAL if g is not an initialised group. */
+WS_EXTERN int ws_group_release(ws_group_t *g, int rc);
+
 /* ws_group_config flag: the errgroup behaviour (Go's errgroup.WithContext):
    the first child to fail (return non-zero) cancels g, and ws_group_wait
    returns that failure. */

@@ -1356,30 +1356,48 @@ struct group_options {
   token_ref token;
 };
 
+class task_group;
 #if WS_HPP_COROUTINES
 template <class T> class task;
 namespace detail
 {
-template <class T> void run_child(task<T> &t);
+// A task_group child that is a coroutine: started by the child (defined
+// with task<T>), its end reported to the group without a waiting task.
+template <class T> void run_child(task<T> &t, task_group *g);
+// The group's side of it: a hold before the coroutine starts, and its end
+// (what it threw, if anything) as the held child's result.
+inline void group_coro_hold(task_group *g) noexcept;
+inline void group_coro_end(task_group *g, std::exception_ptr e) noexcept;
 template <class R> inline constexpr bool is_task = false;
 template <class T> inline constexpr bool is_task<task<T>> = true;
 } // namespace detail
 #endif
 namespace detail
 {
-// What a task_group child runs: f(); for a ws::task<T> (C++20) the
-// coroutine, the child being its spawn() task (defined with task<T>); for
-// a callable that returns one (a coroutine lambda) the coroutine it
-// returns, f living in the group's node until the child ended.
-template <class F> void run_child(F &f)
+// Whether a task_group child F is a callable that returns a ws::task<T>
+// (a coroutine lambda): its node keeps the task it returns.
+template <class F> constexpr bool returns_task()
 {
 #if WS_HPP_COROUTINES
-  if constexpr (is_task<std::invoke_result_t<F &>>) {
-    auto t = std::invoke(f);
-    run_child(t);
-  } else
+  if constexpr (std::is_invocable_v<F &>)
+    return is_task<std::invoke_result_t<F &>>;
 #endif
-    std::invoke(f);
+  return false;
+}
+// Where a task_group node keeps the task a coroutine lambda returned
+// (nothing for other children).
+template <class F, bool = returns_task<F>()> struct coro_slot {
+  struct type {
+  };
+};
+template <class F> struct coro_slot<F, true> {
+  using type = std::optional<std::invoke_result_t<F &>>;
+};
+// What a task_group child runs: f(); for a ws::task<T> (C++20) the
+// coroutine (the overload defined with task<T>).
+template <class F> void run_child(F &f, task_group *)
+{
+  std::invoke(f);
 }
 } // namespace detail
 
@@ -1416,10 +1434,12 @@ public:
     free_nodes();
   }
 
-  // f: a callable taking no argument, or (C++20) a ws::task<T>, which the
-  // child runs as ws::spawn's task would: its value is dropped, what it
-  // throws is the child's exception (so an errgroup's cancel), and it is
-  // under the round's token (see "Tokens" under Coroutines). A callable
+  // f: a callable taking no argument, or (C++20) a ws::task<T>: the child
+  // starts the coroutine and returns, and the round lasts until it ended
+  // (ws_group_hold; no task waits for it, unlike ws::spawn's); its value
+  // is dropped, what it throws is the child's exception (so an errgroup's
+  // cancel), and it is under the round's token (see "Tokens" under
+  // Coroutines). A callable
   // that returns a ws::task<T> (a coroutine lambda) runs the task it
   // returns, and lives until that task ended: its captures stay valid
   // across co_await, which a coroutine lambda's do not when the lambda
@@ -1524,6 +1544,10 @@ public:
   }
 
 private:
+#if WS_HPP_COROUTINES
+  friend void detail::group_coro_hold(task_group *g) noexcept;
+  friend void detail::group_coro_end(task_group *g, std::exception_ptr e) noexcept;
+#endif
   struct node_base {
     node_base *next = nullptr;
     virtual ~node_base() = default;
@@ -1531,6 +1555,9 @@ private:
   template <class F> struct node final : node_base {
     task_group *g;
     F fn;
+    // A coroutine lambda's task, made by the child: it lives here, beside
+    // the lambda its frame refers to, until wait() frees the node.
+    typename detail::coro_slot<F>::type coro;
     template <class G> node(task_group *grp, G &&f) : g(grp), fn(std::forward<G>(f))
     {
     }
@@ -1539,7 +1566,12 @@ private:
       auto *n = static_cast<node *>(arg);
       WS__TRY
       {
-        detail::run_child(n->fn);
+        if constexpr (detail::returns_task<F>()) {
+          n->coro.emplace(std::invoke(n->fn));
+          detail::run_child(*n->coro, n->g);
+        } else {
+          detail::run_child(n->fn, n->g);
+        }
       }
       WS__CATCH_ALL
       {
@@ -1623,6 +1655,25 @@ private:
   std::atomic<bool> cancel_{false};
   detail::first_exception first_;
 };
+
+#if WS_HPP_COROUTINES
+namespace detail
+{
+inline void group_coro_hold(task_group *g) noexcept
+{
+  (void)ws_group_hold(&g->g_); // g_ is open: the child that calls this runs
+}
+inline void group_coro_end(task_group *g, std::exception_ptr e) noexcept
+{
+  int rc = 0;
+  if (e) {
+    g->first_.store(std::move(e)); // as a child's trampoline does
+    rc = threw;
+  }
+  (void)ws_group_release(&g->g_, rc); // g may be gone once this returns
+}
+} // namespace detail
+#endif
 
 // True inside a child of a cancelled group, or of a group nested in one
 // (ws_cancelled).
@@ -2796,6 +2847,10 @@ struct promise_base {
   // resumes the waiting task.
   std::atomic<int> state{0};
   ws_resume_t waiter{0}; // written before state becomes 1 (its release)
+  // A task_group child's coroutine (run_child): the group its end is
+  // reported to, instead of a waiting spawn() task. Written before it
+  // starts.
+  task_group *group = nullptr;
   // The token the coroutine is under (see "Tokens" above), borrowed: the
   // spawn() task that is under it outlives the coroutine. Written before
   // the coroutine starts (run_root, or the awaiter that starts it).
@@ -2816,6 +2871,10 @@ struct promise_base {
       promise_base &p = h.promise();
       if (p.continuation)
         return p.continuation;
+      if (p.group != nullptr) { // the group frees the frame after its wait
+        group_coro_end(p.group, std::move(p.exc));
+        return std::noop_coroutine();
+      }
       // acq_rel: the release publishes the result to spawn()'s task; the
       // acquire pairs with its release of `waiter` (state 1).
       if (p.state.exchange(2, std::memory_order_acq_rel) == 1)
@@ -2915,7 +2974,7 @@ private:
   };
   template <class> friend struct detail::promise;
   template <class U> friend future<U> spawn(pool_ref p, task<U> t);
-  template <class U> friend void detail::run_child(task<U> &t);
+  template <class U> friend void detail::run_child(task<U> &t, task_group *g);
 
   explicit task(std::coroutine_handle<promise_type> h) noexcept : h_(h)
   {
@@ -2991,10 +3050,18 @@ template <class T> future<T> spawn(pool_ref p, task<T> t)
 
 namespace detail
 {
-// A task_group child that is a coroutine (task_group::run).
-template <class T> void run_child(task<T> &t)
+// A task_group child that is a coroutine (task_group::run): the child
+// holds the group for it and starts it, then returns; the coroutine's end
+// releases the hold (final_awaiter), so no task waits for it. Its token is
+// the child's, which outlives it: the round's (held until the group's wait
+// returns, after every release) or the owner's (the owner is in that wait).
+template <class T> void run_child(task<T> &t, task_group *g)
 {
-  (void)t.run_root();
+  auto &p = t.h_.promise();
+  p.token = ws_current_token();
+  p.group = g;
+  group_coro_hold(g); // before the start: it may end within resume()
+  t.h_.resume();
 }
 
 // The common part of the awaiters below: the suspended coroutine, and the

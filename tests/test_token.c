@@ -1066,12 +1066,173 @@ static void part_race(void)
   }
 }
 
+/* --- hold ---------------------------------------------------------------------------- */
+
+/* ws_group_hold / ws_group_release: children that hand their end to a
+   task, a timer or a thread, released in any order; the wait returns only
+   after every release (counted before each release), a release's rc is a
+   child's result (errgroup: it cancels the rest), and bad handles are
+   refused. */
+enum { HOLD_KIDS = 64 };
+typedef struct hold {
+  ws_group_t g;
+  _Atomic long held, released;
+  int fail_at, value; /* the release that fails (-1: none), with value */
+  uint64_t seed;
+} hold;
+
+typedef struct hold_rel {
+  hold *h;
+  int rc;
+  int64_t nap_ns;
+} hold_rel;
+
+static hold_rel hold_rels[HOLD_KIDS + 1];
+
+static int hold_release(void *arg) /* a task, a timer's task, or a thread */
+{
+  hold_rel *r = arg;
+  if (r->nap_ns > 0 && ws_current_pool() != NULL) { /* parked while g waits */
+    int rc = ws_sleep(r->nap_ns);
+    ASSERT(rc == 0 || rc == WS_ECANCELED); /* the errgroup's cancel ends it early */
+  }
+  atomic_fetch_add(&r->h->released, 1);
+  ASSERT_OK(ws_group_release(&r->h->g, r->rc));
+  return 0;
+}
+
+/* A releasing task or timer under the round's token may never start
+   (the errgroup's cancel): its continuation, under no token, releases
+   then. */
+static int hold_after(void *arg, int status, int result)
+{
+  (void)result;
+  if (status == WS_FUTURE_CANCELLED) {
+    hold_rel *r = arg;
+    r->nap_ns = 0;
+    return hold_release(r);
+  }
+  return 0;
+}
+
+static void hold_then(ws_future_t *f, hold_rel *r)
+{
+  ASSERT_OK(ws_future_then_result(f, hold_after, r, NULL));
+  ws_future_release(f);
+}
+
+static void *hold_thread(void *arg)
+{
+  (void)hold_release(arg);
+  return NULL;
+}
+
+static int hold_child(void *arg)
+{
+  hold_rel *r = arg;
+  hold *h = r->h;
+  ASSERT_OK(ws_group_hold(&h->g));
+  atomic_fetch_add(&h->held, 1);
+  long k = r - hold_rels;
+  switch (k % 4) {
+  case 0: /* released here, before the child returns */
+    return hold_release(r);
+  case 1: { /* by a task that parks first */
+    ws_future_t *f;
+    ASSERT_OK(ws_submit(ws_current_pool(), hold_release, r, &f));
+    hold_then(f, r);
+    return 0;
+  }
+  case 2: { /* by a timer */
+    ws_future_t *f;
+    ASSERT_OK(ws_after(ws_current_pool(), r->nap_ns, hold_release, r, &f));
+    hold_then(f, r);
+    return 0;
+  }
+  default: { /* by a thread of no pool */
+    pthread_t t;
+    ASSERT_EQ(pthread_create(&t, NULL, hold_thread, r), 0);
+    ASSERT_EQ(pthread_detach(t), 0);
+    return 0;
+  }
+  }
+}
+
+static int hold_root(void *arg)
+{
+  hold *h = arg;
+  ASSERT_OK(ws_group_init(&h->g, NULL));
+  if (h->fail_at >= 0)
+    ASSERT_OK(ws_group_config(&h->g, WS_GROUP_CANCEL_ON_ERROR, NULL));
+  /* The owner holds too, released by a task after the children's spawns. */
+  ASSERT_OK(ws_group_hold(&h->g));
+  atomic_fetch_add(&h->held, 1);
+  for (int i = 0; i < HOLD_KIDS; i++) {
+    hold_rels[i] =
+        (hold_rel){h, i == h->fail_at ? h->value : 0, (int64_t)(test_rng(&h->seed) % 200000)};
+    ASSERT_OK(ws_group_spawn(&h->g, hold_child, &hold_rels[i]));
+  }
+  hold_rels[HOLD_KIDS] = (hold_rel){h, 0, 1000};
+  ASSERT_OK(ws_submit(ws_current_pool(), hold_release, &hold_rels[HOLD_KIDS], NULL));
+  int rc = ws_group_wait(&h->g);
+  /* Every hold taken was released before the wait returned. */
+  ASSERT_EQ(atomic_load(&h->released), atomic_load(&h->held));
+  if (h->fail_at < 0) {
+    ASSERT_EQ(rc, 0);
+    ASSERT_EQ(ws_group_status(&h->g), WS_FUTURE_DONE);
+    ASSERT_EQ(atomic_load(&h->held), HOLD_KIDS + 1);
+  } else {
+    ASSERT_EQ(rc, h->value); /* the release's rc, exactly */
+    ASSERT_EQ(ws_group_status(&h->g), WS_FUTURE_FAILED);
+  }
+  return 0;
+}
+
+static void part_hold(void)
+{
+  ws_group_t bad;
+  memset(&bad, 0, sizeof bad);
+  ASSERT_EQ(ws_group_hold(NULL), WS_EINVAL);
+  ASSERT_EQ(ws_group_release(NULL, 0), WS_EINVAL);
+  ASSERT_EQ(ws_group_hold(&bad), WS_EINVAL);
+  ASSERT_EQ(ws_group_release(&bad, 0), WS_EINVAL);
+  static const int values[] = {7, -1, WS_ECANCELED};
+  unsigned workers[] = {1, 2, 4};
+  uint64_t seed = test_seed();
+  int rounds = 24 / TEST_SCALE_DIV + 3;
+  for (int round = 0; round < rounds; round++) {
+    ws_pool_t *p = test_pool_of(workers[round % 3]);
+    static hold h;
+    memset(&h, 0, sizeof h);
+    h.seed = test_rng(&seed);
+    h.fail_at = round % 3 == 2 ? (int)(test_rng(&seed) % HOLD_KIDS) : -1;
+    h.value = values[round % 3];
+    ASSERT_OK(test_run_root(p, hold_root, &h));
+    ASSERT_OK(ws_pool_wait_idle(p, TEST_DEADLINE_NS)); /* the releasers' tasks */
+    ASSERT_OK(ws_pool_destroy(p));
+  }
+  /* A group of a thread outside the pool, held by the thread and
+     released by a task. */
+  ws_pool_t *p = test_pool_of(2);
+  static hold h;
+  memset(&h, 0, sizeof h);
+  ASSERT_OK(ws_group_init(&h.g, p));
+  ASSERT_OK(ws_group_hold(&h.g));
+  atomic_fetch_add(&h.held, 1);
+  hold_rels[0] = (hold_rel){&h, 5, 100000};
+  ASSERT_OK(ws_submit(p, hold_release, &hold_rels[0], NULL));
+  ASSERT_EQ(ws_group_wait(&h.g), 5);
+  ASSERT_EQ(atomic_load(&h.released), 1);
+  ASSERT_OK(ws_pool_wait_idle(p, TEST_DEADLINE_NS));
+  ASSERT_OK(ws_pool_destroy(p));
+}
+
 static const test_part parts[] = {
     {"basics", part_basics, false},     {"submit", part_submit, false},
     {"waits", part_waits, false},       {"deadline", part_deadline, false},
     {"errgroup", part_errgroup, false}, {"race", part_race, false},
     {"timers", part_timers, false},     {"watches", part_watches, false},
-    {"overlap", part_overlap, false},
+    {"overlap", part_overlap, false},   {"hold", part_hold, false},
 };
 
 TEST_MAIN(parts)

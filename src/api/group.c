@@ -255,12 +255,34 @@ int ws_group_wait(ws_group_t *g_)
   return group_outcome(g, ws__tls_worker);
 }
 
+/* g is an initialised group whose wait has not returned. */
+static bool group_ok(const ws_group_t *g_)
+{
+  const ws__group *g = (const ws__group *)(const void *)g_;
+  return g_ != NULL && (g->magic == WS__GROUP_INSIDE || g->magic == WS__GROUP_OUTSIDE);
+}
+
+int ws_group_hold(ws_group_t *g_)
+{
+  if (!group_ok(g_))
+    return WS_EINVAL;
+  ws__group_hold(G(g_));
+  return 0;
+}
+
+int ws_group_release(ws_group_t *g_, int rc)
+{
+  if (!group_ok(g_))
+    return WS_EINVAL;
+  ws__group_release(G(g_), rc);
+  return 0;
+}
+
 int ws_group_cancel(ws_group_t *g_)
 {
-  ws__group *g = G(g_);
-  if (g_ == NULL || (g->magic != WS__GROUP_INSIDE && g->magic != WS__GROUP_OUTSIDE))
+  if (!group_ok(g_))
     return WS_EINVAL;
-  ws__group_cancel(g);
+  ws__group_cancel(G(g_));
   return 0;
 }
 

@@ -86,6 +86,21 @@ static void remote_done(ws__group *g, int rc, uint32_t n)
   }
 }
 
+void ws__group_hold(ws__group *g)
+{
+  /* One more child counted as pending: remote's count goes down by one
+     (mod 2^31, as ws__group_done compares), which only a release brings
+     back. Relaxed: the group cannot be done while the caller (a running
+     child, or the owner before its wait) is not, so no waiter decides on
+     this value before a later release RMW, which orders it. */
+  atomic_fetch_sub_explicit(&g->remote, 2, memory_order_relaxed);
+}
+
+void ws__group_release(ws__group *g, int rc)
+{
+  remote_done(g, rc, 1);
+}
+
 /* n FRAME or GROUP children of g finished on w, rc the first non-zero
    result among them or 0 (internal.h). */
 void ws__sink_done(ws__sink *s, ws__worker *w, int rc, uint32_t n)

@@ -99,6 +99,10 @@ bool ws__group_done(void *arg);
 bool ws__group_announce(void *arg, uint32_t *expect);
 
 /* The first non-zero result of g's children: CAS 0 -> rc. */
+/* ws_group_hold, ws_group_release (wsched.h): one more pending child,
+   and its end with rc. */
+void ws__group_hold(ws__group *g);
+void ws__group_release(ws__group *g, int rc);
 void ws__group_record_error(ws__group *g, int rc);
 
 /* ws_group_cancel's work: marks g cancelled (once: the pool's gate counts
