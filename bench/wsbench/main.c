@@ -13,7 +13,9 @@
  * counts per run. For a fork/join workload it also prints the greedy-scheduler
  * bound T1/N + Tinf, T1 the 1-worker time and Tinf = T1 / parallelism, the
  * parallelism from one extra profiled run on the N-worker pool (after the
- * timed ones), and the measured N-worker time over it. Every run checks
+ * timed ones), and the measured N-worker time over it. A workload whose
+ * N-worker median is slower than its 1-worker one gets a warning line, with
+ * how many repetitions were (issue #35). Every run checks
  * its answer; any wrong answer makes the exit status 1. --results prints one
  * machine-readable line per N-worker repetition instead (the format
  * bench/compare uses).
@@ -84,6 +86,7 @@ typedef struct row {
   double serial, one, many; /* medians, ms */
   double steals, parks; /* N-worker pool, per run */
   double par; /* fork/join: the parallelism T1/Tinf of one profiled run; <= 0: none */
+  int slower; /* repetitions whose N-worker time exceeded the same repetition's 1-worker one */
   int ok;
   char detail[96];
 } row;
@@ -176,11 +179,14 @@ static void list_workloads(FILE *out, const char *indent)
 
 static void usage(FILE *out)
 {
-  fprintf(out, "usage: wsbench [OPTION]... [WORKLOAD [SIZE]]\n"
-               "Runs every workload (or one) serially, on 1 worker and on N workers, R times\n"
-               "interleaved, and prints medians. Every run checks its answer; a wrong one\n"
-               "exits 1. SIZE may start with '-' (uts flags: wsbench uts \"-t 1 -d 6 -r 3\").\n"
-               "\nOptions (--opt VALUE or --opt=VALUE):\n");
+  fprintf(
+      out,
+      "usage: wsbench [OPTION]... [WORKLOAD [SIZE]]\n"
+      "Runs every workload (or one) serially, on 1 worker and on N workers, R times\n"
+      "interleaved, and prints medians; a workload whose N-worker median is slower\n"
+      "than its 1-worker one gets a warning line. Every run checks its answer; a\n"
+      "wrong one exits 1. SIZE may start with '-' (uts flags: wsbench uts \"-t 1 -d 6 -r 3\").\n"
+      "\nOptions (--opt VALUE or --opt=VALUE):\n");
   for (size_t i = 0; i < NOPTIONS; i++) {
     const struct wb_option *o = &wb_options[i];
     char left[48];
@@ -584,6 +590,7 @@ int main(int argc, char **argv)
       memset(&res, 0, sizeof res);
       r->ok &= check(w, "N workers", w->parallel(many, size, &res), &res);
       tn[i] = res.ms;
+      r->slower += tn[i] > t1[i];
       snprintf(r->detail, sizeof r->detail, "%s", res.detail);
     }
     if (many != NULL)
@@ -638,6 +645,14 @@ int main(int argc, char **argv)
     printf("bound = T1/N + Tinf (greedy-scheduler bound) with T1 = the 1-worker time and\n"
            "Tinf = T1 / parallelism, the parallelism (work/span) from one profiled N-worker run\n"
            "after the timed ones; vs-bound = N workers / bound; '-' = not a fork/join workload\n");
+    /* More workers should never be slower (issue #35): say so when they were. */
+    for (int i = 0; i < nrows; i++) {
+      const row *r = &rows[i];
+      if (nworkers > 1 && r->many > r->one)
+        printf("wsbench: warning: %s %s: %d workers slower than 1 worker (median %.2f ms against "
+               "%.2f; %d of %d repetitions)\n",
+               r->w->name, r->size, nworkers, r->many, r->one, r->slower, reps);
+    }
     for (int i = 0; i < nrows; i++)
       if (rows[i].w->latency) {
         printf("latencies (answer column): percentiles from a log-bucketed histogram, each at\n"
@@ -671,10 +686,10 @@ int main(int argc, char **argv)
                 "    {\"name\": \"%s\", \"size\": \"%s\", \"serial_ms\": %.3f, \"one_worker_ms\": "
                 "%.3f, \"n_workers_ms\": %.3f, \"speedup\": %.3f, \"vs_serial\": %.3f, "
                 "\"steals_per_run\": %.1f, \"parks_per_run\": %.1f, \"ok\": %s, "
-                "\"answer\": \"%s\", \"bound_ms\": %s, \"vs_bound\": %s}%s\n",
+                "\"answer\": \"%s\", \"bound_ms\": %s, \"vs_bound\": %s, \"slower_reps\": %d}%s\n",
                 r->w->name, r->size, r->serial, r->one, r->many, r->one / r->many,
                 r->serial / r->many, r->steals, r->parks, r->ok ? "true" : "false", r->detail,
-                bound, vsb, i + 1 < nrows ? "," : "");
+                bound, vsb, r->slower, i + 1 < nrows ? "," : "");
       }
       fprintf(f, "  ]\n}\n");
       fclose(f);
