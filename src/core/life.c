@@ -243,14 +243,17 @@ static void queue_counted(ws__task *t, ws__task *c, bool next)
     ws__push_local(w, c);
   else
     ws__inject_push(&p->inject, c, c, 1);
-  /* A FIFO worker whose task has just returned (jf.cur is NULL: not inside
-     a wait, which may block) goes back to its loop and takes c from its
-     next slot at once: nobody need be woken for it (a spare may step down
-     first, so not for a spare). Waking the idle worker at every link of a
-     chain of continuations made a ping-pong on 2 workers 1.9x slower than
-     on one (161 against 83 ns per hop). A thief that is awake may still
-     take c after the grace period. */
-  if (displaced || !next || w == NULL || w->runq == NULL || w->jf.cur != NULL || w->is_spare)
+  /* A worker whose task has just returned (jf.cur is NULL: not inside a
+     wait, which may block) goes back to its loop and takes c at once, from
+     its next slot (FIFO) or its deque's bottom (LIFO; or, if the deque
+     could not grow, from the global queue, which the loop also reads):
+     nobody need be woken for it (a spare may step down first, so not for a
+     spare). Waking the idle worker at every link of a chain of
+     continuations made a ping-pong on 2 workers about 1.9x slower than on
+     one, in either order (FIFO 161 against 83 ns per hop; LIFO 127 against
+     67, docs/BENCHMARKS.md). A thief that is awake may still take c (after
+     the grace period of the next slot). */
+  if (displaced || !next || w == NULL || w->jf.cur != NULL || w->is_spare)
     ws__notify(p);
 }
 
