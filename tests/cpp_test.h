@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 
 #define FAIL(...)                                                                                  \
   do {                                                                                             \
@@ -79,6 +80,42 @@ int cpp_run_parts(const char *program, const cpp_part (&parts)[N], int argc, cha
     std::fprintf(stderr, " %s", pt.name);
   std::fprintf(stderr, "\n");
   return 2;
+}
+
+// Ends the program as skipped (exit 77, which the ctests of the parts that
+// may skip declare), saying why.
+[[noreturn]] static inline void cpp_skip(const char *why)
+{
+  std::fprintf(stderr, "skipped: %s\n", why);
+  std::fflush(stderr);
+  std::exit(77);
+}
+
+// Whether this build's platform layer has a poller (the posix layer has
+// none: watches are WS_ENOTSUP, and a task's I/O wait blocks in poll(2),
+// which no token's cancel ends).
+static inline bool cpp_have_poller()
+{
+  static int known = -1; // the test's own thread only
+  if (known < 0) {
+    ws_pool_t *p = nullptr;
+    int fds[2];
+    CHECK_EQ(ws_pool_create(&p, nullptr), 0);
+    CHECK(::pipe(fds) == 0);
+    ws_io_t *io = nullptr;
+    int rc = ws_io_watch(
+        p, fds[0], WS_IO_READ, [](void *, int, unsigned, ws_io_t *) { return 0; }, nullptr, &io);
+    if (rc == 0) {
+      CHECK_EQ(ws_io_cancel(io), 0);
+      ws_io_release(io);
+    }
+    CHECK(rc == 0 || rc == WS_ENOTSUP);
+    CHECK_EQ(ws_pool_destroy(p), 0);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    known = rc == 0;
+  }
+  return known == 1;
 }
 
 // A pool of w workers, the other options at their defaults.
