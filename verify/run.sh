@@ -256,5 +256,12 @@ check token-unlistenunlocked token.pml fail "-DUNLISTENUNLOCKED" "-m10000"
 check token-overlap  token.pml  pass "-DNUNDERC" "-m10000" -O1 -DCOLLAPSE
 check token-nowalklock token.pml fail "-DNUNDERC -DNOWALKLOCK" "-m10000"
 
+# group.pml: a group's count with holds (ws_group_hold/ws_group_release):
+# the wait returns after every child and every release (issue #34).
+check group          group.pml  pass "" "-m10000"
+check group-ownerhold group.pml pass "-DOWNERHOLD" "-m10000"
+check group-latehold group.pml  fail "-DBROKEN=1" "-m10000"
+check group-nowake   group.pml  fail "-DBROKEN=2" "-m10000"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
