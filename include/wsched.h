@@ -1589,7 +1589,10 @@ WS_EXTERN int ws_group_release(ws_group_t *g, int rc);
    token the caller is under, if any): g's children are under it (see
    "Cancellation tokens"), ws_group_cancel and, with
    WS_GROUP_CANCEL_ON_ERROR, the first failure cancel it, and cancelling
-   `token` cancels g. g holds it until ws_group_wait returns. Returns 0,
+   `token` cancels g. g holds it until ws_group_wait returns. A `token`
+   given does not take g's children out of the caller's chain: they are
+   its fork/join children, so a cancelled token or group the caller is
+   under stops them too, and the wait returns that code. Returns 0,
    WS_EINVAL (not an initialised group, another thread, an unknown flag, a
    token that is not live), WS_EBUSY (g has children, or was configured
    already) or WS_ENOMEM. */

@@ -1982,6 +1982,12 @@ static void op_egroup(const ctx *c, reader *r)
   if (fl & 0x80)
     CHECK(ws_group_config(&g.g, 0, NULL) == WS_EBUSY, "ws_group_config twice");
   bool nested_in_cancelled = c->self != NULL && c->self->cancelled_grp != NULL;
+  /* With a token of its own choosing the group's token is not under the
+     caller's, but its children are still the caller's fork/join children:
+     a cancel or deadline of the caller's token stops them too, and the
+     wait then says its code (wsched.h, ws_group_config). */
+  int caller = k != NULL && c->self != NULL ? c->self->cn : -1;
+  bool caller_may = caller >= 0 && may_stop(caller);
   int bound = bound_for_children(c);
   ftask *kids[4];
   int nkids = 0;
@@ -2021,7 +2027,7 @@ static void op_egroup(const ctx *c, reader *r)
       nfail += kids[i]->rc != 0;
       match |= kids[i]->rc != 0 && kids[i]->rc == rc;
     } else {
-      CHECK(own || up || nested_in_cancelled || may_stop(node),
+      CHECK(own || up || nested_in_cancelled || may_stop(node) || caller_may,
             "child %d of a configured group did not run, nothing was cancelled", id);
       atomic_store(&skipped[id], true);
       nskipped++;
@@ -2037,11 +2043,15 @@ static void op_egroup(const ctx *c, reader *r)
           "a group configured under a token cancelled (%d): wait %d, status %d, %d of %d skipped",
           ocode, rc, st, nskipped, nkids);
   } else if (nskipped > 0 || own || nested_in_cancelled) {
-    CHECK(st == WS_FUTURE_CANCELLED && rc != 0 && (code_ok(node, rc) || (up && rc == WS_ECANCELED)),
+    CHECK(st == WS_FUTURE_CANCELLED && rc != 0 &&
+              (code_ok(node, rc) || (caller >= 0 && code_ok(caller, rc)) ||
+               (up && rc == WS_ECANCELED)),
           "ws_group_wait of a cancelled configured group returned %d (status %d)", rc, st);
   } else {
-    CHECK((rc == 0 && st == WS_FUTURE_DONE) || (st == WS_FUTURE_CANCELLED && rc != 0 &&
-                                                (code_ok(node, rc) || (up && rc == WS_ECANCELED))),
+    CHECK((rc == 0 && st == WS_FUTURE_DONE) ||
+              (st == WS_FUTURE_CANCELLED && rc != 0 &&
+               (code_ok(node, rc) || (caller >= 0 && code_ok(caller, rc)) ||
+                (up && rc == WS_ECANCELED))),
           "ws_group_wait of a configured group returned %d (status %d)", rc, st);
   }
 }
