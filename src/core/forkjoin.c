@@ -36,13 +36,23 @@ void ws__group_record_error(ws__group *g, int rc)
 
 void ws__group_cancel(ws__group *g)
 {
+  /* g is read before the cancel shows: once its children see it they may
+     end, and the owner's wait may return and free g (and drop the group's
+     token reference) while this call still runs; ours keeps the token.
+     A group that can end without the cancel is the caller's race with the
+     wait's return (wsched.h). test_cancel poll read a freed g here. */
+  ws_token_t *k = g->sink.token;
+  if (k != NULL)
+    ws__token_ref(k);
   /* Relaxed: published by the release increment below (see
      ws__cancel_gate); only the first cancel counts the group. */
   if (atomic_exchange_explicit(&g->sink.cancelled, WS__SINK_CANCELLED, memory_order_relaxed) ==
       WS__SINK_LIVE)
     atomic_fetch_add_explicit(&ws__cancels, 1, memory_order_release);
-  if (g->sink.token != NULL) /* what the children submitted holds it too */
-    ws__token_cancel(g->sink.token, WS_ECANCELED);
+  if (k != NULL) { /* what the children submitted holds it too */
+    ws__token_cancel(k, WS_ECANCELED);
+    ws__token_unref(k);
+  }
 }
 
 /* Before a waiter sleeps on g->remote: sets the waiter bit, so that the
