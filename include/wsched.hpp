@@ -1439,11 +1439,11 @@ public:
   // (ws_group_hold; no task waits for it, unlike ws::spawn's); its value
   // is dropped, what it throws is the child's exception (so an errgroup's
   // cancel), and it is under the round's token (see "Tokens" under
-  // Coroutines). A callable
-  // that returns a ws::task<T> (a coroutine lambda) runs the task it
-  // returns, and lives until that task ended: its captures stay valid
-  // across co_await, which a coroutine lambda's do not when the lambda
-  // dies first (`g.run(lambda())` would be that mistake).
+  // Coroutines). A callable that returns a ws::task<T> (a coroutine
+  // lambda) runs the task it returns, and lives until that task ended:
+  // its captures stay valid across co_await, which a coroutine lambda's
+  // do not when the lambda dies first (`g.run(lambda())` would be that
+  // mistake).
   template <class F> void run(F &&f)
   {
     using N = node<std::decay_t<F>>;
