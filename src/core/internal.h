@@ -352,7 +352,9 @@ struct ws_pool {
   char *trace_env_path; /* WS_TRACE=<file>: written at destroy */
   pthread_mutex_t prof_lock;
 
-  /* Counters of root submissions: RMW by submitting threads, read by stats. */
+  /* Counters of root submissions: RMW by submitting threads, read by stats.
+     `submitted` leaves out the entries (ws_submit without a future), which
+     the global queue counts by their claims (ws__inject_entries). */
   alignas(WS__CACHELINE) _Atomic uint64_t submitted;
   _Atomic uint64_t rejected;
 };

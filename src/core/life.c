@@ -164,8 +164,12 @@ int ws__submit_entry(ws_pool_t *p, ws_task_fn fn, void *arg)
       return WS_ENOMEM;
     }
     ws__inject_push(&p->inject, t, t, 1);
+    atomic_fetch_add_explicit(&p->submitted, 1, memory_order_relaxed); /* a statistic */
   }
-  atomic_fetch_add_explicit(&p->submitted, 1, memory_order_relaxed); /* a statistic */
+  /* An entry is counted by its claim of a position (ws__inject_entries):
+     no second read-modify-write here, which would wait for the slot's
+     store to leave the store buffer while the worker taking the entries
+     owns its line. */
   ws__notify(p);
   return 0;
 }
@@ -187,7 +191,7 @@ int ws__submit_entries(ws_pool_t *p, ws_task_fn fn, void *const *args, size_t n)
     ws__life_done(p, n);
     return WS_ENOMEM;
   }
-  atomic_fetch_add_explicit(&p->submitted, n, memory_order_relaxed); /* a statistic */
+  /* Counted by their claim, as in ws__submit_entry. */
   ws__notify(p);
   return 0;
 }

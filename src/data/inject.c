@@ -87,23 +87,29 @@ void ws__inject_destroy(ws__inject *q)
  * only then writes its own slot; so the consumer, which cannot take that
  * slot before it is written, always finds `next` set when it reaches the
  * link position. A producer writes arg, then fn (release). The consumer
- * takes a slot once its fn is non-NULL (acquire), clears it, and at a link
- * position moves to `next` and recycles the segment it left: no producer
- * can still touch it (each wrote its slot, and the linker its `next`,
- * before the consumer could pass them).
+ * takes a slot once its fn is non-NULL (acquire), leaves it as it is (a
+ * store would pull the line away from the producer of the next slot), and
+ * at a link position moves to `next` and recycles the segment it left: no
+ * producer can still touch it (each wrote its slot, and the linker its
+ * `next`, before the consumer could pass them), and the producer that
+ * takes it for reuse clears its slots before linking it.
  */
 
 /* A segment with every slot empty, recycled or new; NULL when memory is
-   exhausted. */
+   exhausted. The consumer leaves the slots it took as they were (a store
+   there would take the line away from the producer writing the next slot
+   in it); a recycled segment is cleared here, by the producer that will
+   write it, before it is linked. */
 static ws__seg *new_seg_from(ws__inject *q)
 {
-  /* Acq_rel: acquires the consumer's clearing of the slots (its exchange
-     released them). */
+  /* Acq_rel: acquires the consumer's last reads of the slots (its exchange
+     released the segment after them), so our clearing comes after. */
   ws__seg *s = atomic_exchange_explicit(&q->free_seg, NULL, memory_order_acq_rel);
   if (s == NULL)
-    s = new_seg();
-  else
-    atomic_store_explicit(&s->next, NULL, memory_order_relaxed); /* ours until linked */
+    return new_seg();
+  atomic_store_explicit(&s->next, NULL, memory_order_relaxed); /* ours until linked */
+  for (unsigned i = 0; i < WS__SEG_SLOTS; i++)
+    atomic_store_explicit(&s->slot[i].fn, NULL, memory_order_relaxed); /* linking releases */
   return s;
 }
 
@@ -381,10 +387,7 @@ unsigned ws__inject_take_entries(ws__inject *q, ws__entry *out, unsigned max, un
       break; /* not claimed yet, or claimed and not written yet */
     out[n].fn = fn;
     out[n].arg = slot->arg;
-    n++;
-    /* Relaxed: published to the segment's next user by the exchange in
-       recycling. */
-    atomic_store_explicit(&slot->fn, NULL, memory_order_relaxed);
+    n++; /* the slot is left as it is: new_seg_from clears it for reuse */
     if (++deq % (WS__SEG_SLOTS + 1) == WS__SEG_SLOTS) {
       /* We took the segment's last slot, whose producer linked the next
          segment before writing it (see above): move on, and keep this
@@ -392,7 +395,8 @@ unsigned ws__inject_take_entries(ws__inject *q, ws__entry *out, unsigned max, un
       ws__seg *used = q->head_seg;
       q->head_seg = atomic_load_explicit(&used->next, memory_order_acquire);
       deq++; /* past the link position */
-      /* Acq_rel: our clearing of its slots to the producer that takes it. */
+      /* Acq_rel: our reads of its slots before the producer that takes it
+         clears them. */
       ws__free(atomic_exchange_explicit(&q->free_seg, used, memory_order_acq_rel));
     }
   }

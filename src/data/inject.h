@@ -95,7 +95,7 @@ typedef struct ws__inject {
   _Atomic(ws__seg *) tail_seg;
   /* One consumed segment kept for reuse: the consumer exchanges it in
      (acq_rel), a producer that needs a segment exchanges it out (acq_rel);
-     its slots' fn are NULL again (cleared as they were taken). */
+     the producer that takes it clears its slots (inject.c, new_seg_from). */
   _Atomic(ws__seg *) free_seg;
 } ws__inject;
 
@@ -160,6 +160,14 @@ static inline bool ws__inject_nonempty(ws__inject *q)
 bool ws__inject_ready(ws__inject *q);
 
 /* A snapshot of the length (a hint). */
+/* Entries ever claimed (every position below enq but the link
+   positions): the count of entry submissions, for the statistics. */
+static inline uint64_t ws__inject_entries(ws__inject *q)
+{
+  uint64_t enq = atomic_load_explicit(&q->enq, memory_order_relaxed); /* a statistic */
+  return enq - enq / (WS__SEG_SLOTS + 1);
+}
+
 static inline uint64_t ws__inject_len(ws__inject *q)
 {
   uint64_t popped = atomic_load_explicit(&q->popped, memory_order_relaxed); /* hint */

@@ -55,7 +55,9 @@ int ws_pool_stats(ws_pool_t *p, ws_stats_t *st, ws_worker_stats_t *per_worker, u
   st->state = ws__life_state(life);
   st->outstanding = ws__life_count(life);
   st->global_queue = ws__inject_len(&p->inject) + ws__inject_len(&p->high);
-  st->submitted = atomic_load_explicit(&p->submitted, memory_order_relaxed);
+  /* Records and entries (the entries by their claimed positions). */
+  st->submitted =
+      atomic_load_explicit(&p->submitted, memory_order_relaxed) + ws__inject_entries(&p->inject);
   st->rejected = atomic_load_explicit(&p->rejected, memory_order_relaxed);
   st->blocked = atomic_load_explicit(&p->nblocked, memory_order_relaxed);
   st->spares_active = atomic_load_explicit(&p->nspares_active, memory_order_relaxed);
