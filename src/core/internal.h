@@ -130,6 +130,12 @@ typedef struct ws__worker {
      ws_profile_run reads after the region (ordered by the root's future). */
   _Atomic uint64_t prof_strands;
   char *stack_limit; /* waits stop nesting tasks when the stack pointer gets below this */
+  /* WS_ORDER_LIFO: the last plain heap record with a future (not a
+     fork/join child) this worker pushed on its deque, a task submitted or
+     readied by the running task: our runnext. Stored (relaxed) by the owner; loaded
+     (relaxed) by thieves to compare with the deque's lone element, never
+     followed (worker.c, "The lone fresh task"). */
+  _Atomic(ws__task *) fresh;
   ws__task_cache records; /* free task records (task.c) */
   uint32_t frame_nchunks, frame_cap; /* chunks in jf.chunks, and its capacity */
   uint64_t published_at; /* owner only: ws__ticks() at the last publication (frames.c) */
@@ -471,6 +477,17 @@ static inline unsigned ws__gcd(unsigned a, unsigned b)
 /* worker.c: pushes t on w's own deque, or on the global queue when the
    deque cannot grow: nothing is lost to an allocation failure. Owner only. */
 void ws__push_local(ws__worker *w, ws__task *t);
+/* ws__push_local of a task the running task submitted or readied, noted
+   as w's fresh task if it has a future (worker.c, "The lone fresh task"). */
+static inline void ws__push_fresh(ws__worker *w, ws__task *x)
+{
+  /* Relaxed: a hint for thieves, stored before the push makes x visible,
+     so a thief that sees x on the deque sees it here too. */
+  if ((x->flags & (WS__TASK_FRAME | WS__TASK_GROUP | WS__TASK_FUTURE)) == WS__TASK_FUTURE &&
+      w->runq == NULL)
+    atomic_store_explicit(&w->fresh, x, memory_order_relaxed);
+  ws__push_local(w, x);
+}
 /* worker.c: t, made ready by the task running on w (a continuation of the
    future it just finished), to run next: the next slot in FIFO order
    (the task it displaces goes to the ring: then true), the deque's bottom

@@ -74,7 +74,7 @@ void ws__submit_child(ws__worker *w, ws__task *t)
   }
   w->life_credit--;
   ws__stat1(&w->stats, WS__S_spawned, 1);
-  ws__push_local(w, t);
+  ws__push_fresh(w, t);
   ws__notify(p);
 }
 

@@ -79,6 +79,7 @@ int ws__slot_init(ws_pool_t *p, ws__worker *w, unsigned index, uint64_t seed)
   atomic_init(&w->mig_nparked, 0);
   atomic_init(&w->mig_ncancel, 0);
   atomic_init(&w->ctx_back, NULL);
+  atomic_init(&w->fresh, NULL);
   w->migrate = p->migrate;
   w->pool = p;
   w->jf.pool = p;

@@ -122,7 +122,7 @@ void ws__push_local(ws__worker *w, ws__task *x)
 bool ws__push_next(ws__worker *w, ws__task *x)
 {
   if (w->runq == NULL) {
-    ws__push_local(w, x); /* LIFO order: the deque's bottom is next already */
+    ws__push_fresh(w, x); /* LIFO order: the deque's bottom is next already */
     return false;
   }
   ws__task *old = ws__runq_put_next(w->runq, x);
@@ -206,6 +206,29 @@ static unsigned steal_ring(ws__runq *q, ws__task **buf)
   return ws__runq_grab(q, buf, 1, true);
 }
 
+/*
+ * The lone fresh task. A task that submits one task and then waits for it
+ * (a daisy chain, a continuation readied as its predecessor ends) would
+ * have it stolen by an idle thief a moment before its own worker runs it,
+ * and every link would cross cores. When a LIFO deque holds one element
+ * and it is the plain task with a future its owner pushed last
+ * (ws__worker.fresh), the thief leaves it WS__NEXT_GRACE_NS for the owner,
+ * as for a FIFO ring's next slot (Go does the same for runnext). Fork/join
+ * children and tasks without a future (nobody waits for them: wsbench
+ * fib-submit's children took 3% longer when held back) are never held.
+ */
+static void fresh_grace(ws__worker *victim, ws__deque *q)
+{
+  /* Relaxed: hints, compared only (deque.h). The steal after it decides
+     (a locked deque has no peek: NULL, no grace). */
+  ws__task *x = ws__deque_peek(q);
+  if (x == NULL || x != atomic_load_explicit(&victim->fresh, memory_order_relaxed))
+    return;
+  int64_t until = ws__now_ns() + WS__NEXT_GRACE_NS;
+  while (ws__deque_peek(q) == x && ws__now_ns() < until)
+    ws__cpu_relax();
+}
+
 /* Tries victim v once (a few retries on a lost race). Returns a task and the
    number taken in *taken, or NULL. `one`: a single FRAME record (or nothing)
    whatever the policy, for a waiting worker. */
@@ -229,8 +252,11 @@ ws__task *ws__steal_victim(ws__worker *w, unsigned v, unsigned *taken, bool one)
       return buf[0];
     }
   }
-  if (ws__deque_size(q) == 0)
+  int64_t size = ws__deque_size(q);
+  if (size == 0)
     return NULL; /* looks empty: no barrier, no CAS */
+  if (size == 1 && !one)
+    fresh_grace(&p->workers[v], q);
   if (p->steal_policy == WS_STEAL_HALF && !one) {
     ws__task *buf[WS__STEAL_BATCH_MAX];
     unsigned n = ws__deque_steal_batch(q, buf, p->steal_batch);

@@ -304,6 +304,20 @@ unsigned ws__deque_steal_batch(ws__deque *q, ws__task **out, unsigned max)
   return n;
 }
 
+ws__task *ws__deque_peek(ws__deque *q)
+{
+  if (q->kind == WS_DEQUE_LOCKED)
+    return NULL;
+  /* Relaxed: a hint (see deque.h); the array is acquired as cl_steal does,
+     so the slot read is within it. */
+  int64_t t = atomic_load_explicit(&q->top, memory_order_relaxed);
+  int64_t b = atomic_load_explicit(&q->bottom, memory_order_relaxed);
+  if (t >= b)
+    return NULL;
+  ws__cl_array *a = atomic_load_explicit(&q->array, memory_order_acquire);
+  return atomic_load_explicit(&a->slot[t & a->mask], memory_order_relaxed);
+}
+
 int64_t ws__deque_size(ws__deque *q)
 {
   if (q->kind == WS_DEQUE_LOCKED) {

@@ -196,4 +196,10 @@ unsigned ws__deque_steal_batch(ws__deque *q, ws__task **out, unsigned max);
    negative). */
 int64_t ws__deque_size(ws__deque *q);
 
+/* Any thread. A snapshot of the oldest element (the next a thief would
+   take) as stored, a frame's tag bit included, or NULL when the deque
+   looks empty or is the locked kind. A hint to compare, never to follow:
+   the owner may have popped and freed it already. */
+ws__task *ws__deque_peek(ws__deque *q);
+
 #endif /* WS_DEQUE_H */
