@@ -62,14 +62,17 @@ static inline bool ws__keep_private(ws__worker *w)
 
 /* A spawning loop publishes consecutive children of one group in bundles
    of at least WS__BUNDLE_MIN, unless WS__BUNDLE_WAIT ticks (ws__ticks, about
-   5 us) have passed since its last publication (frames.c,
-   ws__frames_spawn_publish). In a loop of tiny children the time bound
-   decides (about 300 of them in 5 us): a minimum of 64 published every
-   64 children, and each steal cost the spawner misses on lines the thief
-   writes; avalanche on 2 workers 15.3-19.0 ms with 64, 11.4-12.3 with 1024
-   (and the same with 4096), 1 worker 8.7-9.4 (docs/BENCHMARKS.md, #35). */
+   20 us) have passed since its last publication (frames.c,
+   ws__frames_spawn_publish). Each steal costs the spawner misses on lines
+   the thief writes, so fewer, larger bundles: avalanche on 2 workers
+   15.3-19.0 ms with a minimum of 64, 11.4-12.3 with 1024 (and the same
+   with 4096), 1 worker 8.7-9.4. In a loop of tiny children the time bound
+   decides (about 300 of them in 5 us): 20 us instead of 5 took avalanche
+   from 11.6-12.4 ms to 10.3-10.9 (seven alternating processes each), 80
+   us gave no more (10.7-11.0); nqueens, nqfirst, tri, uts T3, reduce and
+   sort unchanged (docs/BENCHMARKS.md, #35). */
 #define WS__BUNDLE_MIN 1024u
-#define WS__BUNDLE_WAIT 12000u
+#define WS__BUNDLE_WAIT 48000u
 
 /* A spawn decided to publish: the older half of the private frames below
    the new one (index mark), or the new one when there is none; nothing yet
