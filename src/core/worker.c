@@ -92,8 +92,14 @@ static inline uint64_t rng_next(ws__worker *w)
 
 static inline bool pool_terminated(ws_pool_t *p)
 {
-  /* Acquire: pairs with the terminator's CAS; nothing is left to run. */
-  return ws__life_state(atomic_load_explicit(&p->life, memory_order_acquire)) == WS_POOL_TERMINATED;
+  /* term_word, not life: a searching worker looks at every round, and
+     reading life there made each submission's add to it wait for the line
+     to come back from the searchers (wsbench fanout). term_word is stored
+     right after the CAS to TERMINATED and before the wake-up of every
+     parked worker (ws__try_terminate), so a worker that misses it is
+     woken to look again. Acquire: pairs with that release store; nothing
+     is left to run. */
+  return atomic_load_explicit(&p->term_word, memory_order_acquire) != 0;
 }
 
 /* WS_ORDER_FIFO: x at the tail of w's ring; a full ring sends its older
