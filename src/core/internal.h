@@ -276,8 +276,10 @@ struct ws_pool {
   alignas(WS__CACHELINE) _Atomic uint64_t life;
 
   /* Futex words for ws_await_termination and ws_pool_wait_idle. term_word
-     goes 0 -> 1 once (release), after life became TERMINATED. idle_epoch is
-     bumped by whoever brings outstanding to zero while idle_waiters > 0. */
+     goes 0 -> 1 once (release), after life became TERMINATED and before
+     the parked workers are woken; read (acquire) by those waits and by the
+     workers' loop (worker.c, pool_terminated). idle_epoch is bumped by
+     whoever brings outstanding to zero while idle_waiters > 0. */
   alignas(WS__CACHELINE) _Atomic uint32_t term_word;
   _Atomic uint32_t idle_epoch;
   _Atomic uint32_t idle_waiters;
