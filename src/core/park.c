@@ -92,6 +92,7 @@
 #include "life.h"
 #include "park.h"
 #include "netpoll.h"
+#include "spares.h"
 
 #include <limits.h>
 
@@ -339,8 +340,16 @@ void ws__park(ws__worker *w)
   /* S3: StoreLoad against every publisher's light barrier. */
   ws__heavy_barrier();
 
-  /* S4: look once more at every queue. */
-  if (work_visible(p, w)) {
+  /* S4: look once more at every queue; a spare, also at whether it is
+     surplus now. ws__blocking_end lowers nblocked (seq_cst) before it
+     looks for a listed spare to wake under idle_lock: if it looked before
+     our S1 put us on the list, its decrement comes before our load here
+     (the lock orders them), so either it wakes us or we see it and go
+     back to the loop, whose top steps us down. (Without this a spare that
+     checked in the loop just before the last blocked worker returned
+     slept on the idle list until the next work: test_threads spares hung
+     about once in 100 runs under ThreadSanitizer.) */
+  if (work_visible(p, w) || (w->is_spare && ws__spare_surplus(p))) {
     /* If a waker took us off the list first with WOKEN (not the spinner
        role: ws__wake_idle_spare, ws__wake_all), we still saw work that
        publishers may have left to our spinner role: take it back all the
