@@ -348,7 +348,7 @@ void ws__park(ws__worker *w)
      back to the loop, whose top steps us down. (Without this a spare that
      checked in the loop just before the last blocked worker returned
      slept on the idle list until the next work: test_threads spares hung
-     about once in 100 runs under ThreadSanitizer.) */
+     twice in about 180 runs under ThreadSanitizer.) */
   if (work_visible(p, w) || (w->is_spare && ws__spare_surplus(p))) {
     /* If a waker took us off the list first with WOKEN (not the spinner
        role: ws__wake_idle_spare, ws__wake_all), we still saw work that

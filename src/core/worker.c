@@ -220,8 +220,9 @@ static unsigned steal_ring(ws__runq *q, ws__task **buf)
  * and it is the plain task with a future its owner pushed last
  * (ws__worker.fresh), the thief leaves it WS__NEXT_GRACE_NS for the owner,
  * as for a FIFO ring's next slot (Go does the same for runnext). Fork/join
- * children and tasks without a future (nobody waits for them: wsbench
- * fib-submit's children took 3% longer when held back) are never held.
+ * children and tasks without a future are never held: nobody waits for
+ * the latter, so there is no hand-off to keep on one worker, only
+ * parallelism to give away (wsbench fib-submit submits its whole tree so).
  */
 static void fresh_grace(ws__worker *victim, ws__deque *q)
 {

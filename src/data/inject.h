@@ -159,7 +159,6 @@ static inline bool ws__inject_nonempty(ws__inject *q)
    worker looping; that producer's ws__notify after the link wakes one. */
 bool ws__inject_ready(ws__inject *q);
 
-/* A snapshot of the length (a hint). */
 /* Entries ever claimed (every position below enq but the link
    positions): the count of entry submissions, for the statistics. */
 static inline uint64_t ws__inject_entries(ws__inject *q)
@@ -168,6 +167,7 @@ static inline uint64_t ws__inject_entries(ws__inject *q)
   return enq - enq / (WS__SEG_SLOTS + 1);
 }
 
+/* A snapshot of the length (a hint). */
 static inline uint64_t ws__inject_len(ws__inject *q)
 {
   uint64_t popped = atomic_load_explicit(&q->popped, memory_order_relaxed); /* hint */
