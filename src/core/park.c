@@ -29,8 +29,9 @@
  *      (deque push / global queue)      S2 if spinning: nspinning -= 1
  *   P2 light barrier                    S3 heavy barrier
  *   P3 load nspinning, nidle            S4 re-check every queue and the
- *   P4 if nspinning == 0 and nidle > 0:    pool state; if anything is there,
- *      wake one parked worker and          leave the idle list and go on
+ *   P4 if nspinning == 0 and nidle > 0:    pool state (a spare: also its
+ *      wake one parked worker and          surplus); if anything is there,
+ *                                          leave the idle list and go on
  *      give it the spinner role         S5 futex-sleep until a waker stores
  *                                          a non-ASLEEP value in park_word
  *
