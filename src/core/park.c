@@ -31,8 +31,8 @@
  *   P3 load nspinning, nidle            S4 re-check every queue and the
  *   P4 if nspinning == 0 and nidle > 0:    pool state (a spare: also its
  *      wake one parked worker and          surplus); if anything is there,
- *                                          leave the idle list and go on
- *      give it the spinner role         S5 futex-sleep until a waker stores
+ *      give it the spinner role            leave the idle list and go on
+ *                                       S5 futex-sleep until a waker stores
  *                                          a non-ASLEEP value in park_word
  *
  * P2/S3 are a StoreLoad barrier pair: either P's load in P3 sees S's store in
