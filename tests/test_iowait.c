@@ -47,6 +47,15 @@
  *              waited on, closed with close(2), whose number a new socket
  *              takes and a task waits on; a watch that takes a
  *              descriptor over from finished waits, and waits after it.
+ *   holder   — (with migration only) readers parked on both of 2 workers
+ *              (no spare); a task then runs on one of them until every
+ *              reader is done, looking at no queue, while the other sleeps
+ *              in the poller; the main thread writes every reader's
+ *              descriptor: the sleeper's poll readies them all, and it
+ *              must run those of the busy worker itself (they migrate), or
+ *              they wait for the end of a task that waits for them (all
+ *              but one: a reader parked on the thread's own stack cannot
+ *              migrate). 5 rounds of 1,000 readers.
  *   errors   — bad arguments, a descriptor that is not open, a regular
  *              file (always ready for read(2); ws_io_wait says WS_ESYS in
  *              a task), a refused ws_connect (ECONNREFUSED).
@@ -334,6 +343,18 @@ static int mn_reader(void *arg)
   return 0;
 }
 
+/* Waits until n tasks of p are parked; *st: the stats that said so. */
+static void wait_parked(ws_pool_t *p, size_t n, ws_stats_t *st)
+{
+  int64_t d = test_deadline();
+  do {
+    ws_pool_stats(p, st, NULL, 0);
+    if (test_now_ns() > d)
+      TEST_FAIL("%" PRIu64 " of %zu parked", st->parked_tasks, n);
+    usleep(1000);
+  } while (st->parked_tasks < n);
+}
+
 static void part_many(void)
 {
 #ifdef __linux__
@@ -365,14 +386,8 @@ static void part_many(void)
   ws_pool_t *p = pool_of(2, false);
   for (size_t i = 0; i < n; i++)
     ASSERT_OK(ws_submit(p, mn_reader, &s[i], NULL));
-  int64_t d = test_deadline();
   ws_stats_t st;
-  do {
-    ws_pool_stats(p, &st, NULL, 0);
-    if (test_now_ns() > d)
-      TEST_FAIL("%" PRIu64 " of %zu parked", st.parked_tasks, n);
-    usleep(1000);
-  } while (st.parked_tasks < n);
+  wait_parked(p, n, &st);
   fprintf(stderr, "many: %zu tasks parked on %zu descriptors, %u threads of the pool's\n", n, n,
           st.workers + st.spares);
   for (size_t i = 0; i < n; i++) {
@@ -1162,6 +1177,104 @@ static void part_spare(void)
   close(b[1]);
 }
 
+/* --- holder ------------------------------------------------------------------- */
+
+#define HD_N 1000
+
+static atomic_long hd_done;
+static atomic_int hd_hog_on; /* the worker the hog runs on, + 1 */
+static long hd_n;
+
+static int hd_reader(void *arg)
+{
+  mn_slot *s = arg;
+  uint64_t v;
+  ASSERT_EQ(ws_read(s->fd, &v, sizeof v), (ssize_t)sizeof v);
+  s->got = v;
+  atomic_fetch_add(&hd_done, 1);
+  return 0;
+}
+
+/* Runs until every reader is done but one, looking at no queue: only the
+   other worker can run the readers parked here. The one: a reader that
+   parked on this worker's own thread stack cannot migrate (core/tpark.c,
+   "Migration"); it finishes after the hog. */
+static int hd_hog(void *arg)
+{
+  (void)arg;
+  atomic_store(&hd_hog_on, ws_current_worker() + 1);
+  int64_t d = test_deadline();
+  while (atomic_load(&hd_done) < hd_n - 1)
+    if (test_now_ns() > d)
+      TEST_FAIL("%ld of %ld readers done: those parked on the busy worker did not move",
+                atomic_load(&hd_done), hd_n);
+  return 0;
+}
+
+static void part_holder(void)
+{
+#ifdef __linux__
+  if (!have_poller())
+    test_skip("no poller: each wait would hold a thread");
+  if (!test_migrate())
+    test_skip("without migration a task parked on the busy worker waits for it");
+#ifndef __x86_64__
+  test_skip("migration is x86-64 only");
+#endif
+  hd_n = HD_N / TEST_SCALE_DIV;
+  uint64_t seed = test_seed();
+  mn_slot *s = calloc((size_t)hd_n, sizeof *s);
+  ASSERT(s != NULL);
+  for (int round = 0; round < 5; round++) {
+    for (long i = 0; i < hd_n; i++) {
+      s[i].fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+      ASSERT(s[i].fd >= 0);
+      s[i].got = 0;
+    }
+    atomic_store(&hd_done, 0);
+    atomic_store(&hd_hog_on, 0);
+    ws_pool_t *p = pool_of(2, false);
+    for (long i = 0; i < hd_n; i++)
+      ASSERT_OK(ws_submit(p, hd_reader, &s[i], NULL));
+    ws_stats_t st;
+    wait_parked(p, (size_t)hd_n, &st);
+    int64_t d = test_deadline();
+    ws_future_t *hog;
+    ASSERT_OK(ws_submit(p, hd_hog, NULL, &hog));
+    while (atomic_load(&hd_hog_on) == 0 || st.parked == 0) { /* the other worker asleep */
+      if (test_now_ns() > d)
+        TEST_FAIL("the hog did not start, or the other worker never slept");
+      usleep(100);
+      ws_pool_stats(p, &st, NULL, 0);
+    }
+    /* From a seeded start, so that each poll readies a mix of both
+       workers' readers. */
+    long first = (long)(test_rng(&seed) % (uint64_t)hd_n);
+    for (long k = 0; k < hd_n; k++) {
+      long i = (first + k) % hd_n;
+      uint64_t v = (uint64_t)i + 1;
+      ASSERT_EQ(write(s[i].fd, &v, sizeof v), (ssize_t)sizeof v);
+    }
+    ASSERT_OK(ws_future_wait(hog, TEST_DEADLINE_NS));
+    ws_future_release(hog);
+    ASSERT_OK(ws_pool_wait_idle(p, TEST_DEADLINE_NS));
+    ws_worker_stats_t ws[2];
+    ws_pool_stats(p, &st, ws, 2);
+    ASSERT_OK(ws_pool_destroy(p));
+    for (long i = 0; i < hd_n; i++) {
+      ASSERT_EQ(s[i].got, (uint64_t)i + 1);
+      close(s[i].fd);
+    }
+    if (round == 0)
+      fprintf(stderr, "holder: %ld readers, %" PRIu64 " migrated\n", hd_n,
+              st.total.task_migrations);
+  }
+  free(s);
+#else
+  test_skip("eventfd: Linux only");
+#endif
+}
+
 /* --- errors ------------------------------------------------------------------- */
 
 static int er_file;
@@ -1224,6 +1337,7 @@ static const test_part parts[] = {
     {"busy", part_busy, false},     {"shutdown", part_shutdown, false},
     {"thread", part_thread, false}, {"spare", part_spare, false},
     {"errors", part_errors, false}, {"edges", part_edges, false},
+    {"holder", part_holder, false},
 };
 
 TEST_MAIN(parts)

@@ -62,6 +62,10 @@
  * polled, or a worker is parked (and its idle time passed: any time), or
  * the role is held while a worker is parked: ws__io_spare_resign, then
  * ws__poll_io_done (rule R if it can take the role), then the spare list.
+ * Before it waits in the poller it naps instead, once per time a worker
+ * came up empty (starved, ws__poll_starved) while no timer is due: rule R
+ * as ws__poll_io_done, then the loop again (a nap ends by itself, so it
+ * cannot lose a wake-up; the checks show the role's rules hold around it).
  * Without IOSPARE the pool has no spares (WS_SPARES_NONE):
  * ws__io_spare_want does nothing.
  *
@@ -197,6 +201,8 @@ byte sp_pd;                 /* ... with this deadline */
 #ifdef GANG
 bool sp_gang;               /* the I/O spare runs a task that waits */
 #endif
+bool starved;               /* a worker came up empty since the spare's
+                               last nap (polls.starved_at) */
 #endif
 
 bit  io_lock;               /* polls.io_lock */
@@ -620,6 +626,9 @@ found_or_not:
   :: atomic { found -> found = false }; goto running
   :: else -> skip
   fi;
+#ifdef IOSPARE
+  starved = true;                       /* ws__poll_starved */
+#endif
   /* spin(w) */
   if
   :: !spinning ->
@@ -855,6 +864,20 @@ end_sp_long:
   fi;
   if
   :: parked -> goto step_down           /* idle for spare_idle_ms: any time */
+  :: true -> skip
+  fi;
+  /* The nap: a worker came up empty less than WS__IO_SPARE_NAP_NS ago and
+     no timer is due (any deadline: the clock may be before it). Rule R as
+     ws__poll_io_done, then a sleep that ends by itself (any time), then
+     the loop again. One nap per starvation: after a nap the spare polls
+     unless a worker came up empty again. */
+  if
+  :: atomic { starved && (next_deadline == NONE || now < next_deadline) -> starved = false };
+     if
+     :: atomic { busy == 0 -> busy = 1 } -> role_release(v)
+     :: else -> skip
+     fi;
+     goto io_loop
   :: true -> skip
   fi;
   /* ws__poll_io_wait(w, since + idle_ns) */

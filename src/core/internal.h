@@ -163,6 +163,11 @@ typedef struct ws__worker {
   unsigned nctx_idle;
   ws__tpark *commit;
   ws__tpark *ready_head, *ready_tail, *yield_head, *yield_tail;
+  /* Migrants our own poll readied while we slept in the poller, listed
+     idle (defer set, ws__poll_park): queued by ws__tpark_defer_flush once
+     we are awake, so that we run them (tpark.c, queue_ready). Owner only. */
+  ws__tpark *defer_head, *defer_tail;
+  bool defer;
   bool tp_thread_init; /* ws__stack_thread_init done for this thread */
   /* Parked cancellable waits (ws__tpark.cancellable) of this worker, and
      whether it has readied them for ws_shutdown (tpark.c, cancel_walk). */
@@ -568,6 +573,9 @@ void ws__tpark_run_next(ws__worker *w);
 /* t (WS__TASK_RESUME) came off a deque on w: the readied migrant it
    stands for goes to w's ready list (ws__run). */
 void ws__tpark_take(ws__worker *w, ws__task *t);
+/* tpark.c: queues the migrants w->defer held back (ws__worker.defer_head),
+   after w cleared defer: w's to run if w is awake, else their owners'. */
+void ws__tpark_defer_flush(ws__worker *w);
 /* A safe point of a task on w that found urgent work queued (nurgent):
    counts it against the slice and, once that is used up, yields the task
    so that the urgent work runs (tpark.c, "Slices"). Owner only. */

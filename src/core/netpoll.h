@@ -54,6 +54,10 @@ typedef struct ws__polls {
   /* ws__ticks() at the last poll without blocking: stored and loaded
      relaxed by workers, a rate limit only. */
   _Atomic uint64_t polled_at;
+  /* ws__now_ns() when a worker last came up empty (ws__poll_starved):
+     stored relaxed by workers, loaded relaxed by the I/O spare, a hint
+     for its nap (netpoll.c, "The I/O spare"). */
+  _Atomic int64_t starved_at;
   ws__poller poller; /* opened at creation; its descriptors read-only after */
   bool opened; /* the poller is open (pool.c's cleanup) */
 
@@ -118,6 +122,21 @@ static inline bool ws__poll_due(ws__polls *s)
     return false;
   return atomic_load_explicit(&s->busy, memory_order_relaxed) == 0 &&
          ws__ticks() - atomic_load_explicit(&s->polled_at, memory_order_relaxed) > WS__POLL_GAP;
+}
+
+/* How long the I/O spare leaves the poller to the workers after one of
+   them came up empty (netpoll.c, "The I/O spare", has the measurement). */
+#define WS__IO_SPARE_NAP_NS 1000000
+
+/* A worker found no work (find_work returned nothing): it will poll, spin
+   or park, so the I/O spare may nap. Relaxed: a hint (see starved_at);
+   stored at most every 10 us, so that searching workers do not keep
+   writing the line. */
+static inline void ws__poll_starved(ws__polls *s)
+{
+  int64_t now = ws__now_ns();
+  if (now - atomic_load_explicit(&s->starved_at, memory_order_relaxed) > 10000)
+    atomic_store_explicit(&s->starved_at, now, memory_order_relaxed);
 }
 
 /* Worker w polls without blocking if nobody else holds the poller: fires

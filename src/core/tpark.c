@@ -65,7 +65,14 @@
  * the migrant's entry (rtask, WS__TASK_RESUME) goes on the waker's deque,
  * where another worker may steal it (Go's displaced runnext goes to the
  * stealable run queue), and whoever pops or steals it takes it into its
- * ready list (ws__tpark_take; a spare hands it to its home). Taking every
+ * ready list (ws__tpark_take; a spare hands it to its home). A worker that
+ * sleeps in the poller as an idle worker (netpoll.c, ws__poll_park) is not
+ * awake when its poll readies a migrant: it holds the migrants back
+ * (w->defer) and queues them as above once it has left the idle list
+ * (ws__tpark_defer_flush), instead of sending each to its owner (a
+ * wake-up if the owner sleeps; with the owner busy, the sleeper went back
+ * to sleep with nothing and the owner ran every connection of the echo
+ * server alone). Taking every
  * one into the private list gathered the sieve's chain behind one busy
  * worker and made it slower than no migration at all; taking one and
  * sending the rest home found the slot nearly always taken (docs/DESIGN.md,
@@ -811,7 +818,27 @@ static void queue_ready(ws__worker *w, ws__tpark *r)
     ws__notify(me->pool);
     return;
   }
+  if (r->migrant && me != NULL && me->defer && me->pool == w->pool && me->ctx != NULL) {
+    /* Our poll, asleep in the poller as an idle worker, readied it: we
+       leave the idle list because of it and queue it then, as above
+       (ws__tpark_defer_flush). Its owner, which may be busy, need not be
+       woken for it. */
+    fifo_append(&me->defer_head, &me->defer_tail, r);
+    return;
+  }
   push_ready_in(w, r);
+}
+
+void ws__tpark_defer_flush(ws__worker *w)
+{
+  ws__tpark *r = w->defer_head;
+  w->defer_head = w->defer_tail = NULL;
+  WS__DCHECK(!w->defer);
+  while (r != NULL) {
+    ws__tpark *next = r->next;
+    queue_ready(r->owner, r); /* awake: ours to run; still listed: its owner's */
+    r = next;
+  }
 }
 
 void ws__tpark_take(ws__worker *w, ws__task *t)

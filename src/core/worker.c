@@ -902,6 +902,19 @@ static bool io_spare_loop(ws__worker *w)
        sleeping: with timers due one after another and every worker busy,
        10,000 parked sleepers kept this thread spinning on the timer lock). */
     int64_t now = ws__now_ns(), limit = since + idle_ns;
+    /* A worker came up empty less than a nap ago: the workers poll when
+       they look for work, so we leave the poller to them (rule R for the
+       role we do not take) until the nap is over or a timer is due
+       (core/netpoll.c, "The I/O spare"). term_word: pool_terminated's
+       futex, so that the end of the pool ends the nap. */
+    int64_t nap =
+        atomic_load_explicit(&p->polls.starved_at, memory_order_relaxed) + WS__IO_SPARE_NAP_NS;
+    int64_t due = atomic_load_explicit(&p->polls.next_deadline, memory_order_relaxed);
+    if (nap > now && due > now) {
+      ws__poll_io_done(p);
+      (void)ws__futex_wait(&p->term_word, 0, nap < due ? nap : due);
+      continue;
+    }
     int n = ws__poll_io_wait(w, limit > now ? limit : now + idle_ns);
     if (n < 0) {
       if (parked)
@@ -943,6 +956,7 @@ void ws__worker_loop(ws__worker *w)
     looked = true;
     ws__task *t = find_work(w);
     if (t == NULL) {
+      ws__poll_starved(&p->polls);
       ws__life_credit_flush(w); /* we may go idle: finished tasks must not stay counted */
       if (!pool_terminated(p))
         t = spin(w);
