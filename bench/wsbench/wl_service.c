@@ -65,6 +65,7 @@ static struct {
   atomic_int stop; /* the background job stops at its next fib run */
   long bg_runs; /* written by the background task, read after the pool is idle */
   int bg_err;
+  int64_t driver_cpu; /* the driver thread's CPU time: written by it, read after the join */
 } svc = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
 /* L, and N when the size says "L/N". */
@@ -188,9 +189,18 @@ static int svc_fib_run(void *arg)
   return wb_fib_join(a);
 }
 
+/* CPU time of clock c (a thread's or the process's), ns. */
+static int64_t cpu_ns(clockid_t c)
+{
+  struct timespec ts;
+  clock_gettime(c, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static void *svc_background(void *arg)
 {
   ws_pool_t *pool = arg;
+  int64_t cpu0 = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
   /* relaxed: the flag only ends the loop; the driver is joined before its
      results are read. */
   while (!atomic_load_explicit(&svc.stop, memory_order_relaxed)) {
@@ -212,6 +222,7 @@ static void *svc_background(void *arg)
     }
     svc.bg_runs++;
   }
+  svc.driver_cpu = cpu_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
   return NULL;
 }
 
@@ -310,6 +321,11 @@ static int svc_parallel_run(ws_pool_t *pool, const char *size, wb_result *r, boo
   pthread_t driver;
   int rc = bg && pthread_create(&driver, NULL, svc_background, pool) != 0 ? WS_ENOMEM : 0;
   bool driving = bg && rc == 0;
+  svc.driver_cpu = 0;
+  /* Who used the CPUs while the requests came: this thread (the generator,
+     with its sleeps and wake-ups), the driver, and the rest of the process:
+     the pool's threads. */
+  int64_t gen0 = cpu_ns(CLOCK_THREAD_CPUTIME_ID), proc0 = cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
   int64_t t0 = now_ns();
   long sent = 0;
   for (; rc == 0 && sent < n; sent++) {
@@ -323,6 +339,8 @@ static int svc_parallel_run(ws_pool_t *pool, const char *size, wb_result *r, boo
   while (!svc.ended && atomic_load_explicit(&svc.left, memory_order_acquire) > 0)
     pthread_cond_wait(&svc.cv, &svc.mu);
   pthread_mutex_unlock(&svc.mu);
+  int64_t gen = cpu_ns(CLOCK_THREAD_CPUTIME_ID) - gen0;
+  int64_t proc = cpu_ns(CLOCK_PROCESS_CPUTIME_ID) - proc0, t1 = now_ns();
   atomic_store_explicit(&svc.stop, 1, memory_order_relaxed); /* see svc_background */
   if (driving)
     pthread_join(driver, NULL);
@@ -333,6 +351,10 @@ static int svc_parallel_run(ws_pool_t *pool, const char *size, wb_result *r, boo
       last = svc.fin[i];
   r->ms = (double)(last - t0) / 1e6;
   svc_fill(r, t0, false, bg);
+  size_t k = strlen(r->extra); /* CPUs used on average while the requests came */
+  snprintf(r->extra + k, sizeof r->extra - k, " gen_cpus=%.3f pool_cpus=%.3f",
+           (double)gen / (double)(t1 - t0),
+           (double)(proc - gen - svc.driver_cpu) / (double)(t1 - t0));
   if (rc != 0) {
     r->ok = false;
     snprintf(r->detail, sizeof r->detail, "ws_submit failed after %ld requests: %s", sent,
