@@ -72,6 +72,24 @@ static int sorter(void *arg)
   return rc;
 }
 
+/* Submits and keeps 3,000 futures: more records than a worker's cache and
+   its pool's depot hold here, so some come from the process-wide depot. */
+static int submit_many(void *arg)
+{
+  (void)arg;
+  enum { NS = 3000 };
+  static ws_future_t *f[NS];
+  int rc = 0, made = 0;
+  while (made < NS && (rc = ws_submit(ws_current_pool(), test_nothing, NULL, &f[made])) == 0)
+    made++;
+  for (int i = 0; i < made; i++) {
+    if (rc == 0)
+      rc = ws_future_wait(f[i], WS_FOREVER);
+    ws_future_release(f[i]);
+  }
+  return rc;
+}
+
 static void pool_life(void)
 {
   ws_pool_t *p = test_pool_of(2);
@@ -93,6 +111,20 @@ static void pool_life(void)
   ASSERT_OK(ws_after(p, 1000, test_nothing, NULL, &timer));
   ASSERT_OK(ws_future_wait(timer, TEST_DEADLINE_NS));
   ws_future_release(timer);
+
+  /* Futures released on this thread, more than its own cache keeps: the
+     rest go to the process-wide depot (data/task.c), which a later pool's
+     workers take records from and ws_set_allocator gives back (or the next
+     allocator's free would get the blocks of this one: its mark check). */
+  enum { NF = 2000 };
+  static ws_future_t *many[NF];
+  for (int i = 0; i < NF; i++)
+    ASSERT_OK(ws_submit(p, test_nothing, NULL, &many[i]));
+  for (int i = 0; i < NF; i++) {
+    ASSERT_OK(ws_future_wait(many[i], TEST_DEADLINE_NS));
+    ws_future_release(many[i]);
+  }
+  ASSERT_EQ(test_run_root(p, submit_many, NULL), 0); /* takes from it */
 
   FILE *null = fopen("/dev/null", "w");
   ASSERT(null != NULL);

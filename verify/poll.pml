@@ -627,7 +627,9 @@ found_or_not:
   :: else -> skip
   fi;
 #ifdef IOSPARE
-  starved = true;                       /* ws__poll_starved */
+  /* ws__poll_starved (which the code skips while no I/O spare is on: the
+     model's naps are a superset of the code's) */
+  starved = true;
 #endif
   /* spin(w) */
   if

@@ -14,11 +14,12 @@ int ws_set_allocator(ws_alloc_fn alloc_fn, ws_free_fn free_fn, void *user)
   if ((alloc_fn == NULL) != (free_fn == NULL))
     return WS_EINVAL;
   /* A thread outside the pools keeps the task records it freed (a future
-     it released) in a cache of its own until it exits (data/task.c).
-     The caller's own cache is the one it can give back now: without this,
-     a program that released a future on its main thread could never swap
-     the allocator again. Other threads' caches keep the answer WS_EBUSY
-     until those threads exit. */
+     it released) in a cache of its own until it exits, and what overflows
+     it in a process-wide depot (data/task.c). The caller's own cache and
+     that depot are what it can give back now: without this, a program
+     that released a future on its main thread could never swap the
+     allocator again. Other threads' caches keep the answer WS_EBUSY until
+     those threads exit. */
   ws__task_tls_drain();
   return ws__alloc_replace(alloc_fn, free_fn, user);
 }

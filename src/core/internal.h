@@ -160,6 +160,10 @@ typedef struct ws__worker {
   bool migrate; /* pool->migrate, copied: read-only, on this line */
   ws__bundle_run *bundles; /* the running context's bundles (worker.c, run_bundle) */
   ws__ctx *ctx_dead; /* released contexts that keep a frame stack (tpark.c, ctx_release) */
+  /* Released contexts without one, kept for the next ctx_make: at most as
+     many as free resident stacks (tpark.c, ctx_retire). Owner only. */
+  ws__ctx *ctx_bare;
+  size_t nctx_bare;
   unsigned nctx_idle;
   ws__tpark *commit;
   ws__tpark *ready_head, *ready_tail, *yield_head, *yield_tail;

@@ -37,7 +37,8 @@
  * spares (WS_SPARES_NONE) have no I/O spare.
  *
  * The I/O spare's nap. While the workers keep coming up empty (a worker
- * whose find_work found nothing stores the time in starved_at), they look
+ * whose find_work found nothing stores the time in starved_at while an I/O
+ * spare is on), they look
  * at the poller themselves (find_work polls before it steals, and the last
  * to park sleeps in it), and an I/O spare asleep in the poller only takes
  * the events from them: it is woken for each readiness, on a CPU the

@@ -129,11 +129,14 @@ static inline bool ws__poll_due(ws__polls *s)
 #define WS__IO_SPARE_NAP_NS 1000000
 
 /* A worker found no work (find_work returned nothing): it will poll, spin
-   or park, so the I/O spare may nap. Relaxed: a hint (see starved_at);
-   stored at most every 10 us, so that searching workers do not keep
-   writing the line. */
+   or park, so the I/O spare may nap. Relaxed: hints (see starved_at and
+   io_spare_on); only while an I/O spare is on, the one reader, so that a
+   pool without one reads no clock here, and stored at most every 10 us,
+   so that searching workers do not keep writing the line. */
 static inline void ws__poll_starved(ws__polls *s)
 {
+  if (__builtin_expect(atomic_load_explicit(&s->io_spare_on, memory_order_relaxed) == 0, 1))
+    return;
   int64_t now = ws__now_ns();
   if (now - atomic_load_explicit(&s->starved_at, memory_order_relaxed) > 10000)
     atomic_store_explicit(&s->starved_at, now, memory_order_relaxed);

@@ -303,7 +303,9 @@ void ws__task_cache_drain(ws__task_cache *c);
 /* Frees the calling thread's own cache of records (the one ws__task_alloc
    and ws__task_free use with c == NULL, outside the pools' workers): it
    lives until the thread exits otherwise, and its records count as live
-   blocks for ws_set_allocator. Any thread, for its own cache. */
+   blocks for ws_set_allocator. Any thread, for its own cache; with it the
+   process-wide depot those caches overflow into (data/task.c), which only
+   ws_set_allocator's caller may empty (no other thread in the library). */
 void ws__task_tls_drain(void);
 
 #endif /* WS_TASK_H */
