@@ -826,11 +826,12 @@ static void queue_ready(ws__worker *w, ws__tpark *r)
     fifo_append(&w->ready_head, &w->ready_tail, r); /* runnext */
     return;
   }
-  if (r->migrant && me != NULL && me->pool == w->pool && me->ctx != NULL &&
-      me->idle_place == WS__IDLE_AWAKE) {
+  if (r->migrant && me != NULL && me->pool == w->pool && me->idle_place == WS__IDLE_AWAKE &&
+      (me->ctx != NULL || prepare(me))) {
     /* A worker of the pool readied it (a task of its own, or its poll): it
        runs this one next, Go's runnext on the waker's P. me->ctx: it has
-       contexts (a spare never has), so it can switch to this one. One at
+       contexts (made now if no task of its own ever parked; a spare never
+       has them), so it can switch to this one. One at
        a time: with a readied task already waiting, this one goes on our
        deque, where another worker may steal it (Go's runnext, whose
        previous occupant goes to the stealable run queue). */
@@ -845,7 +846,8 @@ static void queue_ready(ws__worker *w, ws__tpark *r)
     ws__notify(me->pool);
     return;
   }
-  if (r->migrant && me != NULL && me->defer && me->pool == w->pool && me->ctx != NULL) {
+  if (r->migrant && me != NULL && me->defer && me->pool == w->pool &&
+      (me->ctx != NULL || prepare(me))) {
     /* Our poll, asleep in the poller as an idle worker, readied it: we
        leave the idle list because of it and queue it then, as above
        (ws__tpark_defer_flush). Its owner, which may be busy, need not be
