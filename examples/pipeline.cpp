@@ -23,8 +23,11 @@ int main(int argc, char **argv)
     });
     for (long k = 0; k < a[1]; k++)
       g.run([&]() -> ws::task<void> { // parse: item a[2] fails with its own code
-        while (std::optional<long> i = co_await ws::recv(raw))
-          co_await ws::send(parsed, *i == a[2] ? throw 1000 : *i % 1000);
+        while (std::optional<long> i = co_await ws::recv(raw)) {
+          if (*i == a[2])
+            throw 1000;
+          co_await ws::send(parsed, *i % 1000);
+        }
       });
     g.run([&]() -> ws::task<void> { // reduce (parsed is never closed)
       for (long n = 0; n < m; n++)
