@@ -820,8 +820,12 @@ WS_EXTERN int ws_submit_token(ws_pool_t *pool, ws_task_fn fn, void *arg, unsigne
  * thread, the I/O spare, sleeps in the poller instead and runs the
  * handlers and timers that come due itself, next to the busy workers (the
  * kernel time-slices them): so a server keeps answering while the pool
- * computes. Not guaranteed without spares (WS_SPARES_NONE): a deadline or
- * readiness then waits until some worker is free.
+ * computes. While the workers keep looking for work themselves, it leaves
+ * the poller to them until 1 ms after one last found none (or the nearest
+ * timer's deadline): a readiness, or a timer set meanwhile, that comes just
+ * as every worker starts a long task may wait that long for it. Not
+ * guaranteed without spares (WS_SPARES_NONE): a deadline or readiness then
+ * waits until some worker is free.
  */
 
 /* Runs fn(arg) as a task of the pool no earlier than delay_ns nanoseconds
