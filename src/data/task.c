@@ -116,7 +116,8 @@ int ws__task_depot_init(ws__task_depot *d)
   return ws__mutex_init_short(&d->lock);
 }
 
-void ws__task_depot_destroy(ws__task_depot *d)
+/* Frees every bundle of depot d (its lock held, or d private). */
+static void depot_free(ws__task_depot *d)
 {
   while (d->bundles != NULL) {
     ws__task *b = d->bundles;
@@ -124,10 +125,17 @@ void ws__task_depot_destroy(ws__task_depot *d)
     free_chain(b);
   }
   d->n = 0;
+}
+
+void ws__task_depot_destroy(ws__task_depot *d)
+{
+  depot_free(d);
   pthread_mutex_destroy(&d->lock);
 }
 
-static ws__task *depot_take(ws__task_depot *d, unsigned *n)
+/* Takes a bundle from d (NULL: none), its length in *n; `hint`, if not
+   NULL, gets d's count (under the lock, see global_n). */
+static ws__task *depot_take(ws__task_depot *d, unsigned *n, _Atomic size_t *hint)
 {
   *n = 0;
   if (d == NULL)
@@ -139,6 +147,8 @@ static ws__task *depot_take(ws__task_depot *d, unsigned *n)
     *n = (unsigned)b->rc;
     d->n -= *n;
   }
+  if (hint != NULL)
+    atomic_store_explicit(hint, d->n, memory_order_relaxed);
   pthread_mutex_unlock(&d->lock);
   return b;
 }
@@ -149,17 +159,7 @@ static ws__task *global_take(unsigned *n)
   *n = 0;
   if (atomic_load_explicit(&global_n, memory_order_relaxed) == 0)
     return NULL;
-  ws__task_depot *g = global();
-  pthread_mutex_lock(&g->lock);
-  ws__task *b = g->bundles;
-  if (b != NULL) {
-    g->bundles = b->arg;
-    *n = (unsigned)b->rc;
-    g->n -= *n;
-  }
-  atomic_store_explicit(&global_n, g->n, memory_order_relaxed); /* under the lock */
-  pthread_mutex_unlock(&g->lock);
-  return b;
+  return depot_take(global(), n, &global_n);
 }
 
 ws__task *ws__task_alloc(ws__task_cache *c, ws__task_depot *d)
@@ -170,7 +170,7 @@ ws__task *ws__task_alloc(ws__task_cache *c, ws__task_depot *d)
     return NULL;
   if (*cache == NULL) {
     unsigned n;
-    *cache = depot_take(d, &n);
+    *cache = depot_take(d, &n, NULL);
     if (*cache == NULL)
       *cache = global_take(&n);
     *ncache = n;
@@ -261,16 +261,9 @@ void ws__task_tls_drain(void)
      depot: ws_set_allocator's caller is the only thread in the library. */
   ws__task_depot *g = global();
   pthread_mutex_lock(&g->lock);
-  ws__task *b = g->bundles;
-  g->bundles = NULL;
-  g->n = 0;
+  depot_free(g);
   atomic_store_explicit(&global_n, 0, memory_order_relaxed); /* under the lock */
   pthread_mutex_unlock(&g->lock);
-  while (b != NULL) {
-    ws__task *next = b->arg;
-    free_chain(b);
-    b = next;
-  }
 }
 
 void ws__task_cache_drain(ws__task_cache *c)
