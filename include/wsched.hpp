@@ -563,6 +563,9 @@ public:
   }
   // Waits, then returns the task's value or rethrows what it threw;
   // ws::error(WS_ECANCELED) for a cancelled task. Invalidates the future.
+  // Inside a task under a token the wait ends when the token is cancelled
+  // (ws_future_wait): ws::error with the token's code, while the task
+  // waited for may still be running.
   T get()
   {
     wait();
