@@ -635,6 +635,42 @@ WS_EXTERN int ws_future_cancel(ws_future_t *f);
    Releasing does not cancel the task. NULL is ignored. Any thread. */
 WS_EXTERN void ws_future_release(ws_future_t *f);
 
+/* A held task's end (ws_task_hold), opaque. */
+typedef struct ws_hold ws_hold_t;
+
+/* Called by a running task that hands its end to something that finishes
+   after it returns (a callback, an I/O completion, a C++20 coroutine:
+   wsched.hpp's ws::spawn holds its task so, and no task waits per
+   coroutine): the task's future becomes final at ws_task_release(*hold,
+   rc), with rc as the task's result, not when the task returns, and the
+   value the task returns is ignored. Until the release the task counts as
+   outstanding (ws_pool_wait_idle, ws_await_termination and
+   ws_pool_destroy wait for it), its future stays RUNNING (ws_future_cancel
+   returns WS_EBUSY) and its waiters wait: a task in ws_future_wait parks,
+   and its token's cancel ends that wait as any other (see "Cancellation
+   tokens"), not the hold. A task without a future can be held too: the
+   pool counts it until the release. Called in a fork/join child of a task
+   (a ws_join half, a group child, a ws_parallel_for chunk), it holds that
+   task, whichever worker runs the child: the child's own end is its
+   group's or join's (a group child hands it over with ws_group_hold). A
+   task with a future is held at most once per run; one without may hold
+   several times, each hold released once. Returns 0; WS_EINVAL outside
+   every task, in a group child spawned from outside every task, or for a
+   NULL hold; WS_EBUSY for a second hold of a task with a future;
+   WS_ENOMEM (a task without a future: no record for its end). On error
+   *hold is NULL. */
+WS_EXTERN int ws_task_hold(ws_hold_t **hold);
+
+/* Ends a hold (ws_task_hold) with rc as the task's result: its future
+   becomes DONE (rc 0) or FAILED with rc, exactly, its waiters return, its
+   continuations run, and the pool stops counting it. Exactly once per
+   hold, whatever happened meanwhile (a cancelled token, the pool's
+   shutdown: the pool waits for the release); from any thread, the task's
+   own included, before or after it returned. A second release of one hold
+   is undefined, as free() twice is (while the record is not reused it
+   aborts with "wsched: misuse: ..."). Returns 0, or WS_EINVAL for NULL. */
+WS_EXTERN int ws_task_release(ws_hold_t *hold, int rc);
+
 /*
  * Continuations and combinators. They never block: what waits for a future
  * is a record on the future's list, queued as a task of the future's pool
@@ -791,6 +827,12 @@ WS_EXTERN int ws_token_status(const ws_token_t *token);
    another holder still reaches them. NULL is ignored; a handle released
    twice aborts with "wsched: misuse: ...". */
 WS_EXTERN void ws_token_release(ws_token_t *token);
+
+/* Takes one more handle on a live token, to be dropped with its own
+   ws_token_release: to keep the borrowed token of ws_current_token beyond
+   the task (work it hands on, a held task: ws_task_hold). Returns 0, or
+   WS_EINVAL for a handle that is not live (NULL, released). Any thread. */
+WS_EXTERN int ws_token_retain(ws_token_t *token);
 
 /* The token the calling task is under (see above), borrowed: valid while
    the task runs; NULL outside every task or when it is under none. */

@@ -475,6 +475,9 @@ inline void let_go(ws_future_t *h, state_base *s) noexcept
 template <class R, class... A, class F, class Start>
 future<R> start_task(F &&f, bool foreign, Start &&start);
 template <class V, class Make> future<V> when_all_future(ws_future_t *all, Make &&make);
+// The future of native future h and state s (a reference of each is the
+// future's from now on).
+template <class V> future<V> adopt_future(ws_future_t *h, state<V> *s) noexcept;
 } // namespace detail
 template <class T> struct when_any_result;
 namespace detail
@@ -614,6 +617,8 @@ private:
   template <class V, class Make> friend future<V> detail::when_all_future(ws_future_t *, Make &&);
   template <class V>
   friend future<when_any_result<V>> detail::when_any_future(std::vector<future<V>> &&);
+  template <class V>
+  friend future<V> detail::adopt_future(ws_future_t *, detail::state<V> *) noexcept;
 
   future(ws_future_t *h, detail::state<T> *s) noexcept : h_(h), s_(s)
   {
@@ -650,6 +655,11 @@ future<R> start_task(F &&f, bool foreign, Start &&start)
     raise(rc);
   }
   return future<R>(h, s);
+}
+
+template <class V> future<V> adopt_future(ws_future_t *h, state<V> *s) noexcept
+{
+  return future<V>(h, s);
 }
 
 // Releases a native future on every way out of a scope.
@@ -874,6 +884,13 @@ public:
     detail::check(ws_token_create_deadline(p.native(), parent.native(), detail::to_ns(d), &t));
     return token(t);
   }
+  // Another handle on t (ws_token_retain), this token's to release: the
+  // same token, not a child. ws::error(WS_EINVAL) for none or one not live.
+  static token share(token_ref t)
+  {
+    detail::check(ws_token_retain(t.native()));
+    return token(t.native());
+  }
   token(token &&o) noexcept : t_(std::exchange(o.t_, nullptr))
   {
   }
@@ -922,8 +939,7 @@ inline token_ref::token_ref(const token &t) noexcept : t_(t.native())
 
 // The token the calling task is under (ws_current_token), borrowed: valid
 // while the task runs; none outside every task, or when it is under none.
-// (The C API has no call that takes a reference to it, so no ws::token can
-// own it: make a child, ws::token::child_of(ws::current_token()), to keep one.)
+// ws::token::share(ws::current_token()) keeps it beyond the task.
 inline token_ref current_token() noexcept
 {
   return token_ref(ws_current_token());
@@ -2837,26 +2853,24 @@ template <class P> ws_token_t *token_of(std::coroutine_handle<P> c) noexcept
     return ws_current_token();
 }
 
-// What a task<T>'s promise keeps besides its result: who resumes when the
-// coroutine ends. Written by the coroutine's own steps (each one ordered
-// after the one before by the library's task hand-offs) and, for `root`
-// and `waiter`, by the spawn() task that waits for it (see done).
+// What a task<T>'s promise keeps besides its result: who is told when the
+// coroutine ends. Written before the coroutine starts, by whatever starts
+// it; read by its steps (each one ordered after the one before by the
+// library's task hand-offs).
 struct promise_base {
   std::coroutine_handle<> continuation; // the awaiting coroutine, if any
   std::exception_ptr exc;
-  // spawn()'s task and the coroutine's end meet here: 0 while both run, 1
-  // once the waiting task has published `waiter` (0 -> 1 only), 2 once the
-  // coroutine ended (from 0 or 1; final). The second of the two to come
-  // resumes the waiting task.
-  std::atomic<int> state{0};
-  ws_resume_t waiter{0}; // written before state becomes 1 (its release)
   // A task_group child's coroutine (run_child): the group its end is
-  // reported to, instead of a waiting spawn() task. Written before it
-  // starts.
+  // reported to.
   task_group *group = nullptr;
-  // The token the coroutine is under (see "Tokens" above), borrowed: the
-  // spawn() task that is under it outlives the coroutine. Written before
-  // the coroutine starts (run_root, or the awaiter that starts it).
+  // A spawn() root (start_root): the hold on its task's end that the
+  // coroutine's end releases (ws_task_release), and that future's state,
+  // a state<T> whose value the end fills (one of its two references).
+  ws_hold_t *hold = nullptr;
+  state_base *root = nullptr;
+  // The token the coroutine is under (see "Tokens" above): borrowed from
+  // the awaiting coroutine or the group's child, which outlive it; a
+  // spawn() root's own handle (ws_token_retain), released at its end.
   ws_token_t *token = nullptr;
 
   std::suspend_always initial_suspend() noexcept
@@ -2871,17 +2885,30 @@ struct promise_base {
     }
     template <class P> std::coroutine_handle<> await_suspend(std::coroutine_handle<P> h) noexcept
     {
-      promise_base &p = h.promise();
+      P &p = h.promise();
       if (p.continuation)
         return p.continuation;
       if (p.group != nullptr) { // the group frees the frame after its wait
         group_coro_end(p.group, std::move(p.exc));
         return std::noop_coroutine();
       }
-      // acq_rel: the release publishes the result to spawn()'s task; the
-      // acquire pairs with its release of `waiter` (state 1).
-      if (p.state.exchange(2, std::memory_order_acq_rel) == 1)
-        (void)ws_resume(p.waiter); // the frame may go at once: not touched after
+      // A spawn() root: the result goes to the future's state, the frame
+      // goes, and the release makes the future final (its release orders
+      // the result before the future's get()).
+      auto *s = static_cast<state<typename P::result_type> *>(p.root);
+      int rc = 0;
+      if (p.exc) {
+        s->exc = std::move(p.exc);
+        rc = threw;
+      } else {
+        s->value = std::move(p.value);
+      }
+      ws_hold_t *hold = p.hold;
+      ws_token_t *tok = p.token;
+      h.destroy(); // suspended at its end: nothing of it is read after
+      ws_token_release(tok); // NULL (under none) is ignored
+      s->drop(); // the coroutine's reference; the future's keeps the value
+      (void)ws_task_release(hold, rc);
       return std::noop_coroutine();
     }
     void await_resume() noexcept
@@ -2901,6 +2928,7 @@ struct promise_base {
 };
 
 template <class T> struct promise : promise_base {
+  using result_type = T;
   std::optional<stored_t<T>> value;
   task<T> get_return_object() noexcept;
   template <class U> void return_value(U &&v)
@@ -2909,6 +2937,7 @@ template <class T> struct promise : promise_base {
   }
 };
 template <> struct promise<void> : promise_base {
+  using result_type = void;
   std::optional<unit> value;
   task<void> get_return_object() noexcept;
   void return_void() noexcept
@@ -2916,12 +2945,13 @@ template <> struct promise<void> : promise_base {
     value.emplace();
   }
 };
+template <class T> class spawn_state;
 } // namespace detail
 
 // A coroutine of result T that runs on a pool (see above). Lazy: it starts
 // when spawned or awaited. Move-only; destroying a task that never started
-// frees its frame (a started one is owned by its spawner or awaiter until
-// it ended).
+// frees its frame (a started one is owned by its awaiter until it ended; a
+// spawned one by itself: its end frees it).
 template <class T> class task
 {
 public:
@@ -2976,7 +3006,7 @@ private:
     }
   };
   template <class> friend struct detail::promise;
-  template <class U> friend future<U> spawn(pool_ref p, task<U> t);
+  template <class> friend class detail::spawn_state;
   template <class U> friend void detail::run_child(task<U> &t, task_group *g);
 
   explicit task(std::coroutine_handle<promise_type> h) noexcept : h_(h)
@@ -2988,37 +3018,6 @@ private:
       std::rethrow_exception(p.exc);
     if constexpr (!std::is_void_v<T>)
       return std::move(*p.value);
-  }
-  // spawn()'s task: runs the coroutine's first steps here, then parks until
-  // it ended (ws_suspend), and returns its value or rethrows.
-  T run_root()
-  {
-    promise_type &p = h_.promise();
-    p.token = ws_current_token(); // this task's: it lives until the coroutine ended
-    h_.resume();
-    // Acquire: pairs with final_awaiter's release (state 2).
-    if (p.state.load(std::memory_order_acquire) != 2) {
-      (void)ws_suspend( // 0 once resumed, or WS_ESHUTDOWN (below)
-          [](void *arg, ws_resume_t r) noexcept {
-            auto *q = static_cast<promise_type *>(arg);
-            q->waiter = r;
-            // 0 -> 1, acq_rel: releases waiter to the coroutine's end. If it
-            // ended meanwhile (2, which stays: the loop below reads it;
-            // acquire pairs with its release of the result), resume now.
-            int running = 0;
-            if (!q->state.compare_exchange_strong(running, 1, std::memory_order_acq_rel,
-                                                  std::memory_order_acquire))
-              (void)ws_resume(r);
-          },
-          &p);
-      // Acquire: pairs with final_awaiter's release; after a resume (rc 0)
-      // the state is 2 already. A shut-down pool ends suspensions early
-      // (WS_ESHUTDOWN): the coroutine still runs (its steps are tasks,
-      // accepted while the pool drains), so wait for its end by yielding.
-      while (p.state.load(std::memory_order_acquire) != 2)
-        ws::yield();
-    }
-    return take(p);
   }
 
   std::coroutine_handle<promise_type> h_;
@@ -3036,19 +3035,69 @@ inline task<void> promise<void>::get_return_object() noexcept
 }
 } // namespace detail
 
+namespace detail
+{
+// The state of a spawn() future: the coroutine until its task starts it
+// (a task cancelled first destroys it unstarted, with the state), then the
+// coroutine's result, filled by its end. Two references: the future's, and
+// the task's, which the coroutine takes over.
+template <class T> class spawn_state final : public state<T>
+{
+public:
+  explicit spawn_state(task<T> &&t) noexcept : state<T>(2), t_(std::move(t))
+  {
+  }
+  // spawn()'s task: holds its own end (ws_task_hold), hands it, the state
+  // and a handle on its token to the coroutine, starts it and returns. The
+  // coroutine's end releases the hold (final_awaiter), so no task waits
+  // for a spawned coroutine.
+  static int start(void *arg) noexcept
+  {
+    auto *s = static_cast<spawn_state *>(arg);
+    ws_hold_t *hold = nullptr;
+    if (ws_task_hold(&hold) != 0) // a heap task with a future: cannot fail
+      misuse("ws::spawn: the task that starts a coroutine could not be held");
+    auto h = std::exchange(s->t_.h_, nullptr); // the frame is the coroutine's own now
+    auto &p = h.promise();
+    p.hold = hold;
+    p.root = s;
+    p.token = ws_current_token(); // held by this task: live
+    if (p.token != nullptr)
+      (void)ws_token_retain(p.token);
+    h.resume();
+    return 0; // not the result: the release gives it
+  }
+
+private:
+  task<T> t_;
+};
+} // namespace detail
+
 // Starts t as a task of p (nullptr: the calling worker's pool) and returns
 // its future, which is final once the coroutine ended: get() gives its
 // co_return value or rethrows what it threw. The task that starts it runs
-// its first steps, then parks (a parked stack, not a thread) until it
-// ended; the steps after each co_await are tasks of their own. Cancelling
-// the future before that task started destroys the coroutine unstarted.
-// ws::error as pool::submit. Any thread.
+// its first steps and returns; the steps after each co_await are tasks of
+// their own, and no task waits for the coroutine (ws_task_hold: the task's
+// future is made final by the coroutine's end; the pool counts the
+// coroutine as outstanding until then). Cancelling the future before that
+// task started destroys the coroutine unstarted. Its get() inside a task
+// under a token is a wait the token's cancel ends (future::get) while the
+// coroutine, cancelled too, is still on its way to its end: to wait for
+// that end whatever happens, run the coroutine as a task_group child (the
+// group's wait is not interrupted) or wait outside the token. ws::error
+// as pool::submit. Any thread.
 template <class T> future<T> spawn(pool_ref p, task<T> t)
 {
   ws_pool_t *pp = p.native() != nullptr ? p.native() : ws_current_pool();
-  return detail::start_task<T>(
-      [t = std::move(t)]() mutable -> T { return t.run_root(); }, ws_current_token() != nullptr,
-      [pp](ws_task_fn fn, void *arg, ws_future_t **h) { return ws_submit(pp, fn, arg, h); });
+  auto *s = new detail::spawn_state<T>(std::move(t));
+  s->foreign_cancel = ws_current_token() != nullptr; // a token may cancel the task
+  ws_future_t *h = nullptr;
+  int rc = ws_submit(pp, &detail::spawn_state<T>::start, s, &h);
+  if (rc != 0) {
+    delete s; // nothing was started: both references are ours
+    detail::raise(rc);
+  }
+  return detail::adopt_future<T>(h, s);
 }
 
 namespace detail
@@ -3342,6 +3391,9 @@ template <class T> detail::chan_awaiter<T, false> recv(channel<T> &ch)
 //   ws_parallel_sort: ws::parallel_sort sorts through comp (see there).
 //   ws_strerror: ws::error's what() and ws::category().message().
 //   ws_jf1_spawn, ws_jf1_sync, ws_jf1_count: the inline ws_join's ABI, not API.
+//   ws_task_hold, ws_task_release: ws::spawn holds its task so for the
+//     coroutine; a C++ task's result is what its callable returns, which a
+//     held task's release could not give.
 
 } // namespace ws
 

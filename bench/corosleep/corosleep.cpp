@@ -3,12 +3,14 @@
 // N waits of 50 ms at once on a 2-worker pool, as C++20 coroutines
 // (co_await ws::delay: a timer, no stack) or as tasks that park
 // (ws::sleep_for: a parked task keeps its pooled stack): wall time, and
-// the peak RSS over the process's before the pool, per wait.
-// Usage: corosleep coro|task N   (prints one RESULT line)
+// the peak RSS over the process's before the pool, per wait. `spawn`:
+// the coroutines are ws::spawn roots, their futures waited for in turn.
+// Usage: corosleep coro|task|spawn N   (prints one RESULT line)
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 #include <wsched.hpp>
 
 static long status_kb(const char *field) // VmRSS or VmHWM of this process
@@ -26,10 +28,11 @@ static long status_kb(const char *field) // VmRSS or VmHWM of this process
 
 int main(int argc, char **argv)
 {
-  bool coro = argc > 1 && std::strcmp(argv[1], "coro") == 0;
+  const char *impl = argc > 1 ? argv[1] : "";
+  bool coro = std::strcmp(impl, "coro") == 0, spawn = std::strcmp(impl, "spawn") == 0;
   long n = argc > 2 ? std::atol(argv[2]) : 10000;
-  if (argc < 3 || (!coro && std::strcmp(argv[1], "task") != 0) || n < 1) {
-    std::fprintf(stderr, "usage: corosleep coro|task N\n");
+  if (argc < 3 || (!coro && !spawn && std::strcmp(impl, "task") != 0) || n < 1) {
+    std::fprintf(stderr, "usage: corosleep coro|task|spawn N\n");
     return 2;
   }
   long before = status_kb("VmRSS:");
@@ -38,14 +41,24 @@ int main(int argc, char **argv)
   ws::pool p(o);
   auto start = std::chrono::steady_clock::now();
   std::atomic<long> woke{0};
+  auto sleeper = [](std::atomic<long> &w) -> ws::task<void> {
+    co_await ws::delay(std::chrono::milliseconds(50));
+    w.fetch_add(1);
+  };
   p.submit([&] {
+     if (spawn) {
+       std::vector<ws::future<void>> fs;
+       fs.reserve(static_cast<size_t>(n));
+       for (long i = 0; i < n; i++)
+         fs.push_back(ws::spawn(nullptr, sleeper(woke)));
+       for (auto &f : fs)
+         f.get();
+       return;
+     }
      ws::task_group g;
      for (long i = 0; i < n; i++) {
        if (coro)
-         g.run([](std::atomic<long> &w) -> ws::task<void> {
-           co_await ws::delay(std::chrono::milliseconds(50));
-           w.fetch_add(1);
-         }(woke));
+         g.run(sleeper(woke));
        else
          g.run([&woke] {
            ws::sleep_for(std::chrono::milliseconds(50));
@@ -57,7 +70,7 @@ int main(int argc, char **argv)
   double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   long peak = status_kb("VmHWM:");
-  std::printf("RESULT impl=%s n=%ld ms=%.1f woke=%ld rss_per_wait_B=%.0f\n", coro ? "coro" : "task",
-              n, ms, woke.load(), (double)(peak - before) * 1024.0 / (double)n);
+  std::printf("RESULT impl=%s n=%ld ms=%.1f woke=%ld rss_per_wait_B=%.0f\n", impl, n, ms,
+              woke.load(), (double)(peak - before) * 1024.0 / (double)n);
   return woke.load() == n ? 0 : 1;
 }

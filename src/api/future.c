@@ -78,8 +78,9 @@ int ws_future_wait(ws_future_t *f, int64_t timeout_ns)
   if (w == NULL)
     return wait_futex(t, ws__deadline(timeout_ns));
   /* A worker of the task's pool that nobody beat to the claim runs the
-     task itself, here: it is exactly what we wait for (core/wait.c). */
-  if (w->pool == t->pool && ws__try_run_future(w, t))
+     task itself, here: it is exactly what we wait for (core/wait.c). A
+     task that held its end (ws_task_hold) returned unfinished: wait on. */
+  if (w->pool == t->pool && ws__try_run_future(w, t) && future_final(t))
     return 0;
   /* It runs elsewhere (or we are a worker of another pool, or too deep in
      our stack): wait without running anything else, compensated. */
@@ -370,4 +371,72 @@ int ws_when_all(ws_future_t *const *futures, size_t n, ws_future_t **all)
 int ws_when_any(ws_future_t *const *futures, size_t n, ws_future_t **any, size_t *index)
 {
   return combine(futures, n, any, index, true);
+}
+
+/* --- held tasks (ws_task_hold) -------------------------------------------- */
+
+/* A held task's end is a future record claimed by its task (RUNNING, with
+   WS__ST_KEPT): its runner leaves it unfinished (core/worker.c), and
+   ws_task_release finishes it and drops the hold's reference and count.
+   A task without a future gets a record of its own for that, claimed from
+   the start like a combinator's. */
+int ws_task_hold(ws_hold_t **hold)
+{
+  if (hold == NULL)
+    return WS_EINVAL;
+  *hold = NULL;
+  ws__worker *w = ws__tls_worker;
+  ws__task *t = w != NULL ? w->jf.cur : NULL;
+  /* A fork/join child (a join half, a group child) holds the task that
+     forked it, which waits for it (task.h, parent): whoever runs the
+     child, as when the child runs inline on the task's own stack. */
+  while (t != NULL && (t->flags & (WS__TASK_FRAME | WS__TASK_GROUP)))
+    t = t->parent;
+  if (t == NULL)
+    return WS_EINVAL; /* outside every task, or a group child of an outside thread */
+  ws_pool_t *p = w->pool;
+  if (t->flags & WS__TASK_FUTURE) {
+    /* Relaxed: only the running task sets the bit; its runner reads it
+       after the return (task.h). */
+    if (atomic_fetch_or_explicit(&t->state, WS__ST_KEPT, memory_order_relaxed) & WS__ST_KEPT)
+      return WS_EBUSY;
+    /* The hold's reference. Relaxed: the runner's keeps the count above 0. */
+    atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
+  } else {
+    t = ws__task_new(w, p, never_runs, NULL, WS__TASK_FUTURE, 1, NULL);
+    if (t == NULL)
+      return WS_ENOMEM;
+    /* Relaxed: not shared yet. */
+    atomic_store_explicit(&t->state, WS_FUTURE_RUNNING | WS__ST_KEPT, memory_order_relaxed);
+  }
+  /* Outstanding until the release, like a child counted by its running
+     parent (ws__life_reserve): accepted in every state. Relaxed: the
+     running task's own later decrement is ordered after this by coherence. */
+  atomic_fetch_add_explicit(&p->life, WS__LIFE_ONE, memory_order_relaxed);
+  *hold = (ws_hold_t *)t;
+  return 0;
+}
+
+int ws_task_release(ws_hold_t *hold, int rc)
+{
+  if (hold == NULL)
+    return WS_EINVAL;
+  ws__task *t = (ws__task *)hold;
+  /* Relaxed: a misuse check. A released hold's status is final. */
+  uint32_t st = atomic_load_explicit(&t->state, memory_order_relaxed);
+  if (!(st & WS__ST_KEPT) || ws__task_status(st) != WS_FUTURE_RUNNING)
+    ws__misuse("ws_task_release of a hold that was released already (or never made)");
+  ws_pool_t *p = t->pool;
+  ws__future_finish(t, rc);
+  ws__worker *w = ws__self_in(p);
+  ws__task_unref(cache_of(w), depot_of(w, p), t);
+  /* Last: once the count is down the pool may terminate and, but for the
+     guests' count (internal.h), be freed while ws__life_done still reads
+     it. A worker of p needs none: ws_pool_destroy joins it first. */
+  if (w == NULL)
+    atomic_fetch_add_explicit(&p->guests, 1, memory_order_seq_cst); /* before the decrement */
+  ws__life_done(p, 1);
+  if (w == NULL)
+    atomic_fetch_sub_explicit(&p->guests, 1, memory_order_release); /* pairs with the destroy */
+  return 0;
 }

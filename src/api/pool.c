@@ -13,6 +13,7 @@
 #include "spares.h"
 
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -621,6 +622,11 @@ int ws_pool_destroy(ws_pool_t *p)
   for (unsigned i = p->nworkers; i < nslots; i++)
     if (p->workers[i].thread_joinable)
       pthread_join(p->workers[i].thread, NULL);
+  /* Acquire: pairs with the guests' release (internal.h): their last
+     touches of the pool come before the free. Termination came after their
+     increment (it needs their decrement of life), so each one is seen. */
+  while (atomic_load_explicit(&p->guests, memory_order_acquire) != 0)
+    sched_yield();
   ws__trace_env_stop(p); /* WS_TRACE: every worker has exited, nothing records */
   if (p->tracing)
     ws_trace_stop(p, NULL); /* a trace the application did not stop */

@@ -99,6 +99,14 @@ void ws_token_release(ws_token_t *token)
   ws__token_unref(token);
 }
 
+int ws_token_retain(ws_token_t *token)
+{
+  if (!ws__token_valid(token))
+    return WS_EINVAL;
+  ws__token_ref(token); /* the caller's handle keeps it live meanwhile */
+  return 0;
+}
+
 ws_token_t *ws_current_token(void)
 {
   ws__worker *w = ws__tls_worker;

@@ -292,6 +292,13 @@ struct ws_pool {
   alignas(WS__CACHELINE) _Atomic uint32_t term_word;
   _Atomic uint32_t idle_epoch;
   _Atomic uint32_t idle_waiters;
+  /* Threads that are not workers of the pool inside a call that may end
+     its last outstanding task and still touch the pool after that
+     (ws_task_release's ws__life_done): incremented (seq_cst) before that
+     decrement, decremented (release) once done with the pool.
+     ws_pool_destroy waits (acquire) for 0 before it frees the pool; its
+     workers need no such count, since it joins their threads. */
+  _Atomic uint32_t guests;
 
   /* Idle coordination (core/park.c), read by every publisher of work
      (ws__notify):

@@ -687,6 +687,15 @@ static bool token_stops(ws__task *t)
   return true;
 }
 
+/* Future record t's task returned rc: its future becomes final, unless
+   the task handed its end to ws_task_release (WS__ST_KEPT). Relaxed: the
+   task set the bit on this thread, or before a migration that ordered it. */
+static void finish_unless_kept(ws__task *t, int rc)
+{
+  if (__builtin_expect(!(atomic_load_explicit(&t->state, memory_order_relaxed) & WS__ST_KEPT), 1))
+    ws__future_finish(t, rc);
+}
+
 bool ws__try_run_future(ws__worker *w, ws__task *t)
 {
   /* Acquire: pairs with the release that clears HELD (life.c). */
@@ -702,7 +711,7 @@ bool ws__try_run_future(ws__worker *w, ws__task *t)
     return true;
   int rc = run_body(w, t);
   count_run(w, rc);
-  ws__future_finish(t, rc);
+  finish_unless_kept(t, rc);
   return true;
 }
 
@@ -856,7 +865,7 @@ void ws__run(ws__worker *w, ws__task *t)
   int rc = __builtin_expect(w->migrate, 0) ? run_base(&w, t) : run_body(w, t);
   count_run(w, rc);
   if (flags & WS__TASK_FUTURE) {
-    ws__future_finish(t, rc);
+    finish_unless_kept(t, rc);
     ws__task_unref(&w->records, &w->pool->depot, t);
   } else {
     if (flags & WS__TASK_GROUP)

@@ -45,6 +45,12 @@ struct ws__worker;
    the canceller; whoever discards the record waits for it to clear
    (acquire) before freeing the ws__then_result. */
 #define WS__ST_PINNED 0x100u
+/* With WS_FUTURE_RUNNING: the running task called ws_task_hold (api/future.c),
+   so its runner does not finish the record when it returns: ws_task_release
+   does. Set (relaxed fetch_or) by the task itself; read by its runner after
+   the task returned (the same thread, or one a migration synchronised
+   with) and by the release's misuse check. Kept by the finish. */
+#define WS__ST_KEPT 0x200u
 enum { WS__WHY_CANCELED = 0, WS__WHY_TIMEDOUT = 1, WS__WHY_SHUTDOWN = 2 };
 /* The status word of a cancel for reason `why` (ws__task_leave_pending's `to`). */
 #define WS__CANCELLED_FOR(why) (WS_FUTURE_CANCELLED | ((uint32_t)(why) << WS__ST_WHY_SHIFT))
