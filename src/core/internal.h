@@ -293,9 +293,10 @@ struct ws_pool {
   _Atomic uint32_t idle_epoch;
   _Atomic uint32_t idle_waiters;
   /* Threads that are not workers of the pool inside a call that may end
-     its last outstanding task and still touch the pool after that
-     (ws_task_release's ws__life_done): incremented (seq_cst) before that
-     decrement, decremented (release) once done with the pool.
+     its last outstanding task, or make a task runnable that may end it,
+     and still touch the pool after that (ws_task_release's ws__life_done,
+     tpark.c's push_ready_in): incremented (seq_cst) before that decrement
+     or push, decremented (release) once done with the pool.
      ws_pool_destroy waits (acquire) for 0 before it frees the pool; its
      workers need no such count, since it joins their threads. */
   _Atomic uint32_t guests;

@@ -808,6 +808,15 @@ static void park(ws__worker *w, ws__tpark *r)
    it is on the idle list. */
 static void push_ready_in(ws__worker *w, ws__tpark *r)
 {
+  ws_pool_t *p = w->pool;
+  /* A thread that is not a worker of p (a plain thread's send, resume or
+     unlock) still reads p after the push, when the task may have run and
+     ended the pool's last work: it counts itself a guest (internal.h),
+     from before the push, so that ws_pool_destroy does not free p
+     meanwhile. Before the push p is alive: the task is counted. */
+  bool guest = ws__self_in(p) == NULL;
+  if (guest)
+    atomic_fetch_add_explicit(&p->guests, 1, memory_order_seq_cst); /* before the push */
   ws__tpark *h = atomic_load_explicit(&w->ready_in, memory_order_relaxed);
   do {
     r->next = h;
@@ -815,8 +824,10 @@ static void push_ready_in(ws__worker *w, ws__tpark *r)
        nidle increment, heavy barrier and re-check (park.c, S1-S4). */
   } while (!atomic_compare_exchange_weak_explicit(&w->ready_in, &h, r, memory_order_seq_cst,
                                                   memory_order_relaxed));
-  if (atomic_load_explicit(&w->pool->nidle, memory_order_seq_cst) != 0)
+  if (atomic_load_explicit(&p->nidle, memory_order_seq_cst) != 0)
     ws__wake_worker(w);
+  if (guest)
+    atomic_fetch_sub_explicit(&p->guests, 1, memory_order_release); /* pairs with the destroy */
 }
 
 static void queue_ready(ws__worker *w, ws__tpark *r)
