@@ -265,5 +265,13 @@ check group-ownerhold group.pml pass "-DOWNERHOLD" "-m10000"
 check group-latehold group.pml  fail "-DBROKEN=1" "-m10000"
 check group-nowake   group.pml  fail "-DBROKEN=2" "-m10000"
 
+# hold.pml: a held task (ws_task_hold/ws_task_release) against its runner,
+# its waiter and ws_pool_destroy: one finish, the release's value, no use
+# of a freed pool by a releaser from outside (issue #34).
+check hold           hold.pml   pass "" "-m10000"
+check hold-noguest   hold.pml   fail "-DBROKEN=1" "-m10000"
+check hold-nokept    hold.pml   fail "-DBROKEN=2" "-m10000"
+check hold-nocount   hold.pml   fail "-DBROKEN=3" "-m10000"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
