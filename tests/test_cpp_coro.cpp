@@ -10,7 +10,10 @@
 // (a coroutine parked on a channel, an I/O wait or a timer ends with the
 // token's code, also after a co_await on a future, a deadline's
 // WS_ETIMEDOUT, an errgroup stopped by one coroutine's exception, and no
-// value lost when a cancel races with a handoff). Built with -std=c++20 (and in
+// value lost when a cancel races with a handoff); ws::spawn without a task
+// waiting per coroutine (each future's value or exception, cancels before
+// the start destroy the coroutine unstarted, dropped futures, a token
+// cancelled midway; every frame freed). Built with -std=c++20 (and in
 // the tsan build, run there); each part on pools of 1, 2 and 8 workers.
 #include "wsched.hpp"
 
@@ -533,9 +536,146 @@ static void token_on(unsigned w)
   }
 }
 
+// --- spawn: no task waits for a spawned coroutine ------------------------------------
+
+// A parameter object counts the frames alive: its copy lives in the
+// coroutine's frame until the frame is destroyed (at the coroutine's end,
+// or unstarted when its task was cancelled first).
+static std::atomic<long> frames_live{0}, bodies_ran{0};
+struct frame_count {
+  frame_count() noexcept
+  {
+    frames_live.fetch_add(1);
+  }
+  frame_count(const frame_count &) noexcept
+  {
+    frames_live.fetch_add(1);
+  }
+  frame_count &operator=(const frame_count &) = delete;
+  ~frame_count()
+  {
+    frames_live.fetch_sub(1);
+  }
+};
+
+// Runs once per start: waits (a timer, an awaited task, or nothing) and
+// returns 2 * i, or throws for i % 7 == 3.
+static ws::task<long> spawned(long i, frame_count)
+{
+  bodies_ran.fetch_add(1);
+  if (i % 3 == 0)
+    co_await ws::delay(std::chrono::microseconds(i % 50));
+  else if (i % 3 == 1)
+    (void)co_await chain(static_cast<int>(i % 5) + 1);
+  if (i % 7 == 3)
+    throw std::range_error("spawned");
+  co_return 2 * i;
+}
+
+// The outcome spawned(i) has when it ran.
+static void check_spawned(ws::future<long> &f, long i)
+{
+  if (i % 7 == 3) {
+    bool threw = false;
+    try {
+      (void)f.get();
+    } catch (const std::range_error &) {
+      threw = true;
+    }
+    CHECK(threw);
+  } else {
+    CHECK_EQ(f.get(), 2 * i);
+  }
+}
+
+static void spawn_on(unsigned w)
+{
+  ws::pool p = make_pool(w);
+  uint64_t seed = 0x9e3779b97f4a7c15ULL ^ w;
+  auto rnd = [&seed] {
+    seed ^= seed >> 12;
+    seed ^= seed << 25;
+    seed ^= seed >> 27;
+    return seed * 0x2545F4914F6CDD1DULL;
+  };
+  const long n = 3000 / scale;
+  for (int round = 0; round < 4; round++) {
+    bodies_ran.store(0);
+    // From this thread and from a task: each future is taken, cancelled
+    // (its coroutine then never starts) or dropped unread.
+    std::vector<ws::future<long>> fs(static_cast<size_t>(n));
+    std::vector<int> fate(static_cast<size_t>(n));
+    long cancelled = 0;
+    auto spawn_all = [&](long lo, long hi) {
+      for (long i = lo; i < hi; i++) {
+        fs[static_cast<size_t>(i)] = ws::spawn(p, spawned(i, frame_count()));
+        int d = static_cast<int>(rnd() % 8);
+        fate[static_cast<size_t>(i)] = d == 0 ? 1 : d == 1 ? 2 : 0; // 1: cancel, 2: drop
+      }
+    };
+    if (round % 2 == 0)
+      spawn_all(0, n);
+    else
+      p.submit([&] { spawn_all(0, n); }).get();
+    for (long i = 0; i < n; i++) {
+      auto &f = fs[static_cast<size_t>(i)];
+      int d = fate[static_cast<size_t>(i)];
+      if (d == 1 && f.cancel()) {
+        cancelled++;
+        bool threw = false;
+        try {
+          (void)f.get();
+        } catch (const ws::error &e) {
+          threw = e.ws_code() == WS_ECANCELED;
+        }
+        CHECK(threw);
+      } else if (d == 2) {
+        f = ws::future<long>(); // dropped: the coroutine still runs to its end
+      } else {
+        check_spawned(f, i);
+      }
+    }
+    p.wait_idle(); // the dropped ones' ends
+    CHECK_EQ(bodies_ran.load(), n - cancelled);
+    CHECK_EQ(frames_live.load(), 0);
+  }
+  // Under a token cancelled midway: each coroutine ran to its end (this
+  // thread's wait gets its value) or never started (WS_ECANCELED).
+  for (int round = 0; round < 4; round++) {
+    bodies_ran.store(0);
+    ws::token t;
+    std::vector<ws::future<long>> fs;
+    auto spawner = p.submit(t, [&] {
+      for (long i = 0; i < n; i++)
+        fs.push_back(ws::spawn(nullptr, spawned(i, frame_count())));
+    });
+    std::this_thread::sleep_for(std::chrono::microseconds(100 * round));
+    t.cancel();
+    try {
+      spawner.get();
+    } catch (const ws::error &e) {
+      CHECK_EQ(e.ws_code(), WS_ECANCELED); // it never started
+    }
+    long ran = 0;
+    for (size_t i = 0; i < fs.size(); i++) {
+      long want = static_cast<long>(i);
+      try {
+        check_spawned(fs[i], want);
+        ran++;
+      } catch (const ws::error &e) {
+        CHECK_EQ(e.ws_code(), WS_ECANCELED);
+      }
+    }
+    p.wait_idle();
+    CHECK(bodies_ran.load() >= ran); // a timer cut short still counts its start
+    CHECK_EQ(frames_live.load(), 0);
+  }
+}
+
 static const cpp_part parts[] = {
-    {"nest", nest_on, false}, {"future", future_on, false}, {"timer", timer_on, false},
-    {"io", io_on, false},     {"chan", chan_on, false},     {"token", token_on, false},
+    {"nest", nest_on, false},   {"future", future_on, false}, {"timer", timer_on, false},
+    {"io", io_on, false},       {"chan", chan_on, false},     {"token", token_on, false},
+    {"spawn", spawn_on, false},
 };
 
 int main(int argc, char **argv)
