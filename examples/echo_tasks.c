@@ -53,7 +53,7 @@ static int acceptor(void *arg) /* accepts until the pool shuts down */
 
 int main(int argc, char **argv)
 {
-  int port = 0, workers = 0, migrate = 0;
+  int port = 0, workers = 0, migrate = 0, owned = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--port") == 0 && i + 1 < argc) {
       port = atoi(argv[++i]);
@@ -61,8 +61,10 @@ int main(int argc, char **argv)
       workers = atoi(argv[++i]);
     } else if (strcmp(argv[i], "--migrate") == 0) {
       migrate = 1; /* a readied task runs on the worker that readied it */
+    } else if (strcmp(argv[i], "--owned") == 0) {
+      owned = 1; /* every connection is closed with ws_close: no check per wait */
     } else {
-      fprintf(stderr, "usage: echo_tasks [--port N] [--workers N] [--migrate]\n");
+      fprintf(stderr, "usage: echo_tasks [--port N] [--workers N] [--migrate] [--owned]\n");
       return 2;
     }
   }
@@ -92,6 +94,7 @@ int main(int argc, char **argv)
   ws_options_init(&o);
   o.workers = (unsigned)workers; /* 0: one per CPU */
   o.migrate = migrate; /* conn and acceptor keep no thread-local address across a call */
+  o.io_owned = owned;
   ws_pool_t *pool;
   ws_future_t *acc;
   int rc = ws_pool_create(&pool, &o);

@@ -974,6 +974,7 @@ struct pool_options {
   ws_thread_hook_fn on_thread_start = nullptr;
   ws_thread_hook_fn on_thread_exit = nullptr;
   void *hook_arg = nullptr;
+  bool io_owned = false;
 };
 
 // A task's priority (ws_submit_ex): high-priority tasks start before every
@@ -1015,6 +1016,7 @@ public:
     c.on_thread_start = o.on_thread_start;
     c.on_thread_exit = o.on_thread_exit;
     c.hook_arg = o.hook_arg;
+    c.io_owned = o.io_owned ? 1 : 0;
     int rc = ws_pool_create(&p_, &c);
     if (rc == WS_EINVAL && ws_options_check(&c) != nullptr)
       detail::raise(rc, ws_options_check(&c)); // names the field

@@ -8,13 +8,13 @@
 # them all with its percentiles in order, and the server must exit 0.
 # Bounded: echo_load gives up after --timeout-s, and the whole test has
 # ctest's timeout.
-# Usage: echo_test.sh ECHO_SERVER ECHO_LOAD [WORKERS]
+# Usage: echo_test.sh ECHO_SERVER ECHO_LOAD [WORKERS [SERVER OPTIONS...]]
 set -euo pipefail
 server=$1
 load=$2
 workers=${3:-2}
 out=$(mktemp)
-"$server" --workers "$workers" > "$out" &
+"$server" --workers "$workers" "${@:4}" > "$out" &
 pid=$!
 trap 'kill "$pid" 2>/dev/null || true; rm -f "$out"' EXIT
 port=

@@ -453,6 +453,15 @@ static inline int test_migrate(void)
   return s != NULL && strcmp(s, "1") == 0;
 }
 
+/* ws_options_t.io_owned for the run's pools: WS_TEST_IO_OWNED=1 (the
+   _owned ctests of ws_parts' OWNED list: parts that close with ws_close
+   only). */
+static inline int test_io_owned(void)
+{
+  const char *s = getenv("WS_TEST_IO_OWNED");
+  return s != NULL && strcmp(s, "1") == 0;
+}
+
 static inline ws_pool_t *make_pool(unsigned workers, ws_deque_kind_t dq, ws_steal_policy_t st)
 {
   ws_options_t o;
@@ -463,6 +472,7 @@ static inline ws_pool_t *make_pool(unsigned workers, ws_deque_kind_t dq, ws_stea
   o.steal = st;
   o.order = test_order();
   o.migrate = test_migrate();
+  o.io_owned = test_io_owned();
   ASSERT_OK(ws_pool_create(&p, &o));
   return p;
 }
@@ -475,6 +485,7 @@ static inline ws_pool_t *test_pool_of(unsigned workers)
   o.workers = workers;
   o.order = test_order();
   o.migrate = test_migrate();
+  o.io_owned = test_io_owned();
   ws_pool_t *p;
   ASSERT_OK(ws_pool_create(&p, &o));
   return p;

@@ -57,6 +57,10 @@
  *              they wait for the end of a task that waits for them (all
  *              but one: a reader parked on the thread's own stack cannot
  *              migrate). 5 rounds of 1,000 readers.
+ *   owned    — ws_options_t.io_owned: a wait that parks checks no
+ *              registration, so after close(2) a new file behind the old
+ *              number is not registered (a parked wait times out though
+ *              data came), while after ws_close it is (the wait is woken).
  *   errors   — bad arguments, a descriptor that is not open, a regular
  *              file (always ready for read(2); ws_io_wait says WS_ESYS in
  *              a task), a refused ws_connect (ECONNREFUSED).
@@ -155,6 +159,19 @@ static void make_pair(int sv[2])
   ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
   nonblock(sv[0]);
   nonblock(sv[1]);
+}
+
+/* make_pair, where a descriptor just closed had number `old`: the pair
+   takes it (the lowest free), and sv[0], the waiter's side, is it. */
+static void make_pair_at(int sv[2], int old)
+{
+  make_pair(sv);
+  ASSERT(sv[0] == old || sv[1] == old);
+  if (sv[0] != old) {
+    int t = sv[0];
+    sv[0] = sv[1];
+    sv[1] = t;
+  }
 }
 
 /* A non-blocking TCP listener on 127.0.0.1, an ephemeral port. */
@@ -1058,13 +1075,7 @@ static void part_edges(void)
     int old = ed_fd[0];
     ASSERT_EQ(close(ed_fd[0]), 0);
     ASSERT_EQ(close(ed_fd[1]), 0);
-    make_pair(ed_fd);
-    ASSERT(ed_fd[0] == old || ed_fd[1] == old);
-    if (ed_fd[0] != old) { /* the reader takes the old number */
-      int t = ed_fd[0];
-      ed_fd[0] = ed_fd[1];
-      ed_fd[1] = t;
-    }
+    make_pair_at(ed_fd, old); /* the reader takes the old number */
     ASSERT_OK(ws_submit(p, ed_read_one, (void *)(intptr_t)('A' + i), &f));
     edges_parked(p, poller);
     ASSERT_EQ(write(ed_fd[1], &(char){(char)('A' + i)}, 1), 1);
@@ -1345,6 +1356,66 @@ static void part_errors(void)
   close(er_file);
 }
 
+/* --- owned -------------------------------------------------------------------- */
+
+static int own_fd;
+
+static int own_wait(void *arg)
+{
+  (void)arg;
+  return ws_io_wait(own_fd, WS_IO_READ, (int64_t)300 * 1000000);
+}
+
+/* A task's wait on own_fd, parked, then a byte written: the wait's result. */
+static int own_round(ws_pool_t *p, int peer)
+{
+  ws_future_t *f;
+  ASSERT_OK(ws_submit(p, own_wait, NULL, &f));
+  test_wait_tasks_parked(p, 1);
+  ASSERT_EQ(write(peer, "x", 1), 1);
+  int rc = -1;
+  ASSERT_OK(ws_future_wait(f, TEST_DEADLINE_NS));
+  ASSERT_OK(ws_future_result(f, &rc));
+  ws_future_release(f);
+  return rc;
+}
+
+static void part_owned(void)
+{
+  if (!have_poller())
+    test_skip("no poller: a wait is a poll(2), with nothing registered");
+  ws_options_t o;
+  ws_options_init(&o);
+  o.workers = 1;
+  o.io_owned = 1;
+  ws_pool_t *p;
+  ASSERT_OK(ws_pool_create(&p, &o));
+  /* how 0: the descriptor closed with close(2): the new file behind its
+     number is not registered, and a parked wait sees no edge (what
+     io_owned gives up, wsched.h); how 1: closed with ws_close, the rule
+     io_owned asks for: the new file's wait is woken. */
+  for (int how = 0; how < 2; how++) {
+    int sv[2];
+    make_pair(sv);
+    own_fd = sv[0];
+    ASSERT_EQ(own_round(p, sv[1]), (int)WS_IO_READ);
+    char c;
+    ASSERT_EQ(read(sv[0], &c, 1), 1);
+    int old = sv[0];
+    if (how == 0)
+      ASSERT_EQ(close(sv[0]), 0);
+    else
+      ASSERT_EQ(ws_close(p, sv[0]), 0);
+    ASSERT_EQ(close(sv[1]), 0);
+    make_pair_at(sv, old);
+    own_fd = sv[0];
+    ASSERT_EQ(own_round(p, sv[1]), how == 0 ? WS_ETIMEDOUT : (int)WS_IO_READ);
+    ASSERT_EQ(ws_close(p, sv[0]), 0); /* the rule: what comes next starts afresh */
+    ASSERT_EQ(close(sv[1]), 0);
+  }
+  ASSERT_OK(ws_pool_destroy(p));
+}
+
 static const test_part parts[] = {
     {"echo", part_echo, false},     {"many", part_many, false},
     {"duplex", part_duplex, false}, {"reset", part_reset, false},
@@ -1352,7 +1423,7 @@ static const test_part parts[] = {
     {"busy", part_busy, false},     {"shutdown", part_shutdown, false},
     {"thread", part_thread, false}, {"spare", part_spare, false},
     {"errors", part_errors, false}, {"edges", part_edges, false},
-    {"holder", part_holder, false},
+    {"holder", part_holder, false}, {"owned", part_owned, false},
 };
 
 TEST_MAIN(parts)

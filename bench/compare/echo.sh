@@ -23,7 +23,7 @@ ORIG_ARGS="$*"
 PROG=echo.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"  # also sets HERE, ROOT and set -uo pipefail
 
-ALL_SERVERS="wsched wsched_tasks wsched_tasks_migrate go tokio libuv"
+ALL_SERVERS="wsched wsched_tasks wsched_tasks_migrate wsched_tasks_owned go tokio libuv"
 # Round trips per connection by connection count, so that every run does
 # 30,000 to 64,000 of them, about a second each here (--msgs to change).
 # Other counts: MSGS_TOTAL / C, at least MSGS_MIN.
@@ -184,6 +184,7 @@ server_cmd() {
     wsched) echo "$WSCHED_ECHO" ;;
     wsched_tasks) echo "$WSCHED_TASKS_ECHO" ;;
     wsched_tasks_migrate) echo "$WSCHED_TASKS_ECHO --migrate" ;;
+    wsched_tasks_owned) echo "$WSCHED_TASKS_ECHO --migrate --owned" ;;
     go) echo "$BIN/go echo" ;;
     tokio) echo "$BIN/tokio-echo" ;;
     libuv) echo "$BIN/uv-echo" ;;

@@ -18,8 +18,8 @@ import statistics
 import sys
 from collections import defaultdict
 
-ORDER = ["wsched", "wsched_tasks", "wsched_tasks_migrate", "go", "tokio", "libuv"]
-OURS = ("wsched", "wsched_tasks", "wsched_tasks_migrate")  # callbacks, a task per connection (and migrating)
+ORDER = ["wsched", "wsched_tasks", "wsched_tasks_migrate", "wsched_tasks_owned", "go", "tokio", "libuv"]
+OURS = ("wsched", "wsched_tasks", "wsched_tasks_migrate", "wsched_tasks_owned")  # callbacks, a task per connection (and migrating)
 FIELDS = [("msgs_per_s", "msgs/s", "{:.0f}"), ("p50_us", "p50 µs", "{:.1f}"),
           ("p99_us", "p99 µs", "{:.1f}"), ("p999_us", "p99.9 µs", "{:.1f}"),
           ("max_us", "max µs", "{:.1f}")]

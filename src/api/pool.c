@@ -56,6 +56,7 @@ static const struct {
     WS__FIELD(on_thread_start),
     WS__FIELD(on_thread_exit),
     WS__FIELD(hook_arg),
+    WS__FIELD(io_owned),
 };
 #undef WS__FIELD
 
@@ -230,6 +231,7 @@ static void pool_configure(ws_pool_t *p, const ws_options_t *o)
   p->on_thread_start = o->on_thread_start;
   p->on_thread_exit = o->on_thread_exit;
   p->hook_arg = o->hook_arg;
+  p->io_owned = o->io_owned != 0;
   atomic_init(&p->nstarting, o->on_thread_start != NULL ? p->nworkers : 0);
   atomic_init(&p->nslots, p->nworkers);
   atomic_init(&p->nblocked, 0);

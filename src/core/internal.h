@@ -236,6 +236,7 @@ struct ws_pool {
   size_t stack_size;
   size_t park_stack_size; /* ws_options_t.park_stack_size (0: the default) */
   bool migrate; /* ws_options_t.migrate, where supported (core/tpark.c, "Migration") */
+  bool io_owned; /* ws_options_t.io_owned: no registration check at a park (netpoll.c) */
   uint32_t slice; /* ws_options_t.slice: safe points before a task yields; 0: never */
   uint64_t seed; /* of the workers' victim-selection generators */
   unsigned ncpus; /* CPUs the process may use, for the spinning cap */

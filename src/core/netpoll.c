@@ -569,13 +569,12 @@ static bool cancel_armed(ws__polls *s, struct ws_io *io)
    registered; a wait on the new descriptor would wait for edges nobody
    reports. So a wait that is about to park makes sure, with one system
    call, that the file open now is registered (pd_check: epoll's ADD, which
-   says EEXIST for ours and registers a new file). That call cost the
-   task-per-connection echo server nothing measurable (examples/echo_tasks.c
-   --migrate against examples/echo_load, 64 connections, three alternating
-   runs each way: 96.7, 87.3, 76.2 k msgs/s with it, 89.5, 76.4, 72.0 k
-   without), and it keeps close(2) safe for a descriptor nobody waits on,
-   as wsched.h promises. ws_accept and ws_connect, which know their
-   descriptor is new, also drop what the pd knew of the old file
+   says EEXIST for ours and registers a new file). That call keeps
+   close(2) safe for a descriptor nobody waits on, as wsched.h promises,
+   for about 0.4 us a wait (DESIGN.md, "Why a registration check at each
+   park"); a pool whose program closes with ws_close only
+   (ws_options_t.io_owned) skips it. ws_accept and ws_connect, which know
+   their descriptor is new, also drop what the pd knew of the old file
    (ws__io_fresh). A wait that consumes a ready flag does not park and
    makes no such call: its caller's next system call asks the descriptor
    itself.
@@ -891,7 +890,7 @@ int ws__io_wait(ws_pool_t *p, int fd, unsigned events, int64_t deadline)
       pd->rready = false;
     if (wr)
       pd->wready = false;
-  } else if ((rc = pd_check(s, pd)) == 0 &&
+  } else if ((rc = p->io_owned ? 0 : pd_check(s, pd)) == 0 &&
              (rc = ws__tpark_wait_init(&wt.r, deadline, true)) == 0) {
     if (rd)
       pd->rd = &wt;
