@@ -432,11 +432,9 @@ int ws_task_release(ws_hold_t *hold, int rc)
   ws__task_unref(cache_of(w), depot_of(w, p), t);
   /* Last: once the count is down the pool may terminate and, but for the
      guests' count (internal.h), be freed while ws__life_done still reads
-     it. A worker of p needs none: ws_pool_destroy joins it first. */
-  if (w == NULL)
-    atomic_fetch_add_explicit(&p->guests, 1, memory_order_seq_cst); /* before the decrement */
+     it. */
+  bool guest = ws__guest_enter(p);
   ws__life_done(p, 1);
-  if (w == NULL)
-    atomic_fetch_sub_explicit(&p->guests, 1, memory_order_release); /* pairs with the destroy */
+  ws__guest_leave(p, guest);
   return 0;
 }

@@ -483,6 +483,26 @@ static inline ws__worker *ws__self_in(const ws_pool_t *pool)
   return (w != NULL && w->pool == pool) ? w : NULL;
 }
 
+/* Before a call that may end pool p's last outstanding work and still
+   reads p after that (see `guests`): a thread that is not a worker of p
+   counts itself a guest (seq_cst: before that decrement or push). Returns
+   whether it did, for ws__guest_leave. */
+static inline bool ws__guest_enter(ws_pool_t *p)
+{
+  if (ws__self_in(p) != NULL)
+    return false; /* ws_pool_destroy joins the workers before the free */
+  atomic_fetch_add_explicit(&p->guests, 1, memory_order_seq_cst);
+  return true;
+}
+
+/* After the guest's last touch of p. Release: pairs with ws_pool_destroy's
+   acquire load of `guests` before the free. */
+static inline void ws__guest_leave(ws_pool_t *p, bool guest)
+{
+  if (guest)
+    atomic_fetch_sub_explicit(&p->guests, 1, memory_order_release);
+}
+
 /* Greatest common divisor (victim-order strides, pool.c and worker.c). */
 static inline unsigned ws__gcd(unsigned a, unsigned b)
 {

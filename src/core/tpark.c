@@ -814,9 +814,7 @@ static void push_ready_in(ws__worker *w, ws__tpark *r)
      ended the pool's last work: it counts itself a guest (internal.h),
      from before the push, so that ws_pool_destroy does not free p
      meanwhile. Before the push p is alive: the task is counted. */
-  bool guest = ws__self_in(p) == NULL;
-  if (guest)
-    atomic_fetch_add_explicit(&p->guests, 1, memory_order_seq_cst); /* before the push */
+  bool guest = ws__guest_enter(p);
   ws__tpark *h = atomic_load_explicit(&w->ready_in, memory_order_relaxed);
   do {
     r->next = h;
@@ -826,8 +824,7 @@ static void push_ready_in(ws__worker *w, ws__tpark *r)
                                                   memory_order_relaxed));
   if (atomic_load_explicit(&p->nidle, memory_order_seq_cst) != 0)
     ws__wake_worker(w);
-  if (guest)
-    atomic_fetch_sub_explicit(&p->guests, 1, memory_order_release); /* pairs with the destroy */
+  ws__guest_leave(p, guest);
 }
 
 static void queue_ready(ws__worker *w, ws__tpark *r)
