@@ -7,7 +7,8 @@
  *             times out, a cancel is WS_EBUSY, the pool is not idle) and
  *             becomes final with the release's rc, exactly (its own return
  *             value is ignored); its continuations run once, after the
- *             release; a release before the return; a task without a
+ *             release; a continuation and a timer held the same way; a
+ *             release before the return; a task without a
  *             future holds twice; a token cancelled meanwhile ends no
  *             hold, and a retained token outlives its task; a shut-down
  *             pool terminates only after the release; a join half or a
@@ -187,6 +188,25 @@ static void part_basics(void)
       ASSERT_OK(ws_pool_wait_idle(p, TEST_DEADLINE_NS)); /* the continuation */
       ASSERT_EQ(atomic_load(&cont_runs), 1);
       ws_future_release(f);
+    }
+    /* A continuation (ws_future_then) and a timer (ws_after) hold theirs
+       too: their futures end with the release's rc. */
+    for (int kind = 0; kind < 2; kind++) {
+      ws_future_t *f0, *f;
+      ASSERT_OK(ws_submit(p, release_inside, NULL, &f0));
+      if (kind == 0)
+        ASSERT_OK(ws_future_then(f0, hold_and_return, &held, &f));
+      else
+        ASSERT_OK(ws_after(p, 1000, hold_and_return, &held, &f));
+      h = take_held();
+      ASSERT_EQ(ws_future_status(f), WS_FUTURE_RUNNING);
+      ASSERT_OK(ws_task_release(h, 6 + kind));
+      ASSERT_OK(ws_future_wait(f, TEST_DEADLINE_NS));
+      int r = -1;
+      ASSERT_OK(ws_future_result(f, &r));
+      ASSERT_EQ(r, 6 + kind);
+      ws_future_release(f);
+      ws_future_release(f0);
     }
     /* Released by itself before it returns. */
     ASSERT_EQ(test_run_root(p, release_inside, NULL), 9);
